@@ -1,0 +1,1 @@
+"""trl-compat runtime layer (placeholder until the foundation issue lands)."""
