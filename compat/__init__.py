@@ -1,1 +1,118 @@
-"""trl-compat runtime layer (placeholder until the foundation issue lands)."""
+"""trl-compat's runtime layer: importing it checks the installed stack against the floors of the installed TRL line.
+
+``import compat`` reads installed versions from distribution metadata only (never imports torch, transformers, trl,
+peft, deepspeed or vllm) and holds them against :mod:`compat.floors`. A violating environment raises one
+:class:`IncompatibleEnvironmentError` (an ``ImportError``) listing every violation and a single ``pip install`` line.
+
+``TRL_COMPAT_CHECK=error|warn|off`` (default ``error``) chooses between raising, warning and not checking.
+compat's own command-line tools (``python -m compat``, ``python -m compat.migrate``, ``python -m compat.smoke``,
+``python -m compat.demo``, the ``trl-compat`` script) are never blocked: users run them in exactly the environment
+they are about to fix, so there the error becomes a warning (and the doctor, which prints the full table, stays
+silent). They are recognised from ``sys.orig_argv``.
+
+Programmatic use: :func:`check_environment` returns a :class:`Report` without raising.
+
+This module must stay cheap (see ``benchmarks/import_cost.py``): it imports no other compat module beyond the
+check itself; ``compat.tiny``, ``compat.migrate``, ``compat.smoke`` and friends load only when asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+
+from compat._version import __version__
+from compat.environment import Finding, Report, check_environment
+from compat.errors import ENV_VAR, MODES, IncompatibleEnvironmentError, IncompatibleEnvironmentWarning, format_report
+
+__all__ = [
+    "ENV_VAR",
+    "Finding",
+    "IncompatibleEnvironmentError",
+    "IncompatibleEnvironmentWarning",
+    "Report",
+    "__version__",
+    "check_environment",
+]
+
+#: ``python -m X`` for these modules (and their submodules, for the last three) is one of compat's own tools.
+_TOOL_MODULES = ("compat", "compat.__main__", "compat.cli")
+_TOOL_PACKAGES = ("compat.migrate", "compat.smoke", "compat.demo")
+_TOOL_SCRIPTS = ("trl-compat",)
+_DOCTORS = ("python -m compat", "python -m compat.__main__", "trl-compat doctor", "trl-compat")
+#: Interpreter options that take a separate value (``-X importtime``, ``-W ignore``).
+_OPTIONS_WITH_VALUE = ("-X", "-W", "--check-hash-based-pycs")
+
+
+def _check_mode(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
+    """The ``TRL_COMPAT_CHECK`` mode and, for an unknown value, a complaint (the mode then stays ``error``)."""
+    raw = (os.environ if environ is None else environ).get(ENV_VAR, "").strip().lower()
+    if not raw:
+        return "error", None
+    if raw in MODES:
+        return raw, None
+    return "error", f"{ENV_VAR}={raw!r} is not one of {', '.join(MODES)}; using error"
+
+
+def _script_name(path: str) -> str:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()  # Windows paths too, whatever the OS
+    for suffix in (".exe", "-script.py", ".py"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _tool_invocation(orig_argv: Sequence[str]) -> str | None:
+    """Which compat tool this interpreter was started as (``"python -m compat.migrate"``, ``"trl-compat doctor"``).
+
+    None for anything else: ``python -c``, another script, ``python -m pytest``, an interactive session.
+    """
+    args = list(orig_argv[1:])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-m" or (arg.startswith("-m") and not arg.startswith("--")):
+            module = arg[2:] or (args[i + 1] if i + 1 < len(args) else "")
+            if module in _TOOL_MODULES or any(module == p or module.startswith(p + ".") for p in _TOOL_PACKAGES):
+                return f"python -m {module}"
+            return None
+        if arg == "-c" or (arg.startswith("-c") and not arg.startswith("--")):
+            return None
+        if arg in _OPTIONS_WITH_VALUE:
+            i += 2
+            continue
+        if arg.startswith("-") and arg != "-":
+            i += 1
+            continue
+        if arg == "-":
+            return None
+        if _script_name(arg) in _TOOL_SCRIPTS:
+            rest = [a for a in args[i + 1 :] if not a.startswith("-")]
+            return f"trl-compat {rest[0]}" if rest else "trl-compat"
+        return None
+    return None
+
+
+def _enforce_at_import(orig_argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> None:
+    """Run the check the way ``import compat`` does: raise, warn or stay silent according to mode and invocation."""
+    mode, complaint = _check_mode(environ)
+    if complaint:
+        warnings.warn(complaint, IncompatibleEnvironmentWarning, stacklevel=3)
+    if mode == "off":
+        return
+    argv = sys.orig_argv if orig_argv is None else orig_argv
+    tool = _tool_invocation(argv)
+    if tool is None and orig_argv is None and _script_name(sys.argv[0] if sys.argv else "") in _TOOL_SCRIPTS:
+        tool = "trl-compat"  # launchers that do not show up in sys.orig_argv (e.g. .exe trampolines)
+    if tool in _DOCTORS:
+        return  # the doctor prints the whole table itself
+    report = check_environment()
+    if not report.errors and not report.warnings:
+        return
+    if tool is None and report.errors and mode == "error":
+        raise IncompatibleEnvironmentError(format_report(report, mode=mode), report)
+    warnings.warn(format_report(report, mode=mode, tool=tool), IncompatibleEnvironmentWarning, stacklevel=3)
+
+
+_enforce_at_import()

@@ -15,6 +15,8 @@ A rule is cheap to skip: `triggers` are plain substrings, and a file containing 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -47,6 +49,7 @@ class Finding:
     anchor: str = ""
     severity: Severity = "manual"
     changed: bool = False  # True for an applied rewrite worth reporting, False for a manual step or warning
+    cell: int | None = None  # notebooks: the 0-based index of the cell (in the notebook's `cells`); line is in it
 
 
 @dataclass
@@ -86,10 +89,26 @@ class Migration:
 
 
 class PythonMigration(Migration):
-    """A rule over one Python module."""
+    """A rule over one Python module.
+
+    Either override `transform`, or set `transformer` to a `MigrationTransformer` subclass and keep the default
+    `transform`, which runs it over the wrapper and hands back `wrapper.module` itself when nothing changed.
+
+    Contract with the engine (`compat.migrate`): the engine passes the *same* wrapper to consecutive rules while the
+    tree is unchanged, so metadata a rule resolves (e.g. `QualifiedNameProvider`) is computed once per file and
+    shared. Return `wrapper.module` itself (the same object) when the rule changed nothing: the engine then skips a
+    code comparison. Never mutate nodes in place and never put one node object at two places in the returned tree
+    (the engine re-wraps the result without a deep copy).
+    """
+
+    transformer: ClassVar[type[MigrationTransformer] | None] = None
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        raise NotImplementedError
+        if self.transformer is None:
+            raise NotImplementedError(f"{type(self).__name__} sets neither `transformer` nor `transform`")
+        visitor = self.transformer(self, ctx)
+        new = wrapper.visit(visitor)
+        return new if visitor.changed else wrapper.module
 
 
 class ManifestMigration(Migration):
@@ -126,23 +145,47 @@ class MigrationTransformer(cst.CSTTransformer):
     Call `self.todo(node, message, anchor)` from any visit/leave method (with an *original* node, so its position
     is known). The marker is added when the enclosing statement is left, and a `Finding` is reported.
     Subclasses that override `on_visit`/`on_leave` must call `super()`.
+
+    Positions are resolved lazily: `PositionProvider` costs more than parsing the file, so it is computed (once per
+    tree, cached by the wrapper) only when a rule reports something. Use `self.position(node)` rather than
+    `self.get_metadata(PositionProvider, node)` unless you declare `PositionProvider` yourself.
+
+    `self.changed` is True once any leave method returned something other than the node it was given (or a marker
+    was added); the default `PythonMigration.transform` uses it to return the original module when nothing changed.
     """
 
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES = ()
 
     def __init__(self, rule: Migration, ctx: RuleContext) -> None:
         super().__init__()
         self.rule = rule
         self.ctx = ctx
+        self.changed = False
+        self._wrapper: cst.MetadataWrapper | None = None
         self._stmt_stack: list[cst.CSTNode] = []
         self._pending: dict[int, list[str]] = {}
 
+    @contextmanager
+    def resolve(self, wrapper: cst.MetadataWrapper) -> Iterator[None]:  # type: ignore[override]
+        self._wrapper = wrapper
+        try:
+            with super().resolve(wrapper):
+                yield
+        finally:
+            self._wrapper = None
+
     # -- position & reporting ---------------------------------------------------------------------------
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        """1-based (line, column) of an *original* node; (0, 0) when unknown (e.g. a node the rule built)."""
         try:
             pos = self.get_metadata(PositionProvider, node).start
         except KeyError:
-            return (0, 0)
+            if self._wrapper is None:
+                return (0, 0)
+            pos_map = self._wrapper.resolve(PositionProvider)
+            if node not in pos_map:
+                return (0, 0)
+            pos = pos_map[node].start
         return (pos.line, pos.column + 1)
 
     def note(self, node: cst.CSTNode, message: str, *, severity: Severity = "info", changed: bool = True) -> None:
@@ -166,12 +209,17 @@ class MigrationTransformer(cst.CSTTransformer):
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         result = super().on_leave(original_node, updated_node)
+        if result is not updated_node and result is not original_node:
+            self.changed = True
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._stmt_stack.pop()
             texts = self._pending.pop(id(original_node), None)
             if texts and isinstance(result, cst.CSTNode):
-                result = add_todo_lines(result, texts)
+                marked = add_todo_lines(result, texts)
+                self.changed = self.changed or marked is not result
+                result = marked
             elif texts and isinstance(result, cst.FlattenSentinel) and result.nodes:
                 first, *rest = result.nodes
                 result = cst.FlattenSentinel([add_todo_lines(first, texts), *rest])
+                self.changed = True
         return result

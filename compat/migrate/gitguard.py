@@ -1,0 +1,68 @@
+"""The dirty-tree guard: never overwrite work git cannot give back.
+
+Before writing, the files about to be rewritten are checked against `git status` of the work tree each lies in. A file
+that is modified, staged, added, renamed or untracked has content that a `git checkout` would not restore, so the run
+refuses to write anything (as `cargo fix` does) and says which files and how to go on. Files outside any git work tree,
+or when git is not installed, are not guarded (there is nothing to compare with).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable
+
+_STATES = {
+    "M": "modified",
+    "A": "added",
+    "D": "deleted",
+    "R": "renamed",
+    "C": "copied",
+    "T": "type changed",
+    "U": "unmerged",
+    "?": "untracked",
+}
+
+
+def _git(cwd: str, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def dirty_files(real_paths: Iterable[str]) -> dict[str, str]:
+    """{real path: what git says about it} for each given file with uncommitted changes."""
+    by_top: dict[str, list[str]] = {}
+    top_of_dir: dict[str, str | None] = {}
+    for path in real_paths:
+        folder = os.path.dirname(path)
+        if folder not in top_of_dir:
+            out = _git(folder, "rev-parse", "--show-toplevel")
+            top_of_dir[folder] = os.path.realpath(out.strip()) if out else None
+        top = top_of_dir[folder]
+        if top is not None:
+            by_top.setdefault(top, []).append(path)
+    dirty: dict[str, str] = {}
+    for top, paths in by_top.items():
+        out = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no")
+        if out is None:
+            continue
+        states: dict[str, str] = {}
+        records = out.split("\0")
+        i = 0
+        while i < len(records):
+            record = records[i]
+            i += 1
+            if len(record) < 4:
+                continue
+            xy, name = record[:2], record[3:]
+            if xy[0] in "RC":
+                i += 1  # the source path of a rename/copy follows
+            words = sorted({_STATES.get(c, c) for c in xy.strip()})
+            states[os.path.realpath(os.path.join(top, name))] = ", ".join(words)
+        for path in paths:
+            if path in states:
+                dirty[path] = states[path]
+    return dirty

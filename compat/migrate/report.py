@@ -1,0 +1,160 @@
+"""The machine-readable report: JSON (schema `trl-compat/migrate-report/1`) and SARIF 2.1.0.
+
+JSON schema (one object; every key always present; documented in docs/migrate.md):
+
+    schema        "trl-compat/migrate-report/1"
+    tool          {"name": "trl-compat", "version": str}
+    mode          "write" | "check" | "diff"
+    target_trl    str, the TRL version the rules were chosen for
+    rules         [str], ids of the selected rules, in run order
+    totals        {"scanned", "parsed", "changed", "unchanged", "failed", "written", "manual_steps": int}
+    refused_dirty {path: git state}, files the dirty-tree guard refused to write (then nothing was written)
+    files         one object per file looked at, in walk order:
+        path          str, as walked (relative to the current folder when the argument was)
+        kind          "python" | "notebook" | "manifest" | "python+manifest"
+        status        "changed" (rewritten, or would be with --check/--diff) | "unchanged" | "failed"
+        written       bool
+        parsed        bool, false when the trigger prefilter kept the file from the parser
+        encoding      str | null, e.g. "utf-8", "utf-8-sig" (BOM), "iso-8859-1"; null when not decoded
+        rules_applied [str], rules that changed the file
+        findings      [{"rule", "severity": "manual"|"warning"|"info", "message", "line", "column" (1-based, 0 =
+                        unknown), "cell" (notebook cell index or null), "anchor", "guide" ("MIGRATION.md#anchor" or
+                        null), "changed": bool (an applied rewrite) }]
+        errors        [{"kind", "message", "rule" (the rule at fault or null), "line", "column"}]
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from migrations import all_migrations
+from migrations.base import GUIDE, Finding
+
+from .engine import MigrateError
+from .runner import FileEntry, Report
+
+SCHEMA = "trl-compat/migrate-report/1"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _version() -> str:
+    try:
+        from compat._version import __version__
+
+        return str(__version__)
+    except Exception:  # pragma: no cover
+        return "0"
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity,
+        "message": f.message,
+        "line": f.line,
+        "column": f.column,
+        "cell": f.cell,
+        "anchor": f.anchor,
+        "guide": f"{GUIDE}#{f.anchor}" if f.anchor else None,
+        "changed": f.changed,
+    }
+
+
+def _error(e: MigrateError) -> dict[str, Any]:
+    return {"kind": e.kind, "message": e.message, "rule": e.rule, "line": e.line, "column": e.column}
+
+
+def _file(entry: FileEntry) -> dict[str, Any]:
+    return {
+        "path": entry.path,
+        "kind": entry.kind,
+        "status": entry.status,
+        "written": entry.written,
+        "parsed": entry.parsed,
+        "encoding": entry.encoding,
+        "rules_applied": list(entry.rules_applied),
+        "findings": [_finding(f) for f in entry.findings],
+        "errors": [_error(e) for e in entry.errors],
+    }
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "trl-compat", "version": _version()},
+        "mode": report.mode,
+        "target_trl": report.target_trl,
+        "rules": list(report.rules),
+        "totals": report.totals,
+        "refused_dirty": dict(report.refused_dirty),
+        "files": [_file(e) for e in report.files],
+    }
+
+
+_LEVEL = {"manual": "warning", "warning": "warning", "info": "note"}
+
+
+def to_sarif(report: Report) -> dict[str, Any]:
+    """SARIF 2.1.0: one run, a rule descriptor per migration (and one for engine errors), one result per finding."""
+    known = {m.id: m for m in all_migrations()}
+    used = {f.rule for e in report.files for f in e.findings} | set(report.rules)
+    descriptors = []
+    for rule_id in sorted(used):
+        m = known.get(rule_id)
+        text = m.summary if m else rule_id
+        desc: dict[str, Any] = {"id": rule_id, "name": rule_id, "shortDescription": {"text": text}}
+        if m is not None:
+            desc["properties"] = {"trlRelease": m.release}
+            if m.anchor:
+                desc["help"] = {"text": f"See {GUIDE}#{m.anchor}"}
+        descriptors.append(desc)
+    descriptors.append({"id": "trl-compat/error", "name": "error",
+                        "shortDescription": {"text": "trl-compat could not migrate this file"}})
+
+    results = []
+    for entry in report.files:
+        uri = quote(entry.path.replace("\\", "/"))
+        for f in entry.findings:
+            location: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": uri}}}
+            if f.line > 0 and f.cell is None:
+                location["physicalLocation"]["region"] = {"startLine": f.line, "startColumn": max(f.column, 1)}
+            message = f.message + (f" (cell {f.cell}, line {f.line})" if f.cell is not None else "")
+            if f.anchor:
+                message += f" — see {GUIDE}#{f.anchor}"
+            result: dict[str, Any] = {
+                "ruleId": f.rule,
+                "level": _LEVEL.get(f.severity, "note"),
+                "message": {"text": message},
+                "locations": [location],
+            }
+            if f.cell is not None:
+                result["properties"] = {"cell": f.cell, "cellLine": f.line}
+            results.append(result)
+        for e in entry.errors:
+            location = {"physicalLocation": {"artifactLocation": {"uri": uri}}}
+            if e.line > 0:
+                location["physicalLocation"]["region"] = {"startLine": e.line, "startColumn": max(e.column, 1)}
+            results.append({
+                "ruleId": "trl-compat/error",
+                "level": "error",
+                "message": {"text": f"{e.kind}: {e.message}" + (f" (rule {e.rule})" if e.rule else "")},
+                "locations": [location],
+            })
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "trl-compat", "version": _version(), "rules": descriptors}},
+                "results": results,
+                "properties": {"mode": report.mode, "targetTrl": report.target_trl, "totals": report.totals},
+            }
+        ],
+    }
+
+
+def dumps(report: Report, fmt: str = "json") -> str:
+    data = to_sarif(report) if fmt == "sarif" else to_json(report)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

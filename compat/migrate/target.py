@@ -1,0 +1,158 @@
+"""The TRL version a run migrates *to*, read from the repository's own pins when it has one.
+
+Looked at: `requirements*.txt` (and `requirements/*.txt`), `pyproject.toml` (PEP 621 dependencies and extras, Poetry
+dependencies), `setup.cfg` (`install_requires`, `extras_require`), `setup.py` (string literals that are requirements),
+`environment.yml` (its pip list), in the given folder and every folder above it up to the git work tree's top.
+
+A pin chooses the target only if it allows a TRL this tool knows how to migrate to (1.13 or newer): the target is
+the newest version the pin allows among the known releases and the versions the pin names (`trl==1.14.2` -> 1.14.2,
+`trl>=1.14,<1.16` -> 1.15.0, `trl>=1.14` -> 1.16.0). A pin of an old TRL (`trl==0.11`, `trl<1.0`) describes the code
+to be migrated, the *source*, so it is not a target. With no such pin the target is the newest known release.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import glob
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .walk import git_toplevel
+
+KNOWN_RELEASES = tuple(Version(v) for v in ("1.13.0", "1.14.0", "1.15.0", "1.16.0"))
+NEWEST = KNOWN_RELEASES[-1]
+FLOOR = Version("1.13")
+_POETRY_CARET = re.compile(r"^\^(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    version: Version
+    source: str  # "path: requirement" that chose it, or why the default was taken
+
+
+def target_from_specifier(spec: SpecifierSet) -> Version | None:
+    """Newest known-or-named TRL >= 1.13 the specifier allows; None when it allows none (an old pin)."""
+    candidates = set(KNOWN_RELEASES)
+    for s in spec:
+        try:
+            v = Version(s.version.rstrip(".*"))
+        except InvalidVersion:
+            continue
+        if v >= FLOOR:
+            candidates.add(v)
+    allowed = [v for v in candidates if v >= FLOOR and spec.contains(v, prereleases=True)]
+    return max(allowed) if allowed else None
+
+
+def _poetry_spec(value: object) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("version")
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    m = _POETRY_CARET.match(value)
+    if m:
+        major, minor = int(m.group(1)), int(m.group(2) or 0)
+        upper = f"{major + 1}.0" if major else f"0.{minor + 1}"
+        return f">={value[1:]},<{upper}"
+    if value.startswith("~") and not value.startswith("~="):
+        parts = value[1:].split(".")
+        upper = f"{parts[0]}.{int(parts[1]) + 1}" if len(parts) > 1 else f"{int(parts[0]) + 1}"
+        return f">={value[1:]},<{upper}"
+    return "" if value == "*" else value
+
+
+def _requirement_lines(path: str, text: str) -> list[str]:
+    name = os.path.basename(path)
+    found: list[str] = []
+    if name.endswith(".txt"):
+        for line in text.splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if line and not line.startswith(("#", "-")):
+                found.append(line)
+    elif name == "pyproject.toml":
+        data = tomllib.loads(text)
+        project = data.get("project", {})
+        found.extend(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
+            found.extend(extra)
+        poetry = data.get("tool", {}).get("poetry", {})
+        for table in [poetry.get("dependencies", {})] + [
+            g.get("dependencies", {}) for g in poetry.get("group", {}).values()
+        ]:
+            if "trl" in table:
+                spec = _poetry_spec(table["trl"])
+                if spec is not None:
+                    found.append(f"trl{spec}")
+    elif name == "setup.cfg":
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text)
+        if parser.has_option("options", "install_requires"):
+            found.extend(parser.get("options", "install_requires").splitlines())
+        if parser.has_section("options.extras_require"):
+            for _, value in parser.items("options.extras_require"):
+                found.extend(value.splitlines())
+    elif name == "setup.py":
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "trl" in node.value:
+                found.append(node.value)
+    elif name in ("environment.yml", "environment.yaml"):
+        found.extend(m.group(1) for m in re.finditer(r"^\s*-\s*(trl\b[^#\n]*)", text, re.M))
+    return [line.strip() for line in found if isinstance(line, str) and line.strip()]
+
+
+def trl_pins(folder: str) -> list[tuple[str, str]]:
+    """(file, requirement text) for every `trl` requirement in the manifests of `folder` and the folders above it."""
+    folders = []
+    current = os.path.abspath(folder if os.path.isdir(folder) else os.path.dirname(folder) or ".")
+    top = git_toplevel(current) or current
+    while True:
+        folders.append(current)
+        if current == top or os.path.dirname(current) == current:
+            break
+        current = os.path.dirname(current)
+    pins: list[tuple[str, str]] = []
+    for f in folders:
+        files = sorted(glob.glob(os.path.join(f, "requirements*.txt")) + glob.glob(os.path.join(f, "requirements", "*.txt")))
+        files += [os.path.join(f, n) for n in ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")]
+        for path in files:
+            if not os.path.isfile(path):
+                continue
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    lines = _requirement_lines(path, fh.read())
+            except (OSError, ValueError, SyntaxError, configparser.Error):
+                continue
+            for line in lines:
+                try:
+                    req = Requirement(line)
+                except InvalidRequirement:
+                    continue
+                if req.name.lower() == "trl":
+                    pins.append((path, line))
+    return pins
+
+
+def detect_target(paths: list[str]) -> TargetChoice:
+    """The target TRL for a run over `paths`: the newest a repo pin allows (see the module docstring)."""
+    best: TargetChoice | None = None
+    seen: set[str] = set()
+    for p in paths:
+        folder = p if os.path.isdir(p) else (os.path.dirname(p) or ".")
+        key = os.path.realpath(folder)
+        if key in seen:
+            continue
+        seen.add(key)
+        for path, line in trl_pins(folder):
+            version = target_from_specifier(Requirement(line).specifier)
+            if version is not None and (best is None or version > best.version):
+                best = TargetChoice(version, f"{os.path.relpath(path)}: {line}")
+    return best or TargetChoice(NEWEST, "no trl pin >= 1.13 found: newest known release")

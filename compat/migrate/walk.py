@@ -1,0 +1,196 @@
+"""Which files a run looks at.
+
+Folders are walked honouring `.gitignore` files (the folder's own, nested ones, the ones above it up to the git
+work tree's top, and `.git/info/exclude`), matched with `pathspec`'s git-exact `GitIgnoreSpec`; an ignored folder is
+not entered (so, as in git, nothing under it can be re-included). `.git`, virtualenvs (any folder holding a
+`pyvenv.cfg` or `conda-meta`), `site-packages`, `build`, `dist`, `node_modules` and tool caches are always skipped;
+`--exclude` adds gitignore-style globs. Files named on the command line are taken as given (only `--exclude` drops
+them).
+
+Symlinks: a linked file is yielded under the first path that reaches it, with its resolved target for the writer, so a
+file reached twice (through a link or two arguments) is processed once; a linked folder is followed only when it
+points inside one of the given roots (and each real folder is entered once: no cycles, no escape).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from pathspec import GitIgnoreSpec
+
+ALWAYS_SKIP = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "site-packages", "build", "dist", "node_modules",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".eggs", ".hypothesis",
+    }
+)
+VENV_MARKERS = ("pyvenv.cfg", "conda-meta")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file to process: `path` as the user will read it, `real` the resolved file to read and replace."""
+
+    path: str
+    real: str
+
+
+@dataclass(frozen=True)
+class _Ignore:
+    base: str
+    spec: GitIgnoreSpec
+
+    def decide(self, path: str, is_dir: bool) -> bool | None:
+        rel = os.path.relpath(path, self.base).replace(os.sep, "/")
+        if rel.startswith(".."):
+            return None
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
+
+
+def _read_spec(path: str) -> GitIgnoreSpec | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    return GitIgnoreSpec.from_lines(lines) if any(line.strip() for line in lines) else None
+
+
+def git_toplevel(start: str) -> str | None:
+    """The nearest folder at or above `start` holding `.git` (a folder, or a file for worktrees/submodules)."""
+    current = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _outer_ignores(root: str) -> list[_Ignore]:
+    """The .gitignore files above `root` up to its work tree's top (outermost first), and .git/info/exclude."""
+    top = git_toplevel(root)
+    if top is None:
+        return []
+    found: list[_Ignore] = []
+    exclude = _read_spec(os.path.join(top, ".git", "info", "exclude"))
+    if exclude is not None:
+        found.append(_Ignore(top, exclude))
+    chain = []
+    current = os.path.dirname(os.path.abspath(root))
+    while len(current) >= len(top):
+        chain.append(current)
+        if current == top:
+            break
+        current = os.path.dirname(current)
+    for folder in reversed(chain):
+        spec = _read_spec(os.path.join(folder, ".gitignore"))
+        if spec is not None:
+            found.append(_Ignore(folder, spec))
+    return found
+
+
+def _ignored(ignores: list[_Ignore], path: str, is_dir: bool) -> bool:
+    verdict = False
+    for ignore in ignores:  # outermost first: a deeper .gitignore overrides
+        decision = ignore.decide(path, is_dir)
+        if decision is not None:
+            verdict = decision
+    return verdict
+
+
+def iter_targets(
+    paths: Iterable[str],
+    *,
+    exclude: Iterable[str] = (),
+    wanted: Callable[[str], bool] | None = None,
+    on_error: Callable[[str, str], None] | None = None,
+) -> Iterator[Target]:
+    """Files under `paths` to process, each once. `wanted(basename)` picks files found in folders (default: .py,
+    .pyi, .ipynb); `on_error(path, reason)` hears about paths that cannot be read or do not exist."""
+    wanted = wanted or (lambda name: name.endswith(SOURCE_SUFFIXES))
+    excludes = [e for e in exclude if e]
+    exclude_spec = GitIgnoreSpec.from_lines(excludes) if excludes else None
+    roots = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
+    seen_files: set[str] = set()
+    seen_dirs: set[str] = set()
+
+    def excluded(path: str, base: str, is_dir: bool) -> bool:
+        if exclude_spec is None:
+            return False
+        rel = os.path.relpath(path, base).replace(os.sep, "/")
+        if rel.startswith(".."):
+            rel = os.path.abspath(path).replace(os.sep, "/").lstrip("/")
+        return exclude_spec.match_file(rel + "/" if is_dir else rel)
+
+    def take(path: str) -> Iterator[Target]:
+        real = os.path.realpath(path)
+        if real in seen_files:
+            return
+        seen_files.add(real)
+        yield Target(os.path.normpath(path), real)
+
+    for arg in paths:
+        if os.path.isdir(arg):
+            ignores = _outer_ignores(arg)
+            yield from _walk(arg, arg, ignores, excluded, wanted, take, roots, seen_dirs, on_error)
+        elif os.path.lexists(arg):
+            if excluded(arg, os.getcwd(), False):
+                continue
+            if not os.path.exists(arg):
+                if on_error:
+                    on_error(arg, "broken symbolic link")
+                continue
+            yield from take(arg)
+        elif on_error:
+            on_error(arg, "no such file or folder")
+
+
+def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error) -> Iterator[Target]:
+    real = os.path.realpath(folder)
+    if real in seen_dirs:
+        return
+    seen_dirs.add(real)
+    spec = _read_spec(os.path.join(folder, ".gitignore"))
+    if spec is not None:
+        ignores = [*ignores, _Ignore(os.path.abspath(folder), spec)]
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        if on_error:
+            on_error(folder, exc.strerror or str(exc))
+        return
+    subdirs = []
+    for entry in entries:
+        path = os.path.join(folder, entry.name)
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if entry.name in ALWAYS_SKIP or any(os.path.exists(os.path.join(path, m)) for m in VENV_MARKERS):
+                continue
+            if entry.is_symlink():
+                target = os.path.realpath(path)
+                if not any(target == r or target.startswith(r + os.sep) for r in roots):
+                    continue
+            if _ignored(ignores, os.path.abspath(path), True) or excluded(path, root, True):
+                continue
+            subdirs.append(path)
+            continue
+        if not wanted(entry.name):
+            continue
+        if _ignored(ignores, os.path.abspath(path), False) or excluded(path, root, False):
+            continue
+        if entry.is_symlink() and not os.path.exists(path):
+            if on_error:
+                on_error(path, "broken symbolic link")
+            continue
+        yield from take(path)
+    for sub in subdirs:
+        yield from _walk(sub, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error)

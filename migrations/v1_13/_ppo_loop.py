@@ -1,0 +1,283 @@
+"""Recognise the classic PPO step loop and build a GRPO reward function from its scoring code.
+
+The canonical loop (TRL v0.2-v0.11 examples and most user scripts):
+
+    for epoch, batch in tqdm(enumerate(ppo_trainer.dataloader)):
+        query_tensors = batch["input_ids"]
+        response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, **generation_kwargs)
+        batch["response"] = tokenizer.batch_decode(response_tensors)
+        texts = [q + r for q, r in zip(batch["query"], batch["response"])]
+        pipe_outputs = sentiment_pipe(texts, **sent_kwargs)
+        rewards = [torch.tensor(output[1]["score"]) for output in pipe_outputs]
+        stats = ppo_trainer.step(query_tensors, response_tensors, rewards)
+        ppo_trainer.log_stats(stats, batch, rewards)
+
+becomes `reward_fn(prompts, completions, **kwargs)` holding the scoring statements (the decoded query text -> `prompts`,
+the decoded response text -> `completions`), and the loop becomes `ppo_trainer.train()`. Anything the scoring code
+needs from the loop other than those two texts makes the loop "too custom": it is then left in place with a TODO.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from migrations.helpers import code, dotted
+
+__all__ = ["LoopPlan", "analyse_loop"]
+
+
+@dataclass
+class LoopPlan:
+    """What the loop analysis found. `reward_body` is None when the loop is too custom (see `reason`)."""
+
+    loop: cst.For
+    trainer: str
+    epochs: cst.BaseExpression | None = None  # the outer `for epoch in range(N)` count, if any
+    reward_body: list[cst.BaseStatement] | None = None
+    rewards_expr: cst.BaseExpression | None = None
+    generate_call: cst.Call | None = None
+    removed: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+def _calls_method(node: cst.CSTNode, receiver: str, method: str) -> bool:
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value == method and dotted(f.value) == receiver:
+                found = True
+
+    node.visit(_V())
+    return found
+
+
+def _find_call(node: cst.CSTNode, receiver: str | None, method: str) -> cst.Call | None:
+    hit: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value == method:
+                if receiver is None or dotted(f.value) == receiver:
+                    hit.append(call)
+            elif isinstance(f, cst.Name) and receiver is None and f.value == method:
+                hit.append(call)
+
+    node.visit(_V())
+    return hit[0] if hit else None
+
+
+def _names_used(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(_V())
+    return names
+
+
+def _assigned(stmt: cst.BaseStatement) -> list[cst.BaseExpression]:
+    targets: list[cst.BaseExpression] = []
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for s in stmt.body:
+            if isinstance(s, cst.Assign):
+                for t in s.targets:
+                    targets.append(t.target)
+            elif isinstance(s, (cst.AnnAssign, cst.AugAssign)):
+                targets.append(s.target)
+    return targets
+
+
+def _target_names(t: cst.BaseExpression) -> set[str]:
+    if isinstance(t, cst.Name):
+        return {t.value}
+    if isinstance(t, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for e in t.elements:
+            out |= _target_names(e.value)
+        return out
+    return set()
+
+
+def iterates_dataloader(iter_expr: cst.BaseExpression, trainer: str) -> bool:
+    """`trainer.dataloader`, possibly wrapped in tqdm(...)/enumerate(...)."""
+    if dotted(iter_expr) == f"{trainer}.dataloader":
+        return True
+    if isinstance(iter_expr, cst.Call) and iter_expr.args:
+        return iterates_dataloader(iter_expr.args[0].value, trainer)
+    return False
+
+
+class _Replace(cst.CSTTransformer):
+    """Replace expressions by source text (used only inside the loop body being moved)."""
+
+    def __init__(self, mapping: dict[str, cst.BaseExpression]) -> None:
+        self.mapping = mapping
+        self._attrs: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self._attrs.add(id(node.attr))
+        return True
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        if isinstance(original_node, cst.BaseExpression) and id(original_node) not in self._attrs:
+            key = code(original_node).strip()
+            if key in self.mapping:
+                return self.mapping[key]
+        return updated_node
+
+
+def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> LoopPlan | None:
+    """Analyse a `for` statement: None when it is not a PPO step loop of `trainer`."""
+    outer_epochs = None
+    inner = loop
+    if not iterates_dataloader(loop.iter, trainer):
+        # `for epoch in range(N): for batch in trainer.dataloader: ...`
+        body = [s for s in loop.body.body]  # type: ignore[union-attr]
+        fors = [s for s in body if isinstance(s, cst.For) and iterates_dataloader(s.iter, trainer)]
+        if len(fors) != 1 or not _calls_method(fors[0], trainer, "step"):
+            return None
+        if len(body) != 1:
+            plan = LoopPlan(loop=loop, trainer=trainer)
+            plan.reason = "the epoch loop does more than iterate the dataloader"
+            return plan
+        if m.matches(loop.iter, m.Call(func=m.Name("range"))) and len(loop.iter.args) == 1:  # type: ignore[union-attr]
+            outer_epochs = loop.iter.args[0].value  # type: ignore[union-attr]
+        inner = fors[0]
+    if not _calls_method(inner, trainer, "step"):
+        return None
+    plan = LoopPlan(loop=loop, trainer=trainer, epochs=outer_epochs)
+    if outer_epochs is None and inner is not loop:
+        plan.reason = "the outer loop is not `for _ in range(N)`"
+        return plan
+    stmts = list(inner.body.body)  # type: ignore[union-attr]
+    loop_vars = _target_names(inner.target)
+    if isinstance(inner.target, cst.Tuple):
+        loop_vars = _target_names(inner.target)
+    batch_names = {n for n in loop_vars}
+    # locate the pieces
+    gen_idx = step_idx = decode_idx = None
+    resp_tensor: set[str] = set()
+    for i, s in enumerate(stmts):
+        if _calls_method(s, trainer, "step") and step_idx is None:
+            step_idx = i
+        if gen_idx is None and (_calls_method(s, trainer, "generate") or _find_call(s, None, "respond_to_batch")):
+            gen_idx = i
+            for t in _assigned(s):
+                resp_tensor |= _target_names(t)
+            plan.generate_call = _find_call(s, trainer, "generate")
+    if step_idx is None or gen_idx is None:
+        plan.reason = "no `generate(...)` call before `step(...)` in the loop body"
+        return plan
+    step_call = _find_call(stmts[step_idx], trainer, "step")
+    if step_call is None or len(step_call.args) < 3:
+        plan.reason = "`step(...)` is not called with (queries, responses, scores)"
+        return plan
+    scores = step_call.args[2].value
+    # the decoded response text: an assignment after generation whose value decodes the response tensors
+    resp_text: cst.BaseExpression | None = None
+    for i in range(gen_idx + 1, step_idx):
+        s = stmts[i]
+        targets = _assigned(s)
+        if not targets:
+            continue
+        dec = _find_call(s, None, "batch_decode") or _find_call(s, None, "decode")
+        if dec is not None and (_names_used(s) & resp_tensor):
+            resp_text = targets[0]
+            decode_idx = i
+            break
+    if resp_text is None or decode_idx is None:
+        plan.reason = "the responses are not decoded with tokenizer.decode/batch_decode before scoring"
+        return plan
+    # the query text: batch["query"] (a dataset column) or an explicit decode of the query tensors
+    mapping: dict[str, cst.BaseExpression] = {code(resp_text).strip(): cst.Name("completions")}
+    query_exprs = []
+    for b in batch_names:
+        for key in ("query", "prompt", "text", "queries"):
+            query_exprs.append(f'{b}["{key}"]')
+            query_exprs.append(f"{b}['{key}']")
+    for q in query_exprs:
+        mapping[q] = cst.Name("prompts")
+    scoring: list[cst.BaseStatement] = []
+    for i in range(decode_idx + 1, step_idx):
+        s = stmts[i]
+        if _calls_method(s, trainer, "log_stats"):
+            continue
+        # an explicit decode of the query tensors defines the prompts
+        dec = _find_call(s, None, "batch_decode") or _find_call(s, None, "decode")
+        targets = _assigned(s)
+        if dec is not None and targets and (_names_used(s) - resp_tensor) and not (_names_used(s) & resp_tensor):
+            mapping[code(targets[0]).strip()] = cst.Name("prompts")
+            continue
+        scoring.append(s)
+    # statements between generation and decode that only build text are fine too (e.g. squeeze)
+    for i in range(gen_idx + 1, decode_idx):
+        plan.removed.append(_first_line(stmts[i]))
+    body = [s.visit(_Replace(mapping)) for s in scoring]  # type: ignore[misc]
+    rewards = scores.visit(_Replace(mapping))
+    # what the scoring code still needs from the loop: the loop vars, tensors, anything assigned in the loop
+    # before the decode (other than by the scoring statements themselves)
+    loop_local: set[str] = set(batch_names) | resp_tensor
+    for i in range(0, decode_idx + 1):
+        for t in _assigned(stmts[i]):
+            loop_local |= _target_names(t)
+    defined_in_scoring: set[str] = set()
+    for s in body:
+        for t in _assigned(s):
+            defined_in_scoring |= _target_names(t)
+    used = set()
+    for s in body:
+        used |= _names_used(s)
+    used |= _names_used(rewards)
+    leftover = (used & loop_local) - defined_in_scoring - {"prompts", "completions"}
+    if leftover:
+        plan.reason = f"the scoring code uses loop values other than the query/response texts: {sorted(leftover)}"
+        return plan
+    if not body and not isinstance(rewards, (cst.Name, cst.ListComp, cst.Call)):
+        plan.reason = "no scoring code found"
+        return plan
+    plan.reward_body = body
+    plan.rewards_expr = rewards
+    for i, s in enumerate(stmts):
+        if i in (gen_idx, step_idx) or _calls_method(s, trainer, "log_stats"):
+            plan.removed.append(_first_line(s))
+    return plan
+
+
+def build_reward_fn(name: str, plan: LoopPlan) -> cst.FunctionDef:
+    """`def <name>(prompts, completions, **kwargs): <scoring>; return [float(r) for r in <scores>]`."""
+    assert plan.reward_body is not None and plan.rewards_expr is not None
+    header = (
+        f"def {name}(prompts, completions, **kwargs):\n"
+        '    """Reward function built by trl-compat from the PPO loop\'s scoring code."""\n'
+        f"    return [float(r) for r in {code(plan.rewards_expr)}]\n"
+    )
+    fn = cst.parse_statement(header)
+    assert isinstance(fn, cst.FunctionDef)
+    body = list(fn.body.body)  # type: ignore[union-attr]
+    reindented = [_reindent(s) for s in plan.reward_body]
+    fn = fn.with_changes(body=fn.body.with_changes(body=[body[0], *reindented, body[1]]))
+    return fn
+
+
+def _reindent(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    # libcst stores indentation relative to the block, so moving a statement between blocks needs no change;
+    # only drop leading blank lines/comments that belonged to the loop layout.
+    return stmt.with_changes(leading_lines=[ln for ln in stmt.leading_lines if ln.comment is not None])
+
+
+def _first_line(stmt: cst.BaseStatement) -> str:
+    text = code(stmt.with_changes(leading_lines=[])).strip().splitlines()[0]
+    return text if len(text) <= 80 else text[:77] + "..."

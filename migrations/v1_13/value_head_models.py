@@ -1,0 +1,187 @@
+"""value-head-models: TRL's value-head wrappers (deleted in 1.13) -> plain transformers models.
+
+`AutoModelForCausalLMWithValueHead` / `AutoModelForSeq2SeqLMWithValueHead` / `PreTrainedModelWrapper` lived in
+`trl` / `trl.models` (v0.2-v0.28) and `trl.experimental.ppo(.modeling_value_head)` (v0.27-1.12). GRPO and Online DPO
+train a plain causal LM, so:
+
+* `AutoModelForCausalLMWithValueHead.from_pretrained(x, **kw)` -> `AutoModelForCausalLM.from_pretrained(x, **kw)`;
+  the value-head kwargs (`summary_dropout_prob`, `v_head_*`) are dropped; `peft_config=p` becomes
+  `get_peft_model(<model>, p)` (what the wrapper did); `reward_adapter*` / `is_trainable` are flagged;
+* wrapping an existing model (`...WithValueHead(model)` or `.from_pretrained(model)`) -> the model itself;
+* `model.pretrained_model` -> `model`; `model.v_head`, tuple outputs `(logits, loss, value)` and value-head
+  checkpoints (`save_pretrained`/`push_to_hub`) are flagged; the seq2seq wrapper is flagged (GRPO needs a causal LM);
+* `PreTrainedModelWrapper` -> `transformers.PreTrainedModel` (flagged), `ValueHead` / `SUPPORTED_ARCHITECTURES`
+  flagged (no successor).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrations.base import PythonMigration, RuleContext
+from migrations.helpers import (
+    Replacement,
+    TrlRef,
+    TrlTransformer,
+    code,
+    dotted,
+    drop_kwarg,
+    kwarg,
+)
+
+CAUSAL = "AutoModelForCausalLMWithValueHead"
+SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
+WRAPPER = "PreTrainedModelWrapper"
+NAMES = frozenset({CAUSAL, SEQ2SEQ, WRAPPER, "ValueHead", "SUPPORTED_ARCHITECTURES"})
+VHEAD_KWARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy")
+ANCHOR = "value-head-models"
+MODEL_FACTORIES = ("from_pretrained", "get_peft_model", "from_config", "create_reference_model", "tiny_model")
+
+
+class _Transformer(TrlTransformer):
+    def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
+        super().__init__(rule, ctx)
+        self.vh_vars: dict[str, str] = {}  # variable -> wrapper class name
+        self.model_vars: set[str] = set()  # variables bound to a model object (not a path)
+
+    def replacement(self, ref: TrlRef) -> Replacement | None:
+        if ref.name not in NAMES or not (ref.module in ("trl", "trl.models") or "value_head" in ref.module
+                                         or "modeling_base" in ref.module or ref.module.startswith("trl.experimental.ppo")):
+            return None
+        if ref.name == CAUSAL:
+            return Replacement("transformers", "AutoModelForCausalLM")
+        if ref.name == SEQ2SEQ:
+            return Replacement("transformers", "AutoModelForSeq2SeqLM")
+        if ref.name == WRAPPER:
+            return Replacement("transformers", "PreTrainedModel")
+        return Replacement(None, ref.name)  # ValueHead / SUPPORTED_ARCHITECTURES: import dropped, uses flagged
+
+    def owns_module(self, module: str) -> bool:
+        return module in ("trl.models.modeling_value_head", "trl.models.modeling_base",
+                          "trl.experimental.ppo.modeling_value_head")
+
+    def _vh_class(self, node: cst.BaseExpression) -> str | None:
+        ref = self.trl_ref(node, NAMES)
+        if ref is not None and self.replacement(ref) is not None:
+            return ref.name
+        return None
+
+    # track variables
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        var = dotted(node.targets[0].target)
+        if var is None:
+            return
+        v = node.value
+        if isinstance(v, cst.Call):
+            f = v.func
+            cls = self._vh_class(f.value) if isinstance(f, cst.Attribute) else self._vh_class(f)
+            if cls in (CAUSAL, SEQ2SEQ):
+                self.vh_vars[var] = cls
+                self.model_vars.add(var)
+                return
+            name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+            if name in MODEL_FACTORIES or name.startswith("AutoModel"):
+                self.model_vars.add(var)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        f = original_node.func
+        # X.from_pretrained(...)
+        if isinstance(f, cst.Attribute) and f.attr.value == "from_pretrained":
+            cls = self._vh_class(f.value)
+            if cls in (CAUSAL, SEQ2SEQ):
+                return self._from_pretrained(cls, original_node, updated_node)
+        cls = self._vh_class(f)
+        if cls in (CAUSAL, SEQ2SEQ) and original_node.args:
+            # wrapping an existing model: the wrapper is no longer needed
+            self.changed = True
+            self.note(original_node, f"{cls}(model) -> model")
+            if cls == SEQ2SEQ:
+                self._seq2seq(original_node)
+            return updated_node.args[0].value
+        # calling a value-head model: it returned (logits, loss, value)
+        if isinstance(f, cst.Name) and f.value in self.vh_vars:
+            self.todo(original_node, f"`{f.value}(...)` returned a tuple (lm_logits, loss, value) from the value-head "
+                      "wrapper; a plain model returns a ModelOutput (`.logits`) and no values", ANCHOR)
+        if isinstance(f, cst.Attribute) and dotted(f.value) in self.vh_vars:
+            if f.attr.value in ("save_pretrained", "push_to_hub"):
+                self.todo(original_node, f"{code(f)}: the checkpoint no longer holds value-head (v_head.*) weights; "
+                          "GRPO/Online DPO need none", ANCHOR)
+            elif f.attr.value in ("compute_reward_score", "add_and_load_reward_modeling_adapter"):
+                self.todo(original_node, f"{code(f)} was a value-head wrapper method with no successor: use a "
+                          "separate AutoModelForSequenceClassification as reward model", ANCHOR)
+        return updated_node
+
+    def _from_pretrained(self, cls: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        self.changed = True
+        call = updated
+        for k in VHEAD_KWARGS:
+            if kwarg(call, k) is not None:
+                call = drop_kwarg(call, k)
+                self.note(original, f"dropped value-head argument {k}")
+        for k in ("reward_adapter", "reward_adapter_name", "is_trainable"):
+            a = kwarg(call, k)
+            if a is not None:
+                call = drop_kwarg(call, k)
+                self.todo(original, f"{k}={code(a.value)} was a value-head wrapper option with no successor: load "
+                          "the reward adapter / trainable PEFT model with peft directly", ANCHOR)
+        if cls == SEQ2SEQ:
+            self._seq2seq(original)
+        first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if first is not None and dotted(first) in self.model_vars:
+            # `.from_pretrained(model_object)`: the wrapper wrapped an existing model
+            inner: cst.BaseExpression = first
+        else:
+            inner = call
+        peft = kwarg(call, "peft_config")
+        if peft is not None:
+            if inner is call:
+                inner = drop_kwarg(call, "peft_config")
+            self.needed_imports.append(("peft", "get_peft_model"))
+            return cst.Call(func=cst.Name("get_peft_model"), args=[
+                cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(peft.value)])
+        return inner
+
+    def _seq2seq(self, node: cst.CSTNode) -> None:
+        self.todo(node, "seq2seq value-head model: GRPOTrainer and OnlineDPOTrainer train causal LMs only; switch to a "
+                  "decoder-only model (AutoModelForCausalLM)", "value-head-seq2seq")
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        result = super().leave_Attribute(original_node, updated_node)
+        if result is not updated_node:
+            return result
+        recv = dotted(original_node.value)
+        if recv in self.vh_vars:
+            if original_node.attr.value == "pretrained_model":
+                self.changed = True
+                return updated_node.value
+            if original_node.attr.value == "v_head":
+                self.todo(original_node, f"{recv}.v_head: the value head is gone (GRPO/Online DPO have no critic)",
+                          ANCHOR)
+        return result
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        ref = self.trl_ref(original_node, ("ValueHead", "SUPPORTED_ARCHITECTURES", WRAPPER))
+        if ref is not None and id(original_node) not in self._skip_names and self.replacement(ref) is not None:
+            if ref.name == WRAPPER:
+                self.todo(original_node, "PreTrainedModelWrapper is gone: it now reads transformers.PreTrainedModel; "
+                          "wrapper attributes (pretrained_model, v_head, is_peft_model) do not exist", ANCHOR)
+            else:
+                self.todo(original_node, f"trl's {ref.name} was removed with no successor", ANCHOR)
+        return super().leave_Name(original_node, updated_node)
+
+
+class ValueHeadModels(PythonMigration):
+    id = "value-head-models"
+    release = "1.13"
+    summary = "AutoModelFor*WithValueHead / PreTrainedModelWrapper -> transformers AutoModelForCausalLM / PreTrainedModel"
+    anchor = ANCHOR
+    triggers = ("WithValueHead", "PreTrainedModelWrapper", "ValueHead", "SUPPORTED_ARCHITECTURES", "modeling_value_head")
+    order = 20
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        return _Transformer(self, ctx).transform_module(wrapper)
+
+
+MIGRATION = ValueHeadModels()

@@ -1,0 +1,692 @@
+"""The chunked LM-head engine: per-token statistics of ``hidden @ weight.T`` without the ``[N, V]`` logits.
+
+Every loss family in :mod:`reference_impl.losses` that needs log-probabilities from an LM head goes through the two
+public functions here:
+
+* :func:`chunked_logprobs` -- per-token log-prob of the target token and, on request, the entropy, whether the target
+  is the argmax, the mean logit and ``log(sum_v p_v^2)`` (WPO weighting).
+* :func:`chunked_divergence` -- per-token forward KL / reverse KL / generalised JSD between a student and a teacher
+  head (distillation, GKD), gradient to the student only.
+
+How it works (``reference_impl/README.md`` has the measurements behind each choice):
+
+* **Tiles.** Positions whose target is ``ignore_index`` are dropped first (skipped, not computed and masked). The
+  remaining ``n`` tokens are projected onto one vocabulary block at a time: a ``[n, Cv]`` tile in the compute dtype
+  (the weight's dtype, or the autocast dtype; bf16 stays bf16 and no fp32 copy of the weight ever exists). Each tile
+  is folded into online-logsumexp statistics in fp32, a slab of rows at a time so the fp32 scratch stays
+  cache-sized. The tile is sized from ``chunk`` so that memory stays at the floor ``V*H*b + N*H*b + C*V*(b+4)``.
+* **Weight gradient.** Because a tile spans *all* tokens of the call, the gradient of a vocabulary block,
+  ``dW[block] = G[:, block].T @ h``, is one GEMM: its sum over tokens is accumulated in fp32 inside the GEMM and
+  rounded to the weight dtype once. There is no ``V*H*4`` fp32 accumulator and no per-chunk bf16 rounding. (Only a
+  call with more than ``token_block`` valid tokens splits the tokens, and then adds the few blocks in the weight
+  dtype.) The hidden-state gradient sums over vocabulary blocks into an fp32 ``[n, H]`` buffer (small).
+* **Backward.** Trainable head: the backward recomputes each tile (what TRL 1.16 does); when every logit of the call
+  fits in one tile, the forward's tile is kept instead and the recompute GEMM is skipped. Frozen head: the forward
+  also accumulates ``sum_v p_v W_v`` (one more GEMM) so the backward needs no GEMM at all (``backward="auto"``);
+  measured against recomputing in ``reference_impl/README.md``. Gradients go only to inputs that require them; a
+  frozen head allocates no weight gradient.
+* **ZeRO-3.** A partitioned weight is gathered once in the forward and once in the backward (:mod:`.zero3`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from .zero3 import gathered
+
+__all__ = ["LOGPROB_OUTPUTS", "DIVERGENCE_OUTPUTS", "chunked_logprobs", "chunked_divergence"]
+
+#: Names :func:`chunked_logprobs` can return. ``logp`` and ``entropy`` are differentiable, the rest are not.
+LOGPROB_OUTPUTS = ("logp", "entropy", "argmax_correct", "mean_logit", "logsumsq")
+#: Names :func:`chunked_divergence` can return. ``divergence`` is differentiable (student only), ``entropy`` is not.
+DIVERGENCE_OUTPUTS = ("divergence", "entropy")
+
+DEFAULT_CHUNK = 256
+# fp32 scratch per slab of tile rows (elements): ~4 MiB, sized for the last-level cache
+_SLAB_ELEMS = 1 << 20
+# narrowest vocabulary block worth a GEMM; bounds the tokens per tile at budget / _MIN_VOCAB_BLOCK
+_MIN_VOCAB_BLOCK = 1024
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# helpers
+
+
+def _compute_dtype(weight: torch.Tensor) -> torch.dtype:
+    """The projection dtype: the autocast dtype when autocast is on for the weight's device, else the weight's."""
+    dev = weight.device.type
+    if dev in ("cuda", "cpu", "xpu") and torch.is_autocast_enabled(dev) and weight.dtype.is_floating_point:
+        return torch.get_autocast_dtype(dev)
+    return weight.dtype
+
+
+def _stat_dtype(compute_dtype: torch.dtype) -> torch.dtype:
+    """fp32 softmax statistics (fp64 when the compute dtype is fp64, e.g. for gradcheck)."""
+    return torch.float64 if compute_dtype == torch.float64 else torch.float32
+
+
+def _tile_shape(n: int, vocab: int, chunk: int | None, elem_bytes: int) -> tuple[int, int]:
+    """``(token_block, vocab_block)`` of the projection tile for ``n`` tokens.
+
+    The tile gets the bytes a token-chunked implementation would spend on one chunk of ``chunk`` tokens over the
+    whole vocabulary in the compute dtype *and* fp32 (``chunk * V * (b + 4)``); since the fp32 work here runs on
+    small slabs, nearly all of it goes to the compute-dtype tile, i.e. ``chunk * V * (b + 4) / b`` logits.
+    """
+    chunk = DEFAULT_CHUNK if chunk is None else int(chunk)
+    if chunk <= 0:
+        raise ValueError(f"chunk must be positive, got {chunk}")
+    budget = max(1, chunk * vocab * (elem_bytes + 4) // elem_bytes)
+    token_block = max(1, min(n, budget // min(vocab, _MIN_VOCAB_BLOCK)))
+    vocab_block = max(1, min(vocab, budget // token_block))
+    return token_block, vocab_block
+
+
+def _slab_rows(vocab_block: int) -> int:
+    return max(1, _SLAB_ELEMS // max(1, vocab_block))
+
+
+class _Transform:
+    """``z = f(logits)``: ``logit_scale``, then Gemma soft-capping, then temperature; and ``dz/dlogits``."""
+
+    def __init__(self, logit_scale: float, softcap: float | None, temperature: float):
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        self.scale = float(logit_scale)
+        self.softcap = None if softcap is None else float(softcap)
+        self.inv_t = 1.0 / float(temperature)
+
+    def forward(self, tile: torch.Tensor, dtype: torch.dtype, copy: bool = True) -> torch.Tensor:
+        """``f(tile)`` in ``dtype`` (fp32); a new tensor unless ``copy=False`` and ``tile`` already has ``dtype``."""
+        z = tile.to(dtype, copy=copy)
+        if self.softcap is None:
+            factor = self.scale * self.inv_t
+            if factor != 1.0:
+                z.mul_(factor)
+        else:
+            z.mul_(self.scale / self.softcap).tanh_().mul_(self.softcap * self.inv_t)
+        return z
+
+    def chain(self, z: torch.Tensor) -> torch.Tensor | float:
+        """``dz/dlogit`` as a function of ``z = f(logit)``: a scalar without soft-capping."""
+        if self.softcap is None:
+            return self.scale * self.inv_t
+        t = z * (1.0 / (self.softcap * self.inv_t))
+        return (1.0 - t * t).mul_(self.scale * self.inv_t)
+
+
+def _project(h: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, out: torch.Tensor) -> torch.Tensor:
+    """``out = h @ w.T (+ b)`` in ``out``'s dtype (``h`` already in it; ``w`` cast per block under autocast)."""
+    if w.dtype != out.dtype:
+        w = w.to(out.dtype)
+    torch.mm(h, w.t(), out=out)
+    if b is not None:
+        out.add_(b.to(out.dtype))
+    return out
+
+
+def _mm_accumulate(acc: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """``acc += a @ b`` for an fp32 ``acc``: exact fp32 accumulation on CUDA, one bf16 rounding of ``a @ b`` on CPU
+    (CPU has no bf16 x bf16 -> fp32 GEMM; upcasting both operands would run at the fp32 rate)."""
+    if a.dtype == acc.dtype:
+        acc.addmm_(a, b.to(a.dtype))
+        return
+    if acc.device.type == "cuda":
+        torch.addmm(acc, a, b.to(a.dtype), out_dtype=acc.dtype, out=acc)
+        return
+    acc.add_(a @ b.to(a.dtype))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# log-probs
+
+
+class _LogProbFunction(torch.autograd.Function):
+    """Per-token statistics of ``softmax(f(h @ W.T + b))`` over the valid tokens ``h [n, H]``; see the module doc."""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, targets, transform, chunk, outputs, backward_mode):
+        ctx.set_materialize_grads(False)
+        n, hdim = hidden.shape
+        with gathered(weight, bias):
+            vocab = weight.shape[0]
+            cdtype = _compute_dtype(weight)
+            sdtype = _stat_dtype(cdtype)
+            elem = torch.finfo(cdtype).bits // 8
+            token_block, vocab_block = _tile_shape(n, vocab, chunk, elem)
+            slab = _slab_rows(vocab_block)
+            device = hidden.device
+
+            want = set(outputs)
+            needs_h, needs_w, needs_b = (ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2])
+            frozen_head = needs_h and not needs_w and not needs_b
+            grad_in_forward = frozen_head and (backward_mode == "forward" or backward_mode == "auto")
+            single_tile = token_block >= n and vocab_block >= vocab
+            keep_tile = (needs_w or needs_b or (needs_h and not grad_in_forward)) and single_tile
+
+            running_max = torch.full((n,), -math.inf, device=device, dtype=sdtype)
+            sum_exp = torch.zeros(n, device=device, dtype=sdtype)
+            target_z = torch.zeros(n, device=device, dtype=sdtype)
+            x_sum = torch.zeros(n, device=device, dtype=sdtype) if "entropy" in want else None
+            sq_sum = torch.zeros(n, device=device, dtype=sdtype) if "logsumsq" in want else None
+            z_sum = torch.zeros(n, device=device, dtype=sdtype) if "mean_logit" in want else None
+            best = torch.full((n,), -math.inf, device=device, dtype=sdtype) if "argmax_correct" in want else None
+            best_idx = torch.zeros(n, device=device, dtype=torch.long) if best is not None else None
+            # grad-in-forward (frozen head): A = sum_v dz_v/dlogit_v * exp(z_v - m) * W_v, rescaled with the max
+            acc_a = torch.zeros(n, hdim, device=device, dtype=sdtype) if grad_in_forward else None
+
+            tile_buf = torch.empty(min(n, token_block) * min(vocab, vocab_block), device=device, dtype=cdtype)
+            for t0 in range(0, n, token_block):
+                t1 = min(n, t0 + token_block)
+                h_blk = hidden[t0:t1].to(cdtype)
+                tgt_blk = targets[t0:t1]
+                for v0 in range(0, vocab, vocab_block):
+                    v1 = min(vocab, v0 + vocab_block)
+                    tile = tile_buf[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
+                    _project(h_blk, weight[v0:v1], None if bias is None else bias[v0:v1], tile)
+                    for r0 in range(0, t1 - t0, slab):
+                        r1 = min(t1 - t0, r0 + slab)
+                        rows = slice(t0 + r0, t0 + r1)
+                        z = transform.forward(tile[r0:r1], sdtype, copy=keep_tile)
+                        local = tgt_blk[r0:r1] - v0
+                        inside = (local >= 0) & (local < v1 - v0)
+                        tz = z.gather(1, local.clamp(0, v1 - v0 - 1).unsqueeze(1)).squeeze(1)
+                        target_z[rows] = torch.where(inside, tz, target_z[rows])
+                        if z_sum is not None:
+                            z_sum[rows] += z.sum(1)
+                        if best is not None:
+                            blk_max, blk_idx = z.max(1)
+                            better = blk_max > best[rows]
+                            best[rows] = torch.where(better, blk_max, best[rows])
+                            best_idx[rows] = torch.where(better, blk_idx + v0, best_idx[rows])
+                        else:
+                            blk_max = z.amax(1)
+                        old_max = running_max[rows]
+                        new_max = torch.maximum(old_max, blk_max)
+                        rescale = torch.exp(old_max - new_max)
+                        running_max[rows] = new_max
+                        chain = transform.chain(z) if grad_in_forward else None
+                        if x_sum is not None:
+                            e = torch.exp(z - new_max.unsqueeze(1))
+                            x_sum[rows] = x_sum[rows] * rescale + torch.linalg.vecdot(e, z)
+                        else:
+                            e = z.sub_(new_max.unsqueeze(1)).exp_()
+                        sum_exp[rows] = sum_exp[rows] * rescale + e.sum(1)
+                        if sq_sum is not None:
+                            sq_sum[rows] = sq_sum[rows] * rescale * rescale + torch.linalg.vecdot(e, e)
+                        if acc_a is not None:
+                            pe = e if isinstance(chain, float) else e.mul_(chain)
+                            part = pe.to(cdtype) @ weight[v0:v1].to(cdtype)
+                            acc_a[rows].mul_(rescale.unsqueeze(1)).add_(part, alpha=chain if isinstance(chain, float) else 1.0)
+            log_z = running_max + torch.log(sum_exp)
+            result = {}
+            if "logp" in want:
+                result["logp"] = target_z - log_z
+            if "entropy" in want:
+                result["entropy"] = log_z - x_sum / sum_exp
+            if "logsumsq" in want:
+                result["logsumsq"] = torch.log(sq_sum) - 2 * torch.log(sum_exp)
+            if "mean_logit" in want:
+                result["mean_logit"] = z_sum / vocab
+            if "argmax_correct" in want:
+                result["argmax_correct"] = (best_idx == targets).to(sdtype)
+
+        entropy = result.get("entropy")
+        saved_tile = tile_buf if keep_tile else None
+        if grad_in_forward:
+            acc_a.div_(sum_exp.unsqueeze(1))
+        ctx.save_for_backward(
+            hidden,
+            weight,
+            bias,
+            targets,
+            log_z,
+            entropy if entropy is not None else log_z,
+            target_z,
+            acc_a if acc_a is not None else log_z,
+            saved_tile if saved_tile is not None else log_z,
+        )
+        ctx.transform = transform
+        ctx.cdtype = cdtype
+        ctx.chunk = chunk
+        ctx.grad_in_forward = grad_in_forward
+        ctx.keep_tile = keep_tile
+        ctx.has_entropy = entropy is not None
+        ctx.outputs = tuple(outputs)
+        non_diff = [result[k] for k in ("argmax_correct", "mean_logit", "logsumsq") if k in result]
+        ctx.mark_non_differentiable(*non_diff)
+        return tuple(result[k] for k in outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        hidden, weight, bias, targets, log_z, entropy, target_z, acc_a, saved_tile = ctx.saved_tensors
+        needs_h, needs_w, needs_b = ctx.needs_input_grad[:3]
+        g_logp = grads[ctx.outputs.index("logp")] if "logp" in ctx.outputs else None
+        g_ent = grads[ctx.outputs.index("entropy")] if "entropy" in ctx.outputs else None
+        if g_logp is None and g_ent is None:
+            return None, None, None, None, None, None, None, None
+        transform = ctx.transform
+        n, hdim = hidden.shape
+        sdtype = log_z.dtype
+        g_logp = g_logp.to(sdtype) if g_logp is not None else None
+        g_ent = g_ent.to(sdtype) if g_ent is not None else None
+
+        grad_hidden = grad_weight = grad_bias = None
+        if ctx.grad_in_forward and g_ent is None:
+            # frozen head: dlogp_i/dh_i = c_iy W_y - sum_v c_iv p_iv W_v, the sum precomputed in the forward
+            with gathered(weight, bias):
+                w_rows = weight.index_select(0, targets).to(sdtype)
+            chain = transform.chain(target_z)
+            w_rows = w_rows * (chain.unsqueeze(1) if torch.is_tensor(chain) else chain)
+            grad_hidden = ((w_rows - acc_a) * g_logp.unsqueeze(1)).to(hidden.dtype)
+            return grad_hidden, None, None, None, None, None, None, None
+
+        with gathered(weight, bias):
+            vocab = weight.shape[0]
+            cdtype = ctx.cdtype
+            # the forward's tile holds the logits when they all fit in one; it is overwritten with gradients here,
+            # so a second backward (retain_graph=True) recomputes instead
+            use_saved = ctx.keep_tile and not getattr(ctx, "tile_consumed", False)
+            ctx.tile_consumed = True
+            elem = torch.finfo(cdtype).bits // 8
+            token_block, vocab_block = _tile_shape(n, vocab, ctx.chunk, elem)
+            slab = _slab_rows(vocab_block)
+            device = hidden.device
+            if needs_h:
+                grad_hidden = torch.zeros(n, hdim, device=device, dtype=_stat_dtype(cdtype))
+            if needs_w:
+                grad_weight = torch.empty(weight.shape, device=device, dtype=weight.dtype)
+            if needs_b:
+                grad_bias = torch.zeros(vocab, device=device, dtype=_stat_dtype(cdtype))
+            tile_buf = saved_tile if use_saved else torch.empty(
+                min(n, token_block) * min(vocab, vocab_block), device=device, dtype=cdtype
+            )
+            for t0 in range(0, n, token_block):
+                t1 = min(n, t0 + token_block)
+                h_blk = hidden[t0:t1].to(cdtype)
+                tgt_blk = targets[t0:t1]
+                for v0 in range(0, vocab, vocab_block):
+                    v1 = min(vocab, v0 + vocab_block)
+                    w_blk = weight[v0:v1]
+                    tile = tile_buf[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
+                    if not use_saved:
+                        _project(h_blk, w_blk, None if bias is None else bias[v0:v1], tile)
+                    for r0 in range(0, t1 - t0, slab):
+                        r1 = min(t1 - t0, r0 + slab)
+                        rows = slice(t0 + r0, t0 + r1)
+                        z = transform.forward(tile[r0:r1], sdtype, copy=False)
+                        chain = transform.chain(z)
+                        lz = log_z[rows].unsqueeze(1)
+                        if g_ent is None:
+                            # dlogp_y/dz_v = 1[v = y] - p_v
+                            grad = z.sub_(lz).exp_().mul_(-g_logp[rows].unsqueeze(1))
+                        else:
+                            # dH/dz_v = -p_v (log p_v + H); combined: p_v * (alpha - g_ent * log p_v)
+                            logp = z.sub_(lz)
+                            p = torch.exp(logp)
+                            alpha = -g_ent[rows] * entropy[rows]
+                            if g_logp is not None:
+                                alpha = alpha - g_logp[rows]
+                            grad = logp.mul_(-g_ent[rows].unsqueeze(1)).add_(alpha.unsqueeze(1)).mul_(p)
+                        if g_logp is not None:
+                            local = tgt_blk[r0:r1] - v0
+                            inside = ((local >= 0) & (local < v1 - v0)).nonzero().squeeze(1)
+                            if inside.numel():
+                                grad[inside, local[inside]] += g_logp[rows][inside]
+                        if isinstance(chain, float):
+                            if chain != 1.0:
+                                grad.mul_(chain)
+                        else:
+                            grad.mul_(chain)
+                        if grad_bias is not None:
+                            grad_bias[v0:v1] += grad.sum(0)
+                        tile[r0:r1].copy_(grad)
+                    if grad_hidden is not None:
+                        _mm_accumulate(grad_hidden[t0:t1], tile, w_blk)
+                    if grad_weight is not None:
+                        if t0 == 0:
+                            torch.mm(tile.t(), h_blk, out=grad_weight[v0:v1])
+                        else:
+                            grad_weight[v0:v1].addmm_(tile.t(), h_blk)
+        return (
+            grad_hidden.to(hidden.dtype) if grad_hidden is not None else None,
+            grad_weight,
+            grad_bias.to(bias.dtype) if grad_bias is not None else None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
+
+
+def chunked_logprobs(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    targets: torch.Tensor,
+    *,
+    bias: torch.Tensor | None = None,
+    temperature: float = 1.0,
+    logit_scale: float = 1.0,
+    softcap: float | None = None,
+    ignore_index: int = -100,
+    chunk: int | None = None,
+    outputs: Sequence[str] = ("logp",),
+    backward: str = "auto",
+) -> dict[str, torch.Tensor]:
+    """Per-token statistics of the next-token distribution ``softmax(f(hidden @ weight.T + bias))``.
+
+    ``f(z) = softcap * tanh(z * logit_scale / softcap) / temperature`` (without ``softcap``: ``z * logit_scale /
+    temperature``), i.e. Cohere/Granite ``logit_scale``, then Gemma's final-logit soft-capping, then the sampling
+    temperature -- the order TRL 1.16's fused LM head uses.
+
+    Args:
+        hidden: ``[N, H]`` hidden states (any leading shape ``[..., H]`` is accepted and flattened; the outputs then
+            have the shape of ``targets``).
+        weight: ``[V, H]`` LM-head weight. The projection runs in ``weight.dtype`` (or the autocast dtype when
+            autocast is on); ``hidden`` is cast to it.
+        targets: ``[N]`` target token ids; ``ignore_index`` marks positions to skip.
+        bias: optional ``[V]`` LM-head bias.
+        temperature, logit_scale, softcap: see above.
+        ignore_index: target value of positions that are skipped; every output is 0 there and gets no gradient.
+        chunk: tile budget, in tokens of full-vocabulary logits (default 256): the engine holds at most about
+            ``chunk * V * (b + 4)`` bytes of logits at once (``b`` = bytes of the compute dtype).
+        outputs: which statistics to return, any of :data:`LOGPROB_OUTPUTS`:
+            ``"logp"`` log-prob of the target; ``"entropy"`` entropy of the distribution (nats);
+            ``"argmax_correct"`` 1.0 where the target is the first argmax; ``"mean_logit"`` mean over the vocabulary
+            of the transformed logits; ``"logsumsq"`` ``log(sum_v p_v^2)`` (WPO's weight is ``exp(logp - logsumsq)``).
+        backward: ``"auto"`` (default), ``"recompute"`` or ``"forward"``: with a frozen head, whether the forward
+            precomputes the hidden-state gradient (``auto`` does) or the backward recomputes the tiles.
+
+    Returns:
+        ``{name: float32 tensor of targets' shape}`` for every requested name. ``logp`` and ``entropy`` carry
+        gradients to ``hidden``, ``weight`` and ``bias`` (only to those that require grad).
+    """
+    outputs = tuple(dict.fromkeys(outputs))
+    unknown = set(outputs) - set(LOGPROB_OUTPUTS)
+    if unknown or not outputs:
+        raise ValueError(f"outputs must be a non-empty subset of {LOGPROB_OUTPUTS}, got {outputs}")
+    if backward not in ("auto", "recompute", "forward"):
+        raise ValueError(f"backward must be 'auto', 'recompute' or 'forward', got {backward!r}")
+    if hidden.shape[:-1] != targets.shape:
+        raise ValueError(f"hidden {tuple(hidden.shape)} and targets {tuple(targets.shape)} disagree")
+    out_shape = targets.shape
+    flat_h = hidden.reshape(-1, hidden.shape[-1])
+    flat_t = targets.reshape(-1)
+    if weight.numel() and weight.shape[1] != flat_h.shape[1]:
+        raise ValueError(f"weight {tuple(weight.shape)} does not match hidden size {flat_h.shape[1]}")
+    valid = flat_t != ignore_index
+    all_valid = bool(valid.all())
+    if all_valid:
+        h_valid, t_valid, idx = flat_h, flat_t, None
+    else:
+        idx = valid.nonzero().squeeze(1)
+        h_valid, t_valid = flat_h.index_select(0, idx), flat_t.index_select(0, idx)
+    transform = _Transform(logit_scale, softcap, temperature)
+    if t_valid.numel() == 0:
+        # nothing to compute; keep the graph connected so that backward yields zero gradients
+        zero = (flat_h.sum() + weight.sum() + (bias.sum() if bias is not None else 0.0)).float() * 0.0
+        return {
+            k: torch.zeros(out_shape, device=hidden.device) + (zero if k in ("logp", "entropy") else 0.0)
+            for k in outputs
+        }
+    values = _LogProbFunction.apply(h_valid, weight, bias, t_valid, transform, chunk, outputs, backward)
+    result = {}
+    for name, value in zip(outputs, values, strict=True):
+        if idx is not None:
+            value = torch.zeros(flat_t.shape, device=value.device, dtype=value.dtype).index_put((idx,), value)
+        result[name] = value.reshape(out_shape)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# divergence
+
+
+def _project_fp32(h: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, out: torch.Tensor) -> torch.Tensor:
+    """``out (fp32) = h @ w.T (+ b)`` without rounding the logits to bf16: ``out_dtype`` GEMM on CUDA; on CPU the
+    operands of this block are upcast (a ``[Cv, H]`` fp32 block, never the whole weight)."""
+    if out.dtype == h.dtype == w.dtype:
+        torch.mm(h, w.t(), out=out)
+    elif out.device.type == "cuda" and h.dtype in (torch.bfloat16, torch.float16) and w.dtype == h.dtype:
+        torch.mm(h, w.t(), out_dtype=out.dtype, out=out)
+    else:
+        torch.mm(h.to(out.dtype), w.to(out.dtype).t(), out=out)
+    if b is not None:
+        out.add_(b.to(out.dtype))
+    return out
+
+
+class _DivergenceFunction(torch.autograd.Function):
+    """Per-token forward KL / reverse KL / generalised JSD between student and teacher heads; student grads only."""
+
+    @staticmethod
+    def forward(ctx, hs, ws, bs, ht, wt, bt, beta, t_student, t_teacher, chunk):
+        ctx.set_materialize_grads(False)
+        n = hs.shape[0]
+        with gathered(ws, bs, wt, bt):
+            vocab = ws.shape[0]
+            sdtype = _stat_dtype(_compute_dtype(ws))
+            token_block, vocab_block = _tile_shape(n, vocab, chunk, 4 if sdtype == torch.float32 else 8)
+            # two fp32 tiles (student, teacher) share the budget
+            vocab_block = max(1, vocab_block // 2)
+            dev = hs.device
+            mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
+            m_s = torch.full((n,), -math.inf, device=dev, dtype=sdtype)
+            m_t = torch.full((n,), -math.inf, device=dev, dtype=sdtype)
+            s_s = torch.zeros(n, device=dev, dtype=sdtype)
+            s_t = torch.zeros(n, device=dev, dtype=sdtype)
+            x_s = torch.zeros(n, device=dev, dtype=sdtype)  # sum e_s * z_s (entropy)
+            gap = torch.zeros(n, device=dev, dtype=sdtype)  # sum e * (z_t - z_s) or (z_s - z_t)
+            buf_s = torch.empty(min(n, token_block) * min(vocab, vocab_block), device=dev, dtype=sdtype)
+            buf_t = torch.empty_like(buf_s)
+
+            def tiles(t0, t1, v0, v1):
+                ts = buf_s[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
+                tt = buf_t[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
+                _project_fp32(hs[t0:t1].to(_compute_dtype(ws)), ws[v0:v1], None if bs is None else bs[v0:v1], ts)
+                _project_fp32(ht[t0:t1].to(_compute_dtype(wt)), wt[v0:v1], None if bt is None else bt[v0:v1], tt)
+                return t_student.forward(ts, sdtype), t_teacher.forward(tt, sdtype)
+
+            for t0 in range(0, n, token_block):
+                t1 = min(n, t0 + token_block)
+                for v0 in range(0, vocab, vocab_block):
+                    v1 = min(vocab, v0 + vocab_block)
+                    zs, zt = tiles(t0, t1, v0, v1)
+                    rows = slice(t0, t1)
+                    new_s = torch.maximum(m_s[rows], zs.amax(1))
+                    new_t = torch.maximum(m_t[rows], zt.amax(1))
+                    rs, rt = torch.exp(m_s[rows] - new_s), torch.exp(m_t[rows] - new_t)
+                    es = torch.exp(zs - new_s.unsqueeze(1))
+                    et = torch.exp(zt - new_t.unsqueeze(1))
+                    s_s[rows] = s_s[rows] * rs + es.sum(1)
+                    s_t[rows] = s_t[rows] * rt + et.sum(1)
+                    x_s[rows] = x_s[rows] * rs + torch.linalg.vecdot(es, zs)
+                    if mode == 0:
+                        gap[rows] = gap[rows] * rt + torch.linalg.vecdot(et, zt - zs)
+                    elif mode == 1:
+                        gap[rows] = gap[rows] * rs + torch.linalg.vecdot(es, zs - zt)
+                    m_s[rows], m_t[rows] = new_s, new_t
+            lz_s = m_s + torch.log(s_s)
+            lz_t = m_t + torch.log(s_t)
+            entropy = lz_s - x_s / s_s
+            if mode == 0:  # KL(p_t || p_s) = sum p_t (z_t - z_s) - lz_t + lz_s
+                div = gap / s_t - lz_t + lz_s
+                aux = div
+            elif mode == 1:  # KL(p_s || p_t)
+                div = gap / s_s - lz_s + lz_t
+                aux = div
+            else:  # second pass: the mixture needs both normalisers
+                div = torch.zeros(n, device=dev, dtype=sdtype)
+                kl_s = torch.zeros(n, device=dev, dtype=sdtype)
+                lb, l1b = math.log(beta), math.log1p(-beta)
+                for t0 in range(0, n, token_block):
+                    t1 = min(n, t0 + token_block)
+                    for v0 in range(0, vocab, vocab_block):
+                        v1 = min(vocab, v0 + vocab_block)
+                        zs, zt = tiles(t0, t1, v0, v1)
+                        rows = slice(t0, t1)
+                        lps = zs.sub_(lz_s[rows].unsqueeze(1))
+                        lpt = zt.sub_(lz_t[rows].unsqueeze(1))
+                        log_m = torch.logaddexp(lps + l1b, lpt + lb)
+                        ps, pt = torch.exp(lps), torch.exp(lpt)
+                        kls = torch.linalg.vecdot(ps, lps - log_m)
+                        div[rows] += beta * torch.linalg.vecdot(pt, lpt - log_m) + (1 - beta) * kls
+                        kl_s[rows] += kls
+                aux = kl_s
+        ctx.save_for_backward(hs, ws, bs, ht, wt, bt, lz_s, lz_t, aux)
+        ctx.beta, ctx.mode, ctx.chunk = beta, mode, chunk
+        ctx.t_student, ctx.t_teacher = t_student, t_teacher
+        ctx.mark_non_differentiable(entropy)
+        return div, entropy
+
+    @staticmethod
+    def backward(ctx, g_div, _g_entropy):
+        hs, ws, bs, ht, wt, bt, lz_s, lz_t, aux = ctx.saved_tensors
+        needs_h, needs_w, needs_b = ctx.needs_input_grad[:3]
+        if g_div is None or not (needs_h or needs_w or needs_b):
+            return (None,) * 10
+        n, hdim = hs.shape
+        beta, mode = ctx.beta, ctx.mode
+        sdtype = lz_s.dtype
+        g = g_div.to(sdtype)
+        with gathered(ws, bs, wt, bt):
+            vocab = ws.shape[0]
+            cdtype = _compute_dtype(ws)
+            token_block, vocab_block = _tile_shape(n, vocab, ctx.chunk, 4 if sdtype == torch.float32 else 8)
+            vocab_block = max(1, vocab_block // 2)
+            dev = hs.device
+            grad_h = torch.zeros(n, hdim, device=dev, dtype=sdtype) if needs_h else None
+            grad_w = torch.empty(ws.shape, device=dev, dtype=ws.dtype) if needs_w else None
+            grad_b = torch.zeros(vocab, device=dev, dtype=sdtype) if needs_b else None
+            buf_s = torch.empty(min(n, token_block) * min(vocab, vocab_block), device=dev, dtype=sdtype)
+            buf_t = torch.empty_like(buf_s)
+            lb, l1b = (math.log(beta), math.log1p(-beta)) if mode == 2 else (0.0, 0.0)
+            for t0 in range(0, n, token_block):
+                t1 = min(n, t0 + token_block)
+                rows = slice(t0, t1)
+                h_blk = hs[t0:t1].to(cdtype)
+                for v0 in range(0, vocab, vocab_block):
+                    v1 = min(vocab, v0 + vocab_block)
+                    ts = buf_s[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
+                    tt = buf_t[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
+                    _project_fp32(h_blk, ws[v0:v1], None if bs is None else bs[v0:v1], ts)
+                    _project_fp32(ht[t0:t1].to(_compute_dtype(wt)), wt[v0:v1], None if bt is None else bt[v0:v1], tt)
+                    zs = ctx.t_student.forward(ts, sdtype)
+                    chain = ctx.t_student.chain(zs)
+                    lps = zs.sub_(lz_s[rows].unsqueeze(1))
+                    lpt = ctx.t_teacher.forward(tt, sdtype).sub_(lz_t[rows].unsqueeze(1))
+                    ps = torch.exp(lps)
+                    if mode == 0:  # d/dz_s KL(t||s) = p_s - p_t
+                        grad = ps - torch.exp(lpt)
+                    elif mode == 1:  # p_s (log p_s - log p_t - KL)
+                        grad = ps * (lps - lpt - aux[rows].unsqueeze(1))
+                    else:  # (1 - beta) p_s (log p_s - log m - KL(p_s || m))
+                        log_m = torch.logaddexp(lps + l1b, lpt + lb)
+                        grad = ps * (lps - log_m - aux[rows].unsqueeze(1)) * (1 - beta)
+                    grad.mul_(g[rows].unsqueeze(1))
+                    grad = grad * chain
+                    if grad_b is not None:
+                        grad_b[v0:v1] += grad.sum(0)
+                    gc = grad.to(cdtype)
+                    if grad_h is not None:
+                        _mm_accumulate(grad_h[t0:t1], gc, ws[v0:v1])
+                    if grad_w is not None:
+                        if t0 == 0:
+                            torch.mm(gc.t(), h_blk, out=grad_w[v0:v1])
+                        else:
+                            grad_w[v0:v1].addmm_(gc.t(), h_blk)
+        return (
+            grad_h.to(hs.dtype) if grad_h is not None else None,
+            grad_w,
+            grad_b.to(bs.dtype) if grad_b is not None else None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
+
+
+def chunked_divergence(
+    student_hidden: torch.Tensor,
+    student_weight: torch.Tensor,
+    teacher_hidden: torch.Tensor,
+    teacher_weight: torch.Tensor,
+    *,
+    beta: float = 0.5,
+    temperature: float = 1.0,
+    mask: torch.Tensor | None = None,
+    student_bias: torch.Tensor | None = None,
+    teacher_bias: torch.Tensor | None = None,
+    student_logit_scale: float = 1.0,
+    teacher_logit_scale: float = 1.0,
+    student_softcap: float | None = None,
+    teacher_softcap: float | None = None,
+    chunk: int | None = None,
+    outputs: Sequence[str] = ("divergence",),
+) -> dict[str, torch.Tensor]:
+    """Per-token divergence between a student's and a teacher's next-token distributions, from their hidden states.
+
+    ``beta = 0``: forward KL ``KL(p_teacher || p_student)``; ``beta = 1``: reverse KL ``KL(p_student || p_teacher)``;
+    otherwise the generalised JSD ``beta * KL(p_t || m) + (1 - beta) * KL(p_s || m)`` with the mixture
+    ``m = (1 - beta) * p_s + beta * p_t`` (TRL's ``generalized_jsd_loss`` / ``ChunkedDivergenceFunction`` convention).
+    Each model's logits are transformed like in :func:`chunked_logprobs` with its own scale and softcap, then both are
+    divided by ``temperature``. Unlike :func:`chunked_logprobs`, the projection *output* is fp32 (an ``out_dtype``
+    GEMM on CUDA, upcast ``[Cv, H]`` blocks elsewhere): a divergence between two close distributions is a difference of
+    nearly equal logits, which bf16 rounding of the logits would swamp.
+
+    Args:
+        student_hidden: ``[N, H_s]`` (or ``[..., H_s]``); student_weight: ``[V, H_s]``.
+        teacher_hidden: ``[N, H_t]``; teacher_weight: ``[V, H_t]``. The teacher never receives a gradient.
+        mask: optional ``[N]`` bool/0-1 tensor of positions to compute; the others are skipped and return 0.
+        chunk: tile budget as in :func:`chunked_logprobs`.
+        outputs: any of :data:`DIVERGENCE_OUTPUTS`: ``"divergence"`` (nats, differentiable w.r.t. the student) and
+            ``"entropy"`` (the student's entropy, no gradient).
+
+    Returns:
+        ``{name: float32 tensor of the mask's shape}``.
+    """
+    outputs = tuple(dict.fromkeys(outputs))
+    unknown = set(outputs) - set(DIVERGENCE_OUTPUTS)
+    if unknown or not outputs:
+        raise ValueError(f"outputs must be a non-empty subset of {DIVERGENCE_OUTPUTS}, got {outputs}")
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must lie in [0, 1], got {beta}")
+    if student_weight.shape[0] != teacher_weight.shape[0]:
+        raise ValueError(
+            f"student vocabulary {student_weight.shape[0]} != teacher vocabulary {teacher_weight.shape[0]}"
+        )
+    out_shape = student_hidden.shape[:-1]
+    hs = student_hidden.reshape(-1, student_hidden.shape[-1])
+    ht = teacher_hidden.reshape(-1, teacher_hidden.shape[-1])
+    if ht.shape[0] != hs.shape[0]:
+        raise ValueError(f"student has {hs.shape[0]} positions, teacher {ht.shape[0]}")
+    idx = None
+    if mask is not None:
+        valid = mask.reshape(-1) != 0
+        if not bool(valid.all()):
+            idx = valid.nonzero().squeeze(1)
+            hs, ht = hs.index_select(0, idx), ht.index_select(0, idx)
+    n_total = out_shape.numel()
+    if hs.shape[0] == 0:
+        zero = student_hidden.sum() * 0.0 + student_weight.sum() * 0.0
+        return {k: torch.zeros(out_shape, device=student_hidden.device) + zero.float() for k in outputs}
+    ts = _Transform(student_logit_scale, student_softcap, temperature)
+    tt = _Transform(teacher_logit_scale, teacher_softcap, temperature)
+    div, ent = _DivergenceFunction.apply(
+        hs, student_weight, student_bias, ht.detach(), teacher_weight.detach(),
+        None if teacher_bias is None else teacher_bias.detach(), float(beta), ts, tt, chunk,
+    )
+    result = {}
+    for name, value in (("divergence", div), ("entropy", ent)):
+        if name not in outputs:
+            continue
+        if idx is not None:
+            value = torch.zeros(n_total, device=value.device, dtype=value.dtype).index_put((idx,), value)
+        result[name] = value.reshape(out_shape)
+    return result

@@ -1,0 +1,39 @@
+"""The reference trainer set: one module per trainer, its config beside it (see each module's docstring).
+
+Imports are lazy (module `__getattr__`), so `import reference_impl.trainers` costs nothing until a trainer is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "SFTTrainer": "sft", "SFTConfig": "sft",
+    "DPOTrainer": "dpo", "DPOConfig": "dpo",
+    "KTOTrainer": "kto", "KTOConfig": "kto",
+    "BCOTrainer": "bco", "BCOConfig": "bco",
+    "GRPOTrainer": "grpo", "GRPOConfig": "grpo",
+    "RLOOTrainer": "rloo", "RLOOConfig": "rloo",
+    "OnlineDPOTrainer": "online_dpo", "OnlineDPOConfig": "online_dpo",
+    "A2POTrainer": "a2po", "A2POConfig": "a2po",
+    "DistillationTrainer": "distillation", "DistillationConfig": "distillation",
+    "RewardTrainer": "reward", "RewardConfig": "reward",
+    "create_reference_model": "_model",
+    "UnsupportedFieldError": "_config",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

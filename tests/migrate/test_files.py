@@ -1,0 +1,200 @@
+"""`migrate_paths` on real files: encodings, atomic writes, failures isolated, symlinks, the walk, .gitignore,
+the dirty-tree guard, target detection from the repo's pins, the process pool."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+
+import pytest
+from packaging.version import Version
+
+from compat.migrate import detect_target, migrate_paths
+from compat.migrate.runner import unified_diff
+from compat.migrate.target import target_from_specifier
+from packaging.specifiers import SpecifierSet
+
+from ._util import NEW_SFT, OLD_SFT, RULE, commit_all, git, git_repo
+
+OLD_BODY = "cfg = SFTConfig(loss_type='chunked_nll')"
+
+
+def write(path, data: bytes | str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def migrate(*paths, **kw):
+    return migrate_paths([str(p) for p in paths], rules=[RULE], **kw)
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("bom.py", codecs.BOM_UTF8 + b"from trl import SFTConfig\n" + OLD_BODY.encode() + b"\n"),
+        ("crlf.py", b"from trl import SFTConfig\r\n" + OLD_BODY.encode() + b"\r\n"),
+        ("mixed.py", b"from trl import SFTConfig\r\n\nif 1:\n\t" + OLD_BODY.encode() + b"\r\n\tpass"),
+        ("latin1.py", b"# -*- coding: latin-1 -*-\nfrom trl import SFTConfig\nname = '\xe9t\xe9'\n" + OLD_BODY.encode()),
+        ("cp1252.py", b"# vim: set fileencoding=cp1252 :\nfrom trl import SFTConfig\nq = '\x93x\x94'\r\n" + OLD_BODY.encode() + b"\r\n"),
+    ],
+)
+def test_encodings_bom_newlines_kept_byte_for_byte(tmp_path, name, data):
+    path = write(tmp_path / name, data)
+    report = migrate(path)
+    assert report.exit_code == 0 and report.files[0].written, report.files[0].errors
+    assert path.read_bytes() == data.replace(b"'chunked_nll'", b"'nll'")
+
+
+def test_unchanged_file_is_not_written_and_mode_is_kept(tmp_path):
+    changed = write(tmp_path / "a.py", OLD_SFT)
+    os.chmod(changed, 0o751)
+    same = write(tmp_path / "b.py", "x = 'chunked_nll is discussed'  # no SFTConfig\n".replace("'chunked", "'the chunked"))
+    os.utime(same, (1_000_000, 1_000_000))
+    inode = os.stat(changed).st_ino
+    report = migrate(tmp_path)
+    assert [f.status for f in report.files] == ["changed", "unchanged"]
+    assert stat.S_IMODE(os.stat(changed).st_mode) == 0o751
+    assert os.stat(changed).st_ino != inode  # replaced by rename, not rewritten in place
+    assert os.stat(same).st_mtime == 1_000_000
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_failures_are_isolated_and_reported(tmp_path):
+    good = write(tmp_path / "good.py", OLD_SFT)
+    broken = write(tmp_path / "broken.py", "x = 'chunked_nll'\ndef (:\n")
+    undecodable = write(tmp_path / "bad_utf8.py", b"x = 'chunked_nll \xff'\n")
+    bad_cookie = write(tmp_path / "cookie.py", b"# coding: no-such-codec\nx = 'chunked_nll'\n")
+    unreadable = write(tmp_path / "secret.py", OLD_SFT)
+    os.chmod(unreadable, 0)
+    report = migrate(tmp_path)
+    by_name = {os.path.basename(f.path): f for f in report.files}
+    assert by_name["good.py"].written and good.read_text() == NEW_SFT
+    assert by_name["broken.py"].errors[0].kind == "parse" and by_name["broken.py"].errors[0].line == 2
+    assert by_name["bad_utf8.py"].errors[0].kind == "decode"
+    assert by_name["cookie.py"].errors[0].kind == "decode"
+    if os.geteuid() != 0:  # root reads anything
+        assert by_name["secret.py"].errors[0].kind == "read"
+    assert broken.read_text() == "x = 'chunked_nll'\ndef (:\n"
+    assert undecodable.read_bytes() == b"x = 'chunked_nll \xff'\n" and bad_cookie.read_bytes().startswith(b"# coding")
+    assert report.exit_code == 2 and report.totals["failed"] >= 3
+
+
+def test_text_that_no_longer_fits_the_encoding_is_refused(tmp_path):
+    from compat.migrate.runner import _process
+    from migrations.base import Options
+
+    class Euro(type(RULE)):
+        id = "euro"
+
+        def transform(self, wrapper, ctx):
+            import libcst as cst
+
+            return cst.parse_module(wrapper.module.code.replace("chunked_nll", "€"))
+
+    out = _process("x.py", b"# coding: latin-1\nx = 'chunked_nll'\n", Options(), [Euro()], False)
+    assert out.new_bytes is None and out.errors[0].kind == "encode"
+
+
+def test_symlinked_file_rewritten_through_the_link_once(tmp_path):
+    real = write(tmp_path / "pkg" / "real.py", OLD_SFT)
+    link = tmp_path / "pkg" / "link.py"
+    link.symlink_to("real.py")
+    (tmp_path / "alias").symlink_to("pkg", target_is_directory=True)
+    outside = write(tmp_path.parent / f"{tmp_path.name}-outside" / "o.py", OLD_SFT)
+    (tmp_path / "pkg" / "escape").symlink_to(outside.parent, target_is_directory=True)
+    report = migrate(tmp_path, link)
+    assert [f.path for f in report.files] == [str(tmp_path / "pkg" / "link.py")]
+    assert link.is_symlink() and real.read_text() == NEW_SFT
+    assert outside.read_text() == OLD_SFT  # a link out of the given roots is not followed
+
+
+def test_walk_skips_vendored_folders_and_honours_gitignore_and_exclude(tmp_path):
+    repo = git_repo(tmp_path / "repo")
+    write(repo / ".gitignore", "generated/\n*_old.py\n!keep_old.py\n")
+    write(repo / "sub" / ".gitignore", "local.py\n")
+    wanted = ["a.py", "keep_old.py", "sub/b.py", "nb/n.ipynb"]
+    skipped = ["generated/x.py", "x_old.py", "sub/local.py", "build/x.py", "dist/x.py", "node_modules/p/x.py",
+               ".venv/lib/x.py", "myenv/lib/x.py", "lib/site-packages/x.py", ".git/x.py", "notes/draft.py"]
+    for rel in wanted + skipped:
+        write(repo / rel, "{}" if rel.endswith(".ipynb") else "x = 1\n")
+    write(repo / "myenv" / "pyvenv.cfg", "home = /usr\n")
+    report = migrate(repo, exclude=["notes/"])
+    found = sorted(os.path.relpath(f.path, repo) for f in report.files)
+    assert found == sorted(wanted)
+    # a subfolder still obeys the .gitignore above it
+    report = migrate(repo / "sub")
+    assert [os.path.basename(f.path) for f in report.files] == ["b.py"]
+
+
+@pytest.mark.slow
+def test_dirty_tree_guard(tmp_path):
+    repo = git_repo(tmp_path / "repo")
+    clean = write(repo / "clean.py", OLD_SFT)
+    dirty = write(repo / "dirty.py", "x = 1\n")
+    commit_all(repo)
+    write(dirty, OLD_SFT)  # modified, not committed
+    untracked = write(repo / "new.py", OLD_SFT)
+    report = migrate(repo)
+    assert report.exit_code == 2
+    assert set(report.refused_dirty) == {str(dirty), str(untracked)}
+    assert report.refused_dirty[str(dirty)] == "modified" and report.refused_dirty[str(untracked)] == "untracked"
+    assert clean.read_text() == OLD_SFT and dirty.read_text() == OLD_SFT  # nothing written at all
+    report = migrate(repo, allow_dirty=True)
+    assert report.exit_code == 0 and clean.read_text() == dirty.read_text() == untracked.read_text() == NEW_SFT
+    assert git(repo, "status", "--porcelain") != ""
+
+
+def test_check_and_diff_modes_write_nothing(tmp_path):
+    path = write(tmp_path / "a.py", OLD_SFT.replace("\n", "\r\n").rstrip("\r\n"))
+    before = path.read_bytes()
+    check = migrate(path, mode="check")
+    assert check.exit_code == 1 and check.files[0].status == "changed" and not check.files[0].written
+    diff = migrate(path, mode="diff")
+    assert diff.exit_code == 1 and path.read_bytes() == before
+    assert diff.files[0].diff.endswith(b"+" + b"cfg = SFTConfig(output_dir=\"out\", loss_type=\"nll\")\n\\ No newline at end of file\n")
+
+
+def test_unified_diff_keeps_crlf_bytes():
+    d = unified_diff("x.py", b"a = 1\r\nb = 2\r\n", b"a = 1\r\nb = 3\r\n")
+    assert b"-b = 2\r\n+b = 3\r\n" in d and d.startswith(b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n")
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [("==1.14.2", "1.14.2"), (">=1.14,<1.16", "1.15.0"), (">=1.14", "1.16.0"), ("~=1.13.0", "1.13.0"),
+     ("==0.11", None), ("<1.0", None), ("", "1.16.0"), ("==1.17.0", "1.17.0")],
+)
+def test_target_from_a_pin(spec, expected):
+    got = target_from_specifier(SpecifierSet(spec))
+    assert (str(got) if got else None) == expected
+
+
+def test_target_detected_from_repo_manifests(tmp_path):
+    repo = git_repo(tmp_path / "repo")
+    write(repo / "src" / "x.py", "x = 1\n")
+    assert detect_target([str(repo / "src")]).version == Version("1.16.0")  # nothing pinned
+    write(repo / "requirements.txt", "torch>=2\ntrl==0.11.4  # the old code\n")
+    assert detect_target([str(repo / "src")]).version == Version("1.16.0")  # an old pin is the source
+    write(repo / "pyproject.toml", '[project]\nname = "x"\ndependencies = ["trl[vllm]>=1.13,<1.15"]\n')
+    choice = detect_target([str(repo / "src")])
+    assert choice.version == Version("1.14.0") and "pyproject.toml" in choice.source
+    write(repo / "setup.cfg", "[options]\ninstall_requires =\n    trl==1.14.3\n")
+    assert detect_target([str(repo)]).version == Version("1.14.3")
+    write(repo / "setup.cfg", "[metadata]\nname = x\n")
+    write(repo / "setup.py", "from setuptools import setup\nsetup(install_requires=['trl>=1.15,<1.16'])\n")
+    assert detect_target([str(repo)]).version == Version("1.15.0")
+
+
+@pytest.mark.slow
+def test_process_pool_gives_the_same_result(tmp_path):
+    for i in range(30):
+        write(tmp_path / f"m{i:02d}.py", OLD_SFT if i % 3 else "x = 'chunked_nll'\n")
+    write(tmp_path / "broken.py", "x = 'chunked_nll'\ndef (:\n")
+    serial = migrate(tmp_path, mode="check", jobs=1)
+    pooled = migrate(tmp_path, mode="check", jobs=2)
+    assert [(f.path, f.status, f.findings, f.errors) for f in serial.files] == [
+        (f.path, f.status, f.findings, f.errors) for f in pooled.files
+    ]
+    assert serial.totals == pooled.totals and serial.totals["failed"] == 1

@@ -1,0 +1,115 @@
+"""Notebooks: code cells through the rules, IPython syntax and %% cells untouched, JSON byte-identical elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import nbformat
+import pytest
+
+from compat.migrate import migrate_paths, migrate_source
+from compat.migrate.notebook import mask, unmask
+
+from ._util import RULE
+
+
+def make_notebook(path, cells, *, indent=1) -> bytes:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for kind, src in cells:
+        if kind == "code":
+            cell = nbformat.v4.new_code_cell(src)
+            cell.outputs = [nbformat.v4.new_output("stream", text="héllo 1.0000000001\n")]
+            cell.execution_count = 3
+        else:
+            cell = nbformat.v4.new_markdown_cell(src)
+        nb.cells.append(cell)
+    if indent == 1:
+        nbformat.write(nb, str(path))
+    else:  # another writer's layout: indent 2, ASCII escapes, no final newline
+        path.write_text(json.dumps(nb, indent=indent, ensure_ascii=True, sort_keys=False), encoding="utf-8")
+    return path.read_bytes()
+
+
+CELLS = [
+    ("markdown", "# Training with `chunked_nll`"),
+    ("code", "%load_ext autoreload\n!pip install trl\nfrom trl import SFTConfig"),
+    ("code", "%%bash\necho chunked_nll"),
+    ("code", "x = 1\nhelp?\nfiles = !ls\nif x:\n    !echo hi \\\n        there\n    cfg = SFTConfig(loss_type='chunked_nll')"),
+    ("code", "print('untouched')"),
+]
+
+
+@pytest.mark.parametrize("indent", [1, 2])
+def test_changed_cell_spliced_rest_byte_identical(tmp_path, indent):
+    path = tmp_path / "train.ipynb"
+    before = make_notebook(path, CELLS, indent=indent)
+    report = migrate_paths([str(path)], rules=[RULE])
+    assert report.exit_code == 0 and report.files[0].status == "changed" and report.files[0].written
+    after = path.read_bytes()
+    nb_before, nb_after = json.loads(before), json.loads(after)
+    # cell 3 (imports resolved from cell 1) changed, IPython lines kept verbatim
+    assert "".join(nb_after["cells"][3]["source"]) == CELLS[3][1].replace("'chunked_nll'", "'nll'")
+    # everything else is the same JSON value ...
+    nb_before["cells"][3]["source"] = nb_after["cells"][3]["source"]
+    assert nb_before == nb_after
+    # ... and the same bytes: only the source array of cell 3 differs
+    assert before.count(b"chunked_nll") == 3 and after.count(b"chunked_nll") == 2  # markdown and %% cell untouched
+    i = before.index(b"cfg = SFTConfig")
+    j = after.index(b"cfg = SFTConfig")
+    assert before[:i] == after[:j]
+    tail = b"chunked_nll')\""
+    assert before[before.index(tail) + len(tail) :] == after[after.index(b"'nll')\"") + len(b"'nll')\"") :]
+
+
+def test_finding_points_at_the_cell_and_line(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    text = make_notebook(path, [("code", "import trl"), ("code", "y = 2\ntrl.SFTConfig(loss_type='chunked_nll')")]).decode()
+    result = migrate_source(text, rules=[RULE], path="nb.ipynb")
+    (finding,) = result.findings
+    assert (finding.cell, finding.line) == (1, 2)
+
+
+def test_unchanged_notebook_is_not_written(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    make_notebook(path, [("code", "print('chunked_nll is mentioned')\n# chunked_nll")])
+    os.utime(path, (1_000_000, 1_000_000))
+    report = migrate_paths([str(tmp_path)], rules=[RULE])
+    assert report.files[0].status == "unchanged" and report.files[0].parsed
+    assert os.stat(path).st_mtime == 1_000_000
+
+
+def test_cell_that_does_not_parse_is_skipped_others_migrated(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    src_bad = "for x in:\n    pass  # chunked_nll"
+    make_notebook(path, [("code", "from trl import SFTConfig"), ("code", src_bad),
+                         ("code", "SFTConfig(loss_type='chunked_nll')")])
+    report = migrate_paths([str(path)], rules=[RULE])
+    entry = report.files[0]
+    assert entry.status == "changed", entry.errors
+    nb = json.loads(path.read_text())
+    assert "".join(nb["cells"][1]["source"]) == src_bad
+    assert "".join(nb["cells"][2]["source"]) == "SFTConfig(loss_type='nll')"
+    assert [(f.severity, f.cell) for f in entry.findings if f.rule == "engine"] == [("warning", 1)]
+
+
+def test_todo_marker_inside_a_cell(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    make_notebook(path, [("code", "!nvidia-smi\nargs.loss_type = 'chunked_nll'")])
+    migrate_paths([str(path)], rules=[RULE])
+    src = "".join(json.loads(path.read_text())["cells"][0]["source"])
+    lines = src.splitlines()
+    assert lines[0] == "!nvidia-smi" and lines[1].startswith("# TODO(trl-compat):") and lines[2].startswith("args.")
+    again = migrate_paths([str(path)], rules=[RULE])
+    assert again.files[0].status == "unchanged"
+
+
+@pytest.mark.parametrize(
+    "src",
+    ["!ls\n%time x = 1\n", "a = !ls -l\nobj??\n?obj\n", "if y:\n    %pdb on\n", "!echo a \\\n  b\n", "x = 1"],
+)
+def test_mask_roundtrip(src):
+    masked, taken = mask(src)
+    assert "!" not in masked and "%" not in masked and "?" not in masked
+    assert unmask(masked, taken) == src

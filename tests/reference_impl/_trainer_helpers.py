@@ -1,0 +1,181 @@
+"""Shared pieces of the reference trainer tests: tiny datasets, common config kwargs, one-step runners.
+
+Everything is built in-process (compat.tiny): no downloads. Importing this module sets the Hugging Face offline and
+telemetry switches before transformers/TRL are imported, so no test ever touches the network.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("CI", "1")  # TRL skips its telemetry ping under CI
+
+import functools
+import math
+from typing import Any
+
+WORDS = "the movie was great good bad terrible fun plot story i you we not very really".split()
+
+
+@functools.lru_cache(maxsize=2)
+def _tokenizer_cached(padding_side: str) -> Any:
+    from compat.tiny import tiny_tokenizer
+
+    return tiny_tokenizer(padding_side=padding_side)
+
+
+def tokenizer(padding_side: str = "left") -> Any:
+    """A fresh copy of the shared tiny tokenizer (trainers mutate pad token / padding side)."""
+    import copy
+
+    return copy.deepcopy(_tokenizer_cached(padding_side))
+
+
+def model(kind: str = "causal-lm", seed: int = 0, vocab_size: int = 512, **overrides: Any) -> Any:
+    from compat.tiny import tiny_model
+
+    m = tiny_model(kind, "llama", vocab_size=vocab_size, seed=seed, **overrides)
+    if kind == "sequence-classification":
+        m.config.pad_token_id = 0
+    return m
+
+
+def text(i: int, n: int = 6) -> str:
+    return " ".join(WORDS[(i * 3 + k) % len(WORDS)] for k in range(n))
+
+
+def lm_dataset(n: int = 4) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_dict({"text": [text(i, 5 + i % 3) for i in range(n)]})
+
+
+def prompt_completion_dataset(n: int = 4, conversational: bool = False) -> Any:
+    from datasets import Dataset
+
+    prompts = [text(i, 3 + i % 2) for i in range(n)]
+    completions = [" " + text(i + 7, 2 + i % 3) for i in range(n)]
+    if conversational:
+        return Dataset.from_dict({
+            "prompt": [[{"role": "user", "content": p}] for p in prompts],
+            "completion": [[{"role": "assistant", "content": c.strip()}] for c in completions],
+        })
+    return Dataset.from_dict({"prompt": prompts, "completion": completions})
+
+
+def preference_dataset(n: int = 4, conversational: bool = False) -> Any:
+    from datasets import Dataset
+
+    prompts = [text(i, 3 + i % 2) for i in range(n)]
+    chosen = [" " + text(i + 5, 2 + i % 3) for i in range(n)]
+    rejected = [" " + text(i + 9, 3 + (i + 1) % 3) for i in range(n)]
+    if conversational:
+        def msg(role: str, c: str) -> list[dict[str, str]]:
+            return [{"role": role, "content": c.strip()}]
+
+        return Dataset.from_dict({
+            "prompt": [msg("user", p) for p in prompts],
+            "chosen": [msg("assistant", c) for c in chosen],
+            "rejected": [msg("assistant", r) for r in rejected],
+        })
+    return Dataset.from_dict({"prompt": prompts, "chosen": chosen, "rejected": rejected})
+
+
+def unpaired_dataset(n: int = 4) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_dict({
+        "prompt": [text(i, 3 + i % 2) for i in range(n)],
+        "completion": [" " + text(i + 5, 2 + i % 3) for i in range(n)],
+        "label": [i % 2 == 0 for i in range(n)],
+    })
+
+
+def prompt_only_dataset(n: int = 2, conversational: bool = False) -> Any:
+    from datasets import Dataset
+
+    prompts = [text(i, 3 + i % 2) for i in range(n)]
+    if conversational:
+        return Dataset.from_dict({"prompt": [[{"role": "user", "content": p}] for p in prompts]})
+    return Dataset.from_dict({"prompt": prompts})
+
+
+def config_kwargs(tmp_path: Any, **overrides: Any) -> dict[str, Any]:
+    """Kwargs every config accepts: CPU, fp32, no checkpointing, no saving, log every step."""
+    kwargs: dict[str, Any] = dict(
+        output_dir=str(tmp_path), per_device_train_batch_size=2, max_steps=1, logging_steps=1,
+        learning_rate=1e-3, report_to="none", use_cpu=True, bf16=False, gradient_checkpointing=False,
+        save_strategy="no", seed=0, disable_tqdm=True, max_grad_norm=1e9, dataloader_num_workers=0,
+    )
+    kwargs.update(overrides)
+    return kwargs
+
+
+def first_log(trainer: Any) -> dict[str, float]:
+    """Train and return the first logged step (loss, grad_norm, metrics)."""
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "loss" in h]
+    assert logs, trainer.state.log_history
+    return logs[0]
+
+
+def assert_close(ours: float, theirs: float, tol: float = 1e-4, what: str = "") -> None:
+    assert math.isfinite(ours) and math.isfinite(theirs), (what, ours, theirs)
+    assert abs(ours - theirs) <= tol * max(1.0, abs(theirs)), f"{what}: ours={ours!r} trl={theirs!r}"
+
+
+def trl_1_16() -> Any:
+    """Import TRL, skipping the test unless the installed TRL is the 1.16 line the parity oracle targets."""
+    import pytest
+
+    trl = pytest.importorskip("trl")
+    if not trl.__version__.startswith("1.16."):
+        pytest.skip(f"parity oracle is TRL 1.16; installed trl {trl.__version__}")
+    return trl
+
+
+def lora_config(**overrides: Any) -> Any:
+    from peft import LoraConfig
+
+    kwargs: dict[str, Any] = dict(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
+    kwargs.update(overrides)
+    return LoraConfig(**kwargs)
+
+
+def fixed_completions(prompt_ids: list[list[int]], eos_token_id: int = 1) -> list[list[int]]:
+    """Deterministic 'generations' keyed on the prompt and its repeat index, so ours and TRL see the same rollouts.
+
+    Lengths vary (2..6 tokens); every other completion ends with EOS, the rest are 'truncated'.
+    """
+    seen: dict[tuple[int, ...], int] = {}
+    out = []
+    for ids in prompt_ids:
+        key = tuple(ids)
+        j = seen.get(key, 0)
+        seen[key] = j + 1
+        length = 2 + (sum(ids) + 3 * j) % 5
+        tokens = [8 + (sum(ids) * 7 + 31 * j + 13 * k) % 480 for k in range(length)]
+        if (sum(ids) + j) % 2 == 0:
+            tokens[-1] = eos_token_id
+        out.append(tokens)
+    return out
+
+
+def reward_len(completions: list, **kwargs: Any) -> list[float]:
+    """A sync reward: longer completions score higher (works on text and conversational completions)."""
+    def text_of(c: Any) -> str:
+        return c if isinstance(c, str) else c[0]["content"]
+
+    return [float(len(text_of(c))) / 10.0 for c in completions]
+
+
+async def reward_vowels(completions: list, **kwargs: Any) -> list[float]:
+    """An async reward: fraction of vowels."""
+    def text_of(c: Any) -> str:
+        return c if isinstance(c, str) else c[0]["content"]
+
+    return [sum(ch in "aeiou" for ch in text_of(c)) / max(1, len(text_of(c))) for c in completions]
