@@ -9,7 +9,7 @@ TORCH := torch==2.13.0
 STACK := trl==1.16.0 transformers==5.24.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 deepspeed==0.19.8
 PYTEST_ARGS ?=
 
-.PHONY: install demo test matrix bench clean
+.PHONY: install demo test doctor matrix ci bench import-cost clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,11 +25,24 @@ demo: install
 test: install
 	$(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
 
+# The doctor: the installed stack against the floors of its TRL line (exit 1 on violations).
+doctor: install
+	$(PY) -m compat
+
+# Every tox env: the CI set (bare, floor, latest, mixed) and the on-demand set (py-trl113..116, ppo).
 matrix: install
 	$(VENV)/bin/tox run -m ci ondemand
 
+# Exactly what CI runs.
+ci:
+	.ci/run
+
 bench: install
 	$(PY) -m reference_impl.bench
+
+# What `import compat` adds to interpreter start-up (median of fresh processes, side by side).
+import-cost: install
+	$(PY) benchmarks/import_cost.py -n 30
 
 clean:
 	rm -rf $(VENV) .tox .pytest_cache .hypothesis

@@ -8,7 +8,7 @@ peft, deepspeed or vllm) and holds them against :mod:`compat.floors`. A violatin
 compat's own command-line tools (``python -m compat``, ``python -m compat.migrate``, ``python -m compat.smoke``,
 ``python -m compat.demo``, the ``trl-compat`` script) are never blocked: users run them in exactly the environment
 they are about to fix, so there the error becomes a warning (and the doctor, which prints the full table, stays
-silent). They are recognised from ``sys.orig_argv``.
+silent). They are recognised from ``sys.orig_argv``; processes they start inherit ``TRL_COMPAT_TOOL``.
 
 Programmatic use: :func:`check_environment` returns a :class:`Report` without raising.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 
 from compat._version import __version__
 from compat.environment import Finding, Report, check_environment
@@ -42,6 +42,8 @@ _TOOL_MODULES = ("compat", "compat.__main__", "compat.cli")
 _TOOL_PACKAGES = ("compat.migrate", "compat.smoke", "compat.demo")
 _TOOL_SCRIPTS = ("trl-compat",)
 _DOCTORS = ("python -m compat", "python -m compat.__main__", "trl-compat doctor", "trl-compat")
+#: Set by a tool run for the processes it starts, which then count as part of that run.
+TOOL_ENV_VAR = "TRL_COMPAT_TOOL"
 #: Interpreter options that take a separate value (``-X importtime``, ``-W ignore``).
 _OPTIONS_WITH_VALUE = ("-X", "-W", "--check-hash-based-pycs")
 
@@ -94,9 +96,19 @@ def _tool_invocation(orig_argv: Sequence[str]) -> str | None:
     return None
 
 
-def _enforce_at_import(orig_argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> None:
-    """Run the check the way ``import compat`` does: raise, warn or stay silent according to mode and invocation."""
-    mode, complaint = _check_mode(environ)
+def _enforce_at_import(
+    orig_argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    export: MutableMapping[str, str] | None = None,
+) -> None:
+    """Run the check the way ``import compat`` does: raise, warn or stay silent according to mode and invocation.
+
+    A tool run exports ``TRL_COMPAT_TOOL`` (into ``export``, by default ``os.environ``) so that the processes it
+    starts (spawned ``ProcessPoolExecutor`` workers re-import compat; the smoke runner starts training scripts) are
+    treated as part of the same tool run. The arguments exist for tests; ``import compat`` passes none.
+    """
+    env = os.environ if environ is None else environ
+    mode, complaint = _check_mode(env)
     if complaint:
         warnings.warn(complaint, IncompatibleEnvironmentWarning, stacklevel=3)
     if mode == "off":
@@ -105,6 +117,10 @@ def _enforce_at_import(orig_argv: Sequence[str] | None = None, environ: Mapping[
     tool = _tool_invocation(argv)
     if tool is None and orig_argv is None and _script_name(sys.argv[0] if sys.argv else "") in _TOOL_SCRIPTS:
         tool = "trl-compat"  # launchers that do not show up in sys.orig_argv (e.g. .exe trampolines)
+    if tool is not None:
+        (os.environ if export is None else export)[TOOL_ENV_VAR] = tool
+    else:
+        tool = env.get(TOOL_ENV_VAR) or None  # started by one of compat's tools
     if tool in _DOCTORS:
         return  # the doctor prints the whole table itself
     report = check_environment()

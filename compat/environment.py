@@ -10,8 +10,9 @@ import budget of this package. Wherever the fast scan could differ from the stan
 third-party distribution finder on ``sys.meta_path``) it hands over to ``importlib.metadata`` itself. A test holds the
 two against each other for every distribution installed in the test environment.
 
-Version semantics (all comparisons use ``SpecifierSet.contains(v, prereleases=True)``, so the verdict does not change
-with the installed ``packaging``; its 26.0 release changed the default):
+Version semantics (every comparison is ``SpecifierSet.contains(v, prereleases=True)``, so the verdict does not change
+with the installed ``packaging``, whose 26.0 release changed the default; plain release versions take an equivalent
+fast path that never imports packaging, see :func:`fast_contains`):
 
 * local builds (``2.13.0+cpu``, ``0.28.0+cu129``) pass every specifier their public version passes;
 * a pre-release or dev build *of the floor release itself* (``0.18.6.dev0`` or ``0.18.6rc1`` against ``>=0.18.6``) is a

@@ -67,10 +67,18 @@ def _declared(line: str) -> str:
     return f"trl {line} METADATA Requires-Dist"
 
 
-def _profile(line: str, *, python: str, accelerate: str, vllm: str, accelerate_why: str, extra: tuple[Floor, ...] = ()) -> Profile:
+def _profile(
+    line: str, *, python: str, accelerate: str, vllm: str, accelerate_why: str, extra: tuple[Floor, ...] = ()
+) -> Profile:
     src = _declared(line)
     floors = (
-        Floor(PYTHON, python, f"TRL {line} declares Requires-Python {python}", f"trl {line} METADATA Requires-Python", optional=False),
+        Floor(
+            PYTHON,
+            python,
+            f"TRL {line} declares Requires-Python {python}",
+            f"trl {line} METADATA Requires-Python",
+            optional=False,
+        ),
         _TRL_ROW,
         Floor(
             "transformers",
@@ -90,13 +98,15 @@ def _profile(line: str, *, python: str, accelerate: str, vllm: str, accelerate_w
         Floor(
             "peft",
             ">=0.13.0",
-            "TRL 1.13 raised its [peft] extra from 0.8.0 to 0.13.0; older peft is untested with TRL's LoRA paths",
+            "TRL 1.13 raised its [peft] extra from 0.8.0 to 0.13.0; below it peft is outside the range TRL "
+            "declares and tests",
             src + " (extra 'peft')",
         ),
         Floor(
             "deepspeed",
             ">=0.18.6",
-            "TRL 1.13 raised its [deepspeed] extra from 0.14.4 to 0.18.6; older DeepSpeed is untested with its ZeRO paths",
+            "TRL 1.13 raised its [deepspeed] extra from 0.14.4 to 0.18.6; below it DeepSpeed is outside the range "
+            "TRL declares and tests",
             src + " (extra 'deepspeed')",
         ),
         Floor(
@@ -109,8 +119,8 @@ def _profile(line: str, *, python: str, accelerate: str, vllm: str, accelerate_w
         Floor(
             "vllm",
             vllm,
-            f"TRL {line} supports vLLM {vllm}: older servers lack the API its vLLM client calls; newer ones are "
-            "untested (TRL itself only warns, so does trl-compat)",
+            f"TRL {line} supports vLLM {vllm} (trl.import_utils checks this window; TRL moves it release by "
+            "release after testing its vLLM client and server); above it TRL only warns, so does trl-compat",
             src + " (extra 'vllm')",
             upper_bound_warns=True,
         ),

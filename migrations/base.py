@@ -164,6 +164,8 @@ class MigrationTransformer(cst.CSTTransformer):
         self._wrapper: cst.MetadataWrapper | None = None
         self._stmt_stack: list[cst.CSTNode] = []
         self._pending: dict[int, list[str]] = {}
+        self._first_stmt: cst.CSTNode | None = None
+        self._header_comments: set[str] = set()
 
     @contextmanager
     def resolve(self, wrapper: cst.MetadataWrapper) -> Iterator[None]:  # type: ignore[override]
@@ -203,6 +205,11 @@ class MigrationTransformer(cst.CSTTransformer):
 
     # -- statement tracking -----------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Module):
+            # libcst puts every comment above a module's first statement into `Module.header`, so a marker placed
+            # above the first statement is found there on the next run (not in the statement's leading_lines).
+            self._first_stmt = node.body[0] if node.body else None
+            self._header_comments = {line.comment.value for line in node.header if line.comment is not None}
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._stmt_stack.append(node)
         return super().on_visit(node)
@@ -214,6 +221,8 @@ class MigrationTransformer(cst.CSTTransformer):
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._stmt_stack.pop()
             texts = self._pending.pop(id(original_node), None)
+            if texts and original_node is self._first_stmt:
+                texts = [t for t in texts if t not in self._header_comments]
             if texts and isinstance(result, cst.CSTNode):
                 marked = add_todo_lines(result, texts)
                 self.changed = self.changed or marked is not result

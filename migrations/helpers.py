@@ -36,7 +36,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, QualifiedNameSource
 
-from migrations.base import Migration, MigrationTransformer, RuleContext
+from migrations.base import TODO_PREFIX, Migration, MigrationTransformer, RuleContext
 
 __all__ = [
     "REMOVED_TRL_MODULES",
@@ -222,25 +222,32 @@ def _fix_last_comma(call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
     return args
 
 
-def replace_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
-    """Replace all arguments, keeping the call's one-argument-per-line layout when it had one."""
+def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) -> cst.Call:
+    """Replace all arguments, keeping the call's layout: one-per-line stays one-per-line (comments after an
+    argument travel with its value), a one-line call stays one line unless it grows past `max_width`."""
     args = list(args)
-    sep_ws = None
+    comments: dict[int, cst.TrailingWhitespace] = {}
+    sep_ws: cst.ParenthesizedWhitespace | None = None
     for a in call.args:
-        if isinstance(a.comma, cst.Comma) and isinstance(a.comma.whitespace_after, cst.ParenthesizedWhitespace):
-            sep_ws = a.comma.whitespace_after
-            break
-    if sep_ws is None and isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace) and call.args:
-        sep_ws = call.whitespace_before_args
-    out = []
-    if sep_ws is not None:
+        ws = a.comma.whitespace_after if isinstance(a.comma, cst.Comma) else None
+        if isinstance(ws, cst.ParenthesizedWhitespace):
+            sep_ws = sep_ws or ws
+            if ws.first_line.comment is not None:
+                comments[id(a.value)] = ws.first_line
+    hanging = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
+    if hanging and call.args:
+        return explode_call(call.with_changes(args=args), comments)
+    if sep_ws is not None:  # aligned continuation lines: `f(a,\n  b)`
         last_comma = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
+        out = []
         for i, a in enumerate(args):
             if i < len(args) - 1:
-                out.append(a.with_changes(comma=cst.Comma(whitespace_after=sep_ws)))
+                first = comments.get(id(a.value), cst.TrailingWhitespace())
+                out.append(a.with_changes(comma=cst.Comma(whitespace_after=sep_ws.with_changes(first_line=first))))
             else:
                 out.append(a.with_changes(comma=last_comma))
         return call.with_changes(args=out)
+    out = []
     for i, a in enumerate(args):
         out.append(
             a.with_changes(
@@ -249,7 +256,30 @@ def replace_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
                 else cst.MaybeSentinel.DEFAULT
             )
         )
-    return call.with_changes(args=out)
+    flat = call.with_changes(args=out)
+    if len(code(flat)) > max_width:
+        return explode_call(flat)
+    return flat
+
+
+def explode_call(call: cst.Call, comments: dict[int, cst.TrailingWhitespace] | None = None) -> cst.Call:
+    """One argument per line, indented one level below the enclosing statement, with a trailing comma.
+
+    `comments` maps id(argument value) to the trailing comment that followed that argument in the original call.
+    """
+    comments = comments or {}
+
+    def ws(first: cst.TrailingWhitespace, last: str) -> cst.ParenthesizedWhitespace:
+        return cst.ParenthesizedWhitespace(
+            first_line=first, empty_lines=[], indent=True, last_line=cst.SimpleWhitespace(last)
+        )
+
+    args = []
+    for i, a in enumerate(call.args):
+        first = comments.get(id(a.value), cst.TrailingWhitespace())
+        after = ws(first, "    " if i < len(call.args) - 1 else "")
+        args.append(a.with_changes(comma=cst.Comma(whitespace_after=after)))
+    return call.with_changes(args=args, whitespace_before_args=ws(cst.TrailingWhitespace(), "    "))
 
 
 def _ws(ws: Any) -> str:
@@ -298,6 +328,51 @@ def star_imports(module: cst.Module) -> list[str]:
             mod = _module_name(node)
             if mod and (mod == "trl" or mod.startswith("trl.")) and isinstance(node.names, cst.ImportStar):
                 found.append(mod)
+
+    module.visit(_V())
+    return found
+
+
+def imports_trl(module: cst.Module, names: Iterable[str], modules: Iterable[str] = ()) -> bool:
+    """Cheap gate before any metadata is computed: could this module refer to one of `names` from TRL?
+
+    True when it has `import trl...` (attribute access may reach anything), `from trl... import *`, an import of
+    one of `names` from a `trl` module, or a `from <m> import ...` of one of `modules`.
+    """
+    wanted = set(names)
+    mods = set(modules)
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            nonlocal found
+            for a in node.names:
+                n = dotted(a.name) or ""
+                if n == "trl" or n.startswith("trl."):
+                    found = True
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            nonlocal found
+            mod = _module_name(node)
+            if mod is None or not (mod == "trl" or mod.startswith("trl.")):
+                return False
+            if isinstance(node.names, cst.ImportStar) or mod in mods:
+                found = True
+                return False
+            if any((dotted(a.name) or "") in wanted for a in node.names):
+                found = True
+            return False
+
+        # nothing else holds imports worth visiting deeply, but imports can sit in any block
+        def visit_Expr(self, node: cst.Expr) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            return False
 
     module.visit(_V())
     return found
@@ -399,10 +474,20 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
     return module.with_changes(body=[*body[:at], *new_stmts, *body[at:]])
 
 
-def insert_after_imports(module: cst.Module, stmts: Sequence[cst.BaseStatement]) -> cst.Module:
-    """Insert statements right after the module's leading import block."""
+def insert_after_imports(module: cst.Module, stmts: Sequence[cst.BaseStatement], blank_after: int = 2) -> cst.Module:
+    """Insert statements right after the module's leading import block (blank lines after them as PEP 8 wants)."""
     at = _import_block_end(module)
     body = list(module.body)
+    if at < len(body) and blank_after:
+        nxt = body[at]
+        lead = list(nxt.leading_lines)
+        blanks = 0
+        for ln in lead:
+            if ln.comment is not None:
+                break
+            blanks += 1
+        if blanks < blank_after:
+            body[at] = nxt.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * (blank_after - blanks) + lead)
     return module.with_changes(body=[*body[:at], *stmts, *body[at:]])
 
 
@@ -636,7 +721,25 @@ class TrlTransformer(MigrationTransformer):
         module = wrapper.visit(self)
         if self.needed_imports:
             module = ensure_imports(module, self.needed_imports)
+        return dedupe_header_todos(module)
+
+
+def dedupe_header_todos(module: cst.Module) -> cst.Module:
+    """Drop TODO markers added to the first statement that the module header already holds.
+
+    libcst keeps the comments above a module's first statement in `Module.header`, not in the statement's
+    `leading_lines`, so `add_todo_lines` cannot see them there; without this a second run would add them again.
+    """
+    if not module.body or not module.header:
         return module
+    present = {ln.comment.value for ln in module.header if ln.comment is not None}
+    first = module.body[0]
+    lines = list(getattr(first, "leading_lines", ()))
+    keep = [ln for ln in lines if not (ln.comment is not None and ln.comment.value.startswith(TODO_PREFIX)
+                                       and ln.comment.value in present)]
+    if len(keep) == len(lines):
+        return module
+    return module.with_changes(body=[first.with_changes(leading_lines=keep), *module.body[1:]])
 
 
 def run_transformer(

@@ -30,7 +30,9 @@ How it works (``reference_impl/README.md`` has the measurements behind each choi
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from collections.abc import Sequence
 
 import torch
@@ -68,24 +70,88 @@ def _stat_dtype(compute_dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if compute_dtype == torch.float64 else torch.float32
 
 
-def _tile_shape(n: int, vocab: int, chunk: int | None, elem_bytes: int) -> tuple[int, int]:
-    """``(token_block, vocab_block)`` of the projection tile for ``n`` tokens.
+@functools.cache
+def _cpu_flags() -> frozenset[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
 
-    The tile gets the bytes a token-chunked implementation would spend on one chunk of ``chunk`` tokens over the
-    whole vocabulary in the compute dtype *and* fp32 (``chunk * V * (b + 4)``); since the fp32 work here runs on
-    small slabs, nearly all of it goes to the compute-dtype tile, i.e. ``chunk * V * (b + 4) / b`` logits.
+
+def cpu_has_native_gemm(dtype: torch.dtype) -> bool:
+    """Whether this CPU multiplies ``dtype`` matrices in hardware (AVX512-BF16/AMX for bf16, AVX512-FP16/AMX for fp16).
+
+    Without it, oneDNN emulates bf16/fp16 GEMMs, measured 6x *slower* than fp32 on this project's Zen 3 CPU
+    (``reference_impl/README.md``). ``REFERENCE_IMPL_CPU_GEMM=native`` or ``=fp32`` overrides the detection.
     """
-    chunk = DEFAULT_CHUNK if chunk is None else int(chunk)
-    if chunk <= 0:
-        raise ValueError(f"chunk must be positive, got {chunk}")
-    budget = max(1, chunk * vocab * (elem_bytes + 4) // elem_bytes)
-    token_block = max(1, min(n, budget // min(vocab, _MIN_VOCAB_BLOCK)))
-    vocab_block = max(1, min(vocab, budget // token_block))
-    return token_block, vocab_block
+    if dtype in (torch.float32, torch.float64):
+        return True
+    override = os.environ.get("REFERENCE_IMPL_CPU_GEMM", "").lower()
+    if override in ("native", "fp32"):
+        return override == "native"
+    flags = _cpu_flags()
+    if dtype == torch.bfloat16:
+        return bool(flags & {"avx512_bf16", "amx_bf16"})
+    if dtype == torch.float16:
+        return bool(flags & {"avx512_fp16", "amx_fp16"})
+    return False
 
 
-def _slab_rows(vocab_block: int) -> int:
-    return max(1, _SLAB_ELEMS // max(1, vocab_block))
+class _Plan:
+    """Dtypes and tile shape of one call.
+
+    ``compute``: the projection dtype (weight's or autocast's). ``gemm``: the dtype the GEMMs actually run in --
+    ``compute``, except on a CPU without native ``compute`` GEMMs, where each ``[Cv, H]`` weight block and the hidden
+    states are upcast to fp32 (block copies only; never the whole weight). ``stat``: softmax statistics (fp32).
+
+    The tile gets the bytes a token-chunked loss spends on one chunk of ``chunk`` tokens' logits in the weight's
+    dtype (``chunk * V * b``). It spans ``token_block`` tokens (all of them unless that would make the vocabulary
+    block narrower than ``_MIN_VOCAB_BLOCK``) by ``vocab_block`` vocabulary entries; in upcast mode the fp32 weight
+    block shares the budget.
+    """
+
+    def __init__(self, n: int, hdim: int, weight: torch.Tensor, chunk: int | None, upcast_ok: bool = True):
+        self.compute = _compute_dtype(weight)
+        self.stat = _stat_dtype(self.compute)
+        upcast = (
+            upcast_ok
+            and weight.device.type == "cpu"
+            and self.compute in (torch.bfloat16, torch.float16)
+            and not cpu_has_native_gemm(self.compute)
+        )
+        self.upcast = upcast
+        self.gemm = torch.float32 if upcast else self.compute
+        # native low-precision GEMMs on CPU: the hidden-state gradient sums over vocabulary blocks, and CPU has no
+        # bf16 x bf16 -> fp32 GEMM, so those GEMMs run on fp32 copies of the tile and the block (budgeted below)
+        self.dh_fp32 = (
+            weight.device.type == "cpu" and not upcast and self.compute in (torch.bfloat16, torch.float16)
+        )
+        chunk = DEFAULT_CHUNK if chunk is None else int(chunk)
+        if chunk <= 0:
+            raise ValueError(f"chunk must be positive, got {chunk}")
+        vocab = weight.shape[0]
+        budget = max(1, chunk * vocab * weight.element_size())  # bytes
+        g = torch.finfo(self.gemm).bits // 8
+        if self.dh_fp32:
+            g += 4  # the fp32 copy of the tile
+        row_cost = hdim * 4 // g if (upcast or self.dh_fp32) else 0  # an fp32 [Cv, H] weight block
+        min_vb = min(vocab, _MIN_VOCAB_BLOCK)
+        self.token_block = max(1, min(n, budget // (g * min_vb) - row_cost))
+        self.vocab_block = max(1, min(vocab, budget // (g * (self.token_block + row_cost))))
+        self.slab = max(1, _SLAB_ELEMS // self.vocab_block)
+        self.single_tile = self.token_block >= n and self.vocab_block >= vocab
+
+    def tokens(self, h: torch.Tensor) -> torch.Tensor:
+        """Hidden states of a token block in the GEMM dtype (rounded to the compute dtype first)."""
+        return h.to(self.compute).to(self.gemm)
+
+    def block(self, w: torch.Tensor) -> torch.Tensor:
+        """A ``[Cv, H]`` weight block in the GEMM dtype."""
+        return w.to(self.compute).to(self.gemm)
 
 
 class _Transform:
@@ -117,26 +183,16 @@ class _Transform:
         return (1.0 - t * t).mul_(self.scale * self.inv_t)
 
 
-def _project(h: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, out: torch.Tensor) -> torch.Tensor:
-    """``out = h @ w.T (+ b)`` in ``out``'s dtype (``h`` already in it; ``w`` cast per block under autocast)."""
-    if w.dtype != out.dtype:
-        w = w.to(out.dtype)
-    torch.mm(h, w.t(), out=out)
-    if b is not None:
-        out.add_(b.to(out.dtype))
-    return out
-
-
 def _mm_accumulate(acc: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
-    """``acc += a @ b`` for an fp32 ``acc``: exact fp32 accumulation on CUDA, one bf16 rounding of ``a @ b`` on CPU
-    (CPU has no bf16 x bf16 -> fp32 GEMM; upcasting both operands would run at the fp32 rate)."""
-    if a.dtype == acc.dtype:
-        acc.addmm_(a, b.to(a.dtype))
-        return
-    if acc.device.type == "cuda":
-        torch.addmm(acc, a, b.to(a.dtype), out_dtype=acc.dtype, out=acc)
-        return
-    acc.add_(a @ b.to(a.dtype))
+    """``acc += a @ b`` for an fp32 ``acc`` without rounding ``a @ b`` to the operands' dtype first: an ``out_dtype``
+    GEMM on CUDA, fp32 operands elsewhere (CPU has no bf16 x bf16 -> fp32 GEMM). Rounding each vocabulary block's
+    product to bf16 before the sum measured 1.4x naive's hidden-state gradient error."""
+    if a.dtype == acc.dtype and b.dtype == acc.dtype:
+        acc.addmm_(a, b)
+    elif acc.device.type == "cuda":
+        torch.addmm(acc, a, b, out_dtype=acc.dtype, out=acc)
+    else:
+        acc.addmm_(a.to(acc.dtype), b.to(acc.dtype))
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -150,44 +206,43 @@ class _LogProbFunction(torch.autograd.Function):
     def forward(ctx, hidden, weight, bias, targets, transform, chunk, outputs, backward_mode):
         ctx.set_materialize_grads(False)
         n, hdim = hidden.shape
+        want = set(outputs)
+        needs_h, needs_w, needs_b = ctx.needs_input_grad[:3]
+        grad_in_forward = needs_h and not needs_w and not needs_b and backward_mode in ("auto", "forward")
         with gathered(weight, bias):
             vocab = weight.shape[0]
-            cdtype = _compute_dtype(weight)
-            sdtype = _stat_dtype(cdtype)
-            elem = torch.finfo(cdtype).bits // 8
-            token_block, vocab_block = _tile_shape(n, vocab, chunk, elem)
-            slab = _slab_rows(vocab_block)
-            device = hidden.device
+            plan = _Plan(n, hdim, weight, chunk)
+            sdtype, device = plan.stat, hidden.device
+            keep_tile = plan.single_tile and (needs_w or needs_b or (needs_h and not grad_in_forward))
 
-            want = set(outputs)
-            needs_h, needs_w, needs_b = (ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2])
-            frozen_head = needs_h and not needs_w and not needs_b
-            grad_in_forward = frozen_head and (backward_mode == "forward" or backward_mode == "auto")
-            single_tile = token_block >= n and vocab_block >= vocab
-            keep_tile = (needs_w or needs_b or (needs_h and not grad_in_forward)) and single_tile
+            def stat(fill: float = 0.0) -> torch.Tensor:
+                return torch.full((n,), fill, device=device, dtype=sdtype)
 
-            running_max = torch.full((n,), -math.inf, device=device, dtype=sdtype)
-            sum_exp = torch.zeros(n, device=device, dtype=sdtype)
-            target_z = torch.zeros(n, device=device, dtype=sdtype)
-            x_sum = torch.zeros(n, device=device, dtype=sdtype) if "entropy" in want else None
-            sq_sum = torch.zeros(n, device=device, dtype=sdtype) if "logsumsq" in want else None
-            z_sum = torch.zeros(n, device=device, dtype=sdtype) if "mean_logit" in want else None
-            best = torch.full((n,), -math.inf, device=device, dtype=sdtype) if "argmax_correct" in want else None
+            running_max, sum_exp, target_z = stat(-math.inf), stat(), stat()
+            x_sum = stat() if "entropy" in want else None
+            sq_sum = stat() if "logsumsq" in want else None
+            z_sum = stat() if "mean_logit" in want else None
+            best = stat(-math.inf) if "argmax_correct" in want else None
             best_idx = torch.zeros(n, device=device, dtype=torch.long) if best is not None else None
             # grad-in-forward (frozen head): A = sum_v dz_v/dlogit_v * exp(z_v - m) * W_v, rescaled with the max
             acc_a = torch.zeros(n, hdim, device=device, dtype=sdtype) if grad_in_forward else None
 
-            tile_buf = torch.empty(min(n, token_block) * min(vocab, vocab_block), device=device, dtype=cdtype)
-            for t0 in range(0, n, token_block):
-                t1 = min(n, t0 + token_block)
-                h_blk = hidden[t0:t1].to(cdtype)
+            tile_buf = torch.empty(
+                min(n, plan.token_block) * min(vocab, plan.vocab_block), device=device, dtype=plan.gemm
+            )
+            for t0 in range(0, n, plan.token_block):
+                t1 = min(n, t0 + plan.token_block)
+                h_blk = plan.tokens(hidden[t0:t1])
                 tgt_blk = targets[t0:t1]
-                for v0 in range(0, vocab, vocab_block):
-                    v1 = min(vocab, v0 + vocab_block)
+                for v0 in range(0, vocab, plan.vocab_block):
+                    v1 = min(vocab, v0 + plan.vocab_block)
+                    w_blk = plan.block(weight[v0:v1])
                     tile = tile_buf[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
-                    _project(h_blk, weight[v0:v1], None if bias is None else bias[v0:v1], tile)
-                    for r0 in range(0, t1 - t0, slab):
-                        r1 = min(t1 - t0, r0 + slab)
+                    torch.mm(h_blk, w_blk.t(), out=tile)
+                    if bias is not None:
+                        tile.add_(bias[v0:v1].to(plan.compute).to(plan.gemm))
+                    for r0 in range(0, t1 - t0, plan.slab):
+                        r1 = min(t1 - t0, r0 + plan.slab)
                         rows = slice(t0 + r0, t0 + r1)
                         z = transform.forward(tile[r0:r1], sdtype, copy=keep_tile)
                         local = tgt_blk[r0:r1] - v0
@@ -218,8 +273,9 @@ class _LogProbFunction(torch.autograd.Function):
                             sq_sum[rows] = sq_sum[rows] * rescale * rescale + torch.linalg.vecdot(e, e)
                         if acc_a is not None:
                             pe = e if isinstance(chain, float) else e.mul_(chain)
-                            part = pe.to(cdtype) @ weight[v0:v1].to(cdtype)
-                            acc_a[rows].mul_(rescale.unsqueeze(1)).add_(part, alpha=chain if isinstance(chain, float) else 1.0)
+                            scale = chain if isinstance(chain, float) else 1.0
+                            acc_rows = acc_a[rows].mul_(rescale.unsqueeze(1))
+                            _mm_accumulate(acc_rows, pe.to(plan.gemm).mul_(scale), w_blk)
             log_z = running_max + torch.log(sum_exp)
             result = {}
             if "logp" in want:
@@ -233,88 +289,82 @@ class _LogProbFunction(torch.autograd.Function):
             if "argmax_correct" in want:
                 result["argmax_correct"] = (best_idx == targets).to(sdtype)
 
-        entropy = result.get("entropy")
-        saved_tile = tile_buf if keep_tile else None
-        if grad_in_forward:
+        if acc_a is not None:
             acc_a.div_(sum_exp.unsqueeze(1))
+        entropy = result.get("entropy")
+        placeholder = log_z
         ctx.save_for_backward(
             hidden,
             weight,
             bias,
             targets,
             log_z,
-            entropy if entropy is not None else log_z,
+            entropy if entropy is not None else placeholder,
             target_z,
-            acc_a if acc_a is not None else log_z,
-            saved_tile if saved_tile is not None else log_z,
+            acc_a if acc_a is not None else placeholder,
+            tile_buf if keep_tile else placeholder,
         )
-        ctx.transform = transform
-        ctx.cdtype = cdtype
-        ctx.chunk = chunk
-        ctx.grad_in_forward = grad_in_forward
-        ctx.keep_tile = keep_tile
-        ctx.has_entropy = entropy is not None
-        ctx.outputs = tuple(outputs)
-        non_diff = [result[k] for k in ("argmax_correct", "mean_logit", "logsumsq") if k in result]
-        ctx.mark_non_differentiable(*non_diff)
+        ctx.transform, ctx.chunk, ctx.outputs = transform, chunk, tuple(outputs)
+        ctx.grad_in_forward, ctx.keep_tile = grad_in_forward, keep_tile
+        ctx.autocast_dtype = plan.compute
+        ctx.mark_non_differentiable(*[result[k] for k in ("argmax_correct", "mean_logit", "logsumsq") if k in result])
         return tuple(result[k] for k in outputs)
 
     @staticmethod
     def backward(ctx, *grads):
         hidden, weight, bias, targets, log_z, entropy, target_z, acc_a, saved_tile = ctx.saved_tensors
         needs_h, needs_w, needs_b = ctx.needs_input_grad[:3]
+        none = (None,) * 8
         g_logp = grads[ctx.outputs.index("logp")] if "logp" in ctx.outputs else None
         g_ent = grads[ctx.outputs.index("entropy")] if "entropy" in ctx.outputs else None
         if g_logp is None and g_ent is None:
-            return None, None, None, None, None, None, None, None
+            return none
         transform = ctx.transform
         n, hdim = hidden.shape
         sdtype = log_z.dtype
         g_logp = g_logp.to(sdtype) if g_logp is not None else None
         g_ent = g_ent.to(sdtype) if g_ent is not None else None
 
-        grad_hidden = grad_weight = grad_bias = None
         if ctx.grad_in_forward and g_ent is None:
             # frozen head: dlogp_i/dh_i = c_iy W_y - sum_v c_iv p_iv W_v, the sum precomputed in the forward
             with gathered(weight, bias):
-                w_rows = weight.index_select(0, targets).to(sdtype)
+                w_rows = weight.index_select(0, targets).to(ctx.autocast_dtype).to(sdtype)
             chain = transform.chain(target_z)
             w_rows = w_rows * (chain.unsqueeze(1) if torch.is_tensor(chain) else chain)
-            grad_hidden = ((w_rows - acc_a) * g_logp.unsqueeze(1)).to(hidden.dtype)
-            return grad_hidden, None, None, None, None, None, None, None
+            return ((w_rows - acc_a) * g_logp.unsqueeze(1)).to(hidden.dtype), *none[1:]
 
-        with gathered(weight, bias):
-            vocab = weight.shape[0]
-            cdtype = ctx.cdtype
+        grad_hidden = grad_weight = grad_bias = None
+        with gathered(weight, bias), torch.autocast(weight.device.type, dtype=ctx.autocast_dtype,
+                                                     enabled=ctx.autocast_dtype != weight.dtype):
+            plan = _Plan(n, hdim, weight, ctx.chunk)
+            vocab, device = weight.shape[0], hidden.device
             # the forward's tile holds the logits when they all fit in one; it is overwritten with gradients here,
             # so a second backward (retain_graph=True) recomputes instead
             use_saved = ctx.keep_tile and not getattr(ctx, "tile_consumed", False)
             ctx.tile_consumed = True
-            elem = torch.finfo(cdtype).bits // 8
-            token_block, vocab_block = _tile_shape(n, vocab, ctx.chunk, elem)
-            slab = _slab_rows(vocab_block)
-            device = hidden.device
             if needs_h:
-                grad_hidden = torch.zeros(n, hdim, device=device, dtype=_stat_dtype(cdtype))
+                grad_hidden = torch.zeros(n, hdim, device=device, dtype=sdtype)
             if needs_w:
                 grad_weight = torch.empty(weight.shape, device=device, dtype=weight.dtype)
             if needs_b:
-                grad_bias = torch.zeros(vocab, device=device, dtype=_stat_dtype(cdtype))
+                grad_bias = torch.zeros(vocab, device=device, dtype=sdtype)
             tile_buf = saved_tile if use_saved else torch.empty(
-                min(n, token_block) * min(vocab, vocab_block), device=device, dtype=cdtype
+                min(n, plan.token_block) * min(vocab, plan.vocab_block), device=device, dtype=plan.gemm
             )
-            for t0 in range(0, n, token_block):
-                t1 = min(n, t0 + token_block)
-                h_blk = hidden[t0:t1].to(cdtype)
+            for t0 in range(0, n, plan.token_block):
+                t1 = min(n, t0 + plan.token_block)
+                h_blk = plan.tokens(hidden[t0:t1])
                 tgt_blk = targets[t0:t1]
-                for v0 in range(0, vocab, vocab_block):
-                    v1 = min(vocab, v0 + vocab_block)
-                    w_blk = weight[v0:v1]
+                for v0 in range(0, vocab, plan.vocab_block):
+                    v1 = min(vocab, v0 + plan.vocab_block)
+                    w_blk = plan.block(weight[v0:v1])
                     tile = tile_buf[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
                     if not use_saved:
-                        _project(h_blk, w_blk, None if bias is None else bias[v0:v1], tile)
-                    for r0 in range(0, t1 - t0, slab):
-                        r1 = min(t1 - t0, r0 + slab)
+                        torch.mm(h_blk, w_blk.t(), out=tile)
+                        if bias is not None:
+                            tile.add_(bias[v0:v1].to(plan.compute).to(plan.gemm))
+                    for r0 in range(0, t1 - t0, plan.slab):
+                        r1 = min(t1 - t0, r0 + plan.slab)
                         rows = slice(t0 + r0, t0 + r1)
                         z = transform.forward(tile[r0:r1], sdtype, copy=False)
                         chain = transform.chain(z)
@@ -323,7 +373,7 @@ class _LogProbFunction(torch.autograd.Function):
                             # dlogp_y/dz_v = 1[v = y] - p_v
                             grad = z.sub_(lz).exp_().mul_(-g_logp[rows].unsqueeze(1))
                         else:
-                            # dH/dz_v = -p_v (log p_v + H); combined: p_v * (alpha - g_ent * log p_v)
+                            # dH/dz_v = -p_v (log p_v + H); with the log-prob term: p_v (alpha - g_ent log p_v)
                             logp = z.sub_(lz)
                             p = torch.exp(logp)
                             alpha = -g_ent[rows] * entropy[rows]
@@ -335,31 +385,47 @@ class _LogProbFunction(torch.autograd.Function):
                             inside = ((local >= 0) & (local < v1 - v0)).nonzero().squeeze(1)
                             if inside.numel():
                                 grad[inside, local[inside]] += g_logp[rows][inside]
-                        if isinstance(chain, float):
-                            if chain != 1.0:
-                                grad.mul_(chain)
-                        else:
+                        if not isinstance(chain, float) or chain != 1.0:
                             grad.mul_(chain)
                         if grad_bias is not None:
                             grad_bias[v0:v1] += grad.sum(0)
-                        tile[r0:r1].copy_(grad)
+                        if grad.data_ptr() != tile[r0:r1].data_ptr():
+                            tile[r0:r1].copy_(grad)
                     if grad_hidden is not None:
                         _mm_accumulate(grad_hidden[t0:t1], tile, w_blk)
                     if grad_weight is not None:
-                        if t0 == 0:
-                            torch.mm(tile.t(), h_blk, out=grad_weight[v0:v1])
-                        else:
-                            grad_weight[v0:v1].addmm_(tile.t(), h_blk)
+                        _weight_grad_block(grad_weight[v0:v1], tile, h_blk, first=t0 == 0, w_buf=w_blk)
         return (
             grad_hidden.to(hidden.dtype) if grad_hidden is not None else None,
             grad_weight,
             grad_bias.to(bias.dtype) if grad_bias is not None else None,
-            None,
-            None,
-            None,
-            None,
-            None,
+            *none[3:],
         )
+
+
+def _weight_grad_block(out: torch.Tensor, grad_tile: torch.Tensor, h_blk: torch.Tensor, *, first: bool,
+                       w_buf: torch.Tensor) -> None:
+    """``out (+)= grad_tile.T @ h_blk``: one GEMM over every token of the block, rounded to ``out.dtype`` once.
+
+    In upcast mode (``grad_tile`` fp32, ``out`` bf16) the fp32 product goes through ``w_buf`` (the block's fp32
+    weight copy, no longer needed) instead of a new ``[Cv, H]`` allocation.
+    """
+    if grad_tile.dtype == out.dtype:
+        if first:
+            torch.mm(grad_tile.t(), h_blk, out=out)
+        else:
+            out.addmm_(grad_tile.t(), h_blk)
+        return
+    if w_buf.dtype == grad_tile.dtype and w_buf.shape == out.shape and w_buf.data_ptr() != out.data_ptr() \
+            and w_buf._base is None:
+        buf = w_buf
+    else:
+        buf = torch.empty(out.shape, device=out.device, dtype=grad_tile.dtype)
+    torch.mm(grad_tile.t(), h_blk, out=buf)
+    if first:
+        out.copy_(buf)
+    else:
+        out.add_(buf)
 
 
 def chunked_logprobs(
@@ -445,12 +511,27 @@ def chunked_logprobs(
 # divergence
 
 
+def _divergence_tiles(n: int, hs_dim: int, ht_dim: int, ws: torch.Tensor, chunk: int | None) -> tuple[int, int]:
+    """``(token_block, vocab_block)`` for two fp32 tiles (student, teacher) sharing the ``chunk * V * b`` budget, plus
+    the upcast ``[Cv, H]`` weight blocks where the GEMM cannot write fp32 from bf16 operands (CPU)."""
+    chunk = DEFAULT_CHUNK if chunk is None else int(chunk)
+    if chunk <= 0:
+        raise ValueError(f"chunk must be positive, got {chunk}")
+    vocab = ws.shape[0]
+    budget = max(1, chunk * vocab * ws.element_size())
+    row_cost = (hs_dim + ht_dim) if ws.device.type != "cuda" and ws.dtype not in (torch.float32, torch.float64) else 0
+    min_vb = min(vocab, _MIN_VOCAB_BLOCK)
+    token_block = max(1, min(n, (budget // (4 * min_vb) - row_cost) // 2))
+    vocab_block = max(1, min(vocab, budget // (4 * (2 * token_block + row_cost))))
+    return token_block, vocab_block
+
+
 def _project_fp32(h: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, out: torch.Tensor) -> torch.Tensor:
-    """``out (fp32) = h @ w.T (+ b)`` without rounding the logits to bf16: ``out_dtype`` GEMM on CUDA; on CPU the
-    operands of this block are upcast (a ``[Cv, H]`` fp32 block, never the whole weight)."""
-    if out.dtype == h.dtype == w.dtype:
+    """``out (fp32) = h @ w.T (+ b)`` without rounding the logits to bf16: ``out_dtype`` GEMM on CUDA; elsewhere
+    this block's operands are upcast (a ``[Cv, H]`` block copy, never the whole weight)."""
+    if h.dtype == w.dtype == out.dtype:
         torch.mm(h, w.t(), out=out)
-    elif out.device.type == "cuda" and h.dtype in (torch.bfloat16, torch.float16) and w.dtype == h.dtype:
+    elif out.device.type == "cuda" and h.dtype == w.dtype and h.dtype in (torch.bfloat16, torch.float16):
         torch.mm(h, w.t(), out_dtype=out.dtype, out=out)
     else:
         torch.mm(h.to(out.dtype), w.to(out.dtype).t(), out=out)
@@ -468,77 +549,81 @@ class _DivergenceFunction(torch.autograd.Function):
         n = hs.shape[0]
         with gathered(ws, bs, wt, bt):
             vocab = ws.shape[0]
-            sdtype = _stat_dtype(_compute_dtype(ws))
-            token_block, vocab_block = _tile_shape(n, vocab, chunk, 4 if sdtype == torch.float32 else 8)
-            # two fp32 tiles (student, teacher) share the budget
-            vocab_block = max(1, vocab_block // 2)
+            cs, ct = _compute_dtype(ws), _compute_dtype(wt)
+            sdtype = _stat_dtype(cs)
+            token_block, vocab_block = _divergence_tiles(n, hs.shape[1], ht.shape[1], ws, chunk)
             dev = hs.device
             mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
-            m_s = torch.full((n,), -math.inf, device=dev, dtype=sdtype)
-            m_t = torch.full((n,), -math.inf, device=dev, dtype=sdtype)
-            s_s = torch.zeros(n, device=dev, dtype=sdtype)
-            s_t = torch.zeros(n, device=dev, dtype=sdtype)
-            x_s = torch.zeros(n, device=dev, dtype=sdtype)  # sum e_s * z_s (entropy)
-            gap = torch.zeros(n, device=dev, dtype=sdtype)  # sum e * (z_t - z_s) or (z_s - z_t)
+
+            def stat(fill: float = 0.0) -> torch.Tensor:
+                return torch.full((n,), fill, device=dev, dtype=sdtype)
+
+            m_s, m_t, s_s, s_t = stat(-math.inf), stat(-math.inf), stat(), stat()
+            x_s = stat()  # sum_v e_s * z_s (entropy)
+            gap = stat()  # sum_v e_t (z_t - z_s) (forward KL) or e_s (z_s - z_t) (reverse KL)
             buf_s = torch.empty(min(n, token_block) * min(vocab, vocab_block), device=dev, dtype=sdtype)
             buf_t = torch.empty_like(buf_s)
 
-            def tiles(t0, t1, v0, v1):
+            def tiles(hs_blk, ht_blk, t0, t1, v0, v1):
                 ts = buf_s[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
                 tt = buf_t[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
-                _project_fp32(hs[t0:t1].to(_compute_dtype(ws)), ws[v0:v1], None if bs is None else bs[v0:v1], ts)
-                _project_fp32(ht[t0:t1].to(_compute_dtype(wt)), wt[v0:v1], None if bt is None else bt[v0:v1], tt)
-                return t_student.forward(ts, sdtype), t_teacher.forward(tt, sdtype)
+                _project_fp32(hs_blk, ws[v0:v1].to(cs), None if bs is None else bs[v0:v1], ts)
+                _project_fp32(ht_blk, wt[v0:v1].to(ct), None if bt is None else bt[v0:v1], tt)
+                return t_student.forward(ts, sdtype, copy=False), t_teacher.forward(tt, sdtype, copy=False)
 
             for t0 in range(0, n, token_block):
                 t1 = min(n, t0 + token_block)
+                rows = slice(t0, t1)
+                hs_blk, ht_blk = hs[t0:t1].to(cs), ht[t0:t1].to(ct)
                 for v0 in range(0, vocab, vocab_block):
                     v1 = min(vocab, v0 + vocab_block)
-                    zs, zt = tiles(t0, t1, v0, v1)
-                    rows = slice(t0, t1)
+                    zs, zt = tiles(hs_blk, ht_blk, t0, t1, v0, v1)
                     new_s = torch.maximum(m_s[rows], zs.amax(1))
                     new_t = torch.maximum(m_t[rows], zt.amax(1))
                     rs, rt = torch.exp(m_s[rows] - new_s), torch.exp(m_t[rows] - new_t)
                     es = torch.exp(zs - new_s.unsqueeze(1))
-                    et = torch.exp(zt - new_t.unsqueeze(1))
                     s_s[rows] = s_s[rows] * rs + es.sum(1)
-                    s_t[rows] = s_t[rows] * rt + et.sum(1)
                     x_s[rows] = x_s[rows] * rs + torch.linalg.vecdot(es, zs)
-                    if mode == 0:
-                        gap[rows] = gap[rows] * rt + torch.linalg.vecdot(et, zt - zs)
-                    elif mode == 1:
+                    if mode == 1:
                         gap[rows] = gap[rows] * rs + torch.linalg.vecdot(es, zs - zt)
+                    del es
+                    et = torch.exp(zt - new_t.unsqueeze(1))
+                    s_t[rows] = s_t[rows] * rt + et.sum(1)
+                    if mode == 0:
+                        gap[rows] = gap[rows] * rt + torch.linalg.vecdot(et, zt.sub_(zs))
+                    del et
                     m_s[rows], m_t[rows] = new_s, new_t
             lz_s = m_s + torch.log(s_s)
             lz_t = m_t + torch.log(s_t)
             entropy = lz_s - x_s / s_s
-            if mode == 0:  # KL(p_t || p_s) = sum p_t (z_t - z_s) - lz_t + lz_s
+            if mode == 0:  # KL(p_t || p_s) = sum_v p_t (z_t - z_s) - lz_t + lz_s
                 div = gap / s_t - lz_t + lz_s
                 aux = div
             elif mode == 1:  # KL(p_s || p_t)
                 div = gap / s_s - lz_s + lz_t
                 aux = div
-            else:  # second pass: the mixture needs both normalisers
-                div = torch.zeros(n, device=dev, dtype=sdtype)
-                kl_s = torch.zeros(n, device=dev, dtype=sdtype)
+            else:  # generalised JSD: a second pass, the mixture needs both normalisers
+                div, kl_s = stat(), stat()
                 lb, l1b = math.log(beta), math.log1p(-beta)
                 for t0 in range(0, n, token_block):
                     t1 = min(n, t0 + token_block)
+                    rows = slice(t0, t1)
+                    hs_blk, ht_blk = hs[t0:t1].to(cs), ht[t0:t1].to(ct)
                     for v0 in range(0, vocab, vocab_block):
                         v1 = min(vocab, v0 + vocab_block)
-                        zs, zt = tiles(t0, t1, v0, v1)
-                        rows = slice(t0, t1)
+                        zs, zt = tiles(hs_blk, ht_blk, t0, t1, v0, v1)
                         lps = zs.sub_(lz_s[rows].unsqueeze(1))
                         lpt = zt.sub_(lz_t[rows].unsqueeze(1))
                         log_m = torch.logaddexp(lps + l1b, lpt + lb)
-                        ps, pt = torch.exp(lps), torch.exp(lpt)
-                        kls = torch.linalg.vecdot(ps, lps - log_m)
-                        div[rows] += beta * torch.linalg.vecdot(pt, lpt - log_m) + (1 - beta) * kls
+                        kls = torch.linalg.vecdot(torch.exp(lps), lps - log_m)
+                        klt = torch.linalg.vecdot(torch.exp(lpt), lpt - log_m)
+                        div[rows] += beta * klt + (1 - beta) * kls
                         kl_s[rows] += kls
                 aux = kl_s
         ctx.save_for_backward(hs, ws, bs, ht, wt, bt, lz_s, lz_t, aux)
         ctx.beta, ctx.mode, ctx.chunk = beta, mode, chunk
         ctx.t_student, ctx.t_teacher = t_student, t_teacher
+        ctx.dtypes = (cs, ct)
         ctx.mark_non_differentiable(entropy)
         return div, entropy
 
@@ -550,13 +635,12 @@ class _DivergenceFunction(torch.autograd.Function):
             return (None,) * 10
         n, hdim = hs.shape
         beta, mode = ctx.beta, ctx.mode
+        cs, ct = ctx.dtypes
         sdtype = lz_s.dtype
         g = g_div.to(sdtype)
         with gathered(ws, bs, wt, bt):
             vocab = ws.shape[0]
-            cdtype = _compute_dtype(ws)
-            token_block, vocab_block = _tile_shape(n, vocab, ctx.chunk, 4 if sdtype == torch.float32 else 8)
-            vocab_block = max(1, vocab_block // 2)
+            token_block, vocab_block = _divergence_tiles(n, hs.shape[1], ht.shape[1], ws, ctx.chunk)
             dev = hs.device
             grad_h = torch.zeros(n, hdim, device=dev, dtype=sdtype) if needs_h else None
             grad_w = torch.empty(ws.shape, device=dev, dtype=ws.dtype) if needs_w else None
@@ -564,51 +648,48 @@ class _DivergenceFunction(torch.autograd.Function):
             buf_s = torch.empty(min(n, token_block) * min(vocab, vocab_block), device=dev, dtype=sdtype)
             buf_t = torch.empty_like(buf_s)
             lb, l1b = (math.log(beta), math.log1p(-beta)) if mode == 2 else (0.0, 0.0)
+            # the gradient GEMMs run where the projection did: fp32 operands on CPU, the compute dtype on CUDA
+            gdtype = cs if hs.device.type == "cuda" else sdtype
             for t0 in range(0, n, token_block):
                 t1 = min(n, t0 + token_block)
                 rows = slice(t0, t1)
-                h_blk = hs[t0:t1].to(cdtype)
+                hs_blk, ht_blk = hs[t0:t1].to(cs), ht[t0:t1].to(ct)
+                hs_g = hs_blk.to(gdtype)
                 for v0 in range(0, vocab, vocab_block):
                     v1 = min(vocab, v0 + vocab_block)
                     ts = buf_s[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
                     tt = buf_t[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
-                    _project_fp32(h_blk, ws[v0:v1], None if bs is None else bs[v0:v1], ts)
-                    _project_fp32(ht[t0:t1].to(_compute_dtype(wt)), wt[v0:v1], None if bt is None else bt[v0:v1], tt)
-                    zs = ctx.t_student.forward(ts, sdtype)
+                    w_blk = ws[v0:v1].to(cs)
+                    _project_fp32(hs_blk, w_blk, None if bs is None else bs[v0:v1], ts)
+                    _project_fp32(ht_blk, wt[v0:v1].to(ct), None if bt is None else bt[v0:v1], tt)
+                    zs = ctx.t_student.forward(ts, sdtype, copy=False)
                     chain = ctx.t_student.chain(zs)
                     lps = zs.sub_(lz_s[rows].unsqueeze(1))
-                    lpt = ctx.t_teacher.forward(tt, sdtype).sub_(lz_t[rows].unsqueeze(1))
-                    ps = torch.exp(lps)
-                    if mode == 0:  # d/dz_s KL(t||s) = p_s - p_t
-                        grad = ps - torch.exp(lpt)
+                    lpt = ctx.t_teacher.forward(tt, sdtype, copy=False).sub_(lz_t[rows].unsqueeze(1))
+                    if mode == 0:  # d/dz_s KL(t || s) = p_s - p_t
+                        grad = lpt.exp_().neg_().add_(torch.exp(lps))
                     elif mode == 1:  # p_s (log p_s - log p_t - KL)
-                        grad = ps * (lps - lpt - aux[rows].unsqueeze(1))
+                        grad = lpt.neg_().add_(lps).sub_(aux[rows].unsqueeze(1)).mul_(torch.exp(lps))
                     else:  # (1 - beta) p_s (log p_s - log m - KL(p_s || m))
                         log_m = torch.logaddexp(lps + l1b, lpt + lb)
-                        grad = ps * (lps - log_m - aux[rows].unsqueeze(1)) * (1 - beta)
+                        grad = log_m.neg_().add_(lps).sub_(aux[rows].unsqueeze(1)).mul_(torch.exp(lps))
+                        grad.mul_(1 - beta)
                     grad.mul_(g[rows].unsqueeze(1))
-                    grad = grad * chain
+                    if not isinstance(chain, float) or chain != 1.0:
+                        grad.mul_(chain)
                     if grad_b is not None:
                         grad_b[v0:v1] += grad.sum(0)
-                    gc = grad.to(cdtype)
+                    gc = grad.to(gdtype)
+                    wg = w_blk.to(gdtype)
                     if grad_h is not None:
-                        _mm_accumulate(grad_h[t0:t1], gc, ws[v0:v1])
+                        _mm_accumulate(grad_h[t0:t1], gc, wg)
                     if grad_w is not None:
-                        if t0 == 0:
-                            torch.mm(gc.t(), h_blk, out=grad_w[v0:v1])
-                        else:
-                            grad_w[v0:v1].addmm_(gc.t(), h_blk)
+                        _weight_grad_block(grad_w[v0:v1], gc, hs_g, first=t0 == 0, w_buf=wg)
         return (
             grad_h.to(hs.dtype) if grad_h is not None else None,
             grad_w,
             grad_b.to(bs.dtype) if grad_b is not None else None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
+            *(None,) * 7,
         )
 
 

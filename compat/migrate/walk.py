@@ -4,8 +4,8 @@ Folders are walked honouring `.gitignore` files (the folder's own, nested ones, 
 work tree's top, and `.git/info/exclude`), matched with `pathspec`'s git-exact `GitIgnoreSpec`; an ignored folder is
 not entered (so, as in git, nothing under it can be re-included). `.git`, virtualenvs (any folder holding a
 `pyvenv.cfg` or `conda-meta`), `site-packages`, `build`, `dist`, `node_modules` and tool caches are always skipped;
-`--exclude` adds gitignore-style globs. Files named on the command line are taken as given (only `--exclude` drops
-them).
+`--exclude` adds gitignore-style globs. Files named on the command line are taken as given if they are of a kind the
+run handles (Python, notebook, a manifest a rule matches), whatever folder they are in; only `--exclude` drops them.
 
 Symlinks: a linked file is yielded under the first path that reaches it, with its resolved target for the writer, so a
 file reached twice (through a link or two arguments) is processed once; a linked folder is followed only when it
@@ -137,9 +137,16 @@ def iter_targets(
     for arg in paths:
         if os.path.isdir(arg):
             ignores = _outer_ignores(arg)
-            yield from _walk(arg, arg, ignores, excluded, wanted, take, roots, seen_dirs, on_error)
+            deferred: list[tuple[str, list[_Ignore]]] = []  # links come last: a real path wins
+            yield from _walk(arg, arg, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred)
+            while deferred:
+                path, ignores = deferred.pop(0)
+                if os.path.isdir(path):
+                    yield from _walk(path, arg, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred)
+                else:
+                    yield from take(path)
         elif os.path.lexists(arg):
-            if excluded(arg, os.getcwd(), False):
+            if excluded(arg, os.getcwd(), False) or not wanted(os.path.basename(arg)):
                 continue
             if not os.path.exists(arg):
                 if on_error:
@@ -150,7 +157,7 @@ def iter_targets(
             on_error(arg, "no such file or folder")
 
 
-def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error) -> Iterator[Target]:
+def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred) -> Iterator[Target]:
     real = os.path.realpath(folder)
     if real in seen_dirs:
         return
@@ -181,16 +188,22 @@ def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_er
                     continue
             if _ignored(ignores, os.path.abspath(path), True) or excluded(path, root, True):
                 continue
-            subdirs.append(path)
+            if entry.is_symlink():
+                deferred.append((path, ignores))
+            else:
+                subdirs.append(path)
             continue
         if not wanted(entry.name):
             continue
         if _ignored(ignores, os.path.abspath(path), False) or excluded(path, root, False):
             continue
-        if entry.is_symlink() and not os.path.exists(path):
-            if on_error:
-                on_error(path, "broken symbolic link")
+        if entry.is_symlink():
+            if not os.path.exists(path):
+                if on_error:
+                    on_error(path, "broken symbolic link")
+            else:
+                deferred.append((path, ignores))
             continue
         yield from take(path)
     for sub in subdirs:
-        yield from _walk(sub, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error)
+        yield from _walk(sub, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred)

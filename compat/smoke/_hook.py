@@ -475,6 +475,7 @@ def force_training_args(args: Any) -> None:
         put("num_mini_batches", 1)
         put("num_ppo_epochs", 1)
         put("num_sample_generations", 0)
+        put("whiten_rewards", False)  # needs a local minibatch >= 8
         cap("local_rollout_forward_batch_size", 2)
         put("total_episodes", MAX_STEPS * per_device)
     for name in ("model_init_kwargs", "ref_model_init_kwargs"):
@@ -499,37 +500,51 @@ def patch_training_args(mod: Any) -> None:
     cls.__post_init__ = __post_init__
 
 
-@on_import("transformers.trainer")
-def patch_trainer(mod: Any) -> None:
-    trainer_cls = mod.Trainer
-    from transformers import TrainerCallback
-
-    class SmokeCallback(TrainerCallback):
-        """Records every completed optimizer step: the proof that the script reached training."""
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            STATE["steps"] = max(int(STATE["steps"]), int(state.global_step))
-            write_state()
-            return control
-
-    real_init, real_train = trainer_cls.__init__, trainer_cls.train
-    real_save, real_push = trainer_cls.save_model, trainer_cls.push_to_hub
+@on_import("transformers.trainer_callback")
+def patch_callback_handler(mod: Any) -> None:
+    """Count steps where every Trainer reports them: its CallbackHandler. This also covers trainers that build their
+    own loop without `Trainer.__init__`/`Trainer.train` (TRL's Trainer-style PPO up to 1.12, RLOO before 0.22)."""
+    handler = mod.CallbackHandler
+    real_init, real_begin = handler.__init__, handler.on_train_begin
+    real_step_end, real_end = handler.on_step_end, handler.on_train_end
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         real_init(self, *args, **kwargs)
-        if not any(isinstance(cb, SmokeCallback) for cb in self.callback_handler.callbacks):
-            self.add_callback(SmokeCallback())
-        STATE["trainers"].append(type(self).__name__)
-        write_state()
+        owner = sys._getframe(1).f_locals.get("self")
+        if owner is not None and owner is not self:
+            STATE["trainers"].append(type(owner).__name__)
+            write_state()
 
-    def train(self: Any, *args: Any, **kwargs: Any) -> Any:
-        kwargs.pop("resume_from_checkpoint", None)
+    def on_train_begin(self: Any, args: Any, state: Any, control: Any) -> Any:
         STATE["train_started"] += 1
         write_state()
-        result = real_train(self, *args, **kwargs)
+        return real_begin(self, args, state, control)
+
+    def on_step_end(self: Any, args: Any, state: Any, control: Any) -> Any:
+        STATE["steps"] = max(int(STATE["steps"]), int(state.global_step))
+        write_state()
+        return real_step_end(self, args, state, control)
+
+    def on_train_end(self: Any, args: Any, state: Any, control: Any) -> Any:
         STATE["train_completed"] += 1
         write_state()
-        return result
+        return real_end(self, args, state, control)
+
+    handler.__init__ = __init__
+    handler.on_train_begin = on_train_begin
+    handler.on_step_end = on_step_end
+    handler.on_train_end = on_train_end
+
+
+@on_import("transformers.trainer")
+def patch_trainer(mod: Any) -> None:
+    trainer_cls = mod.Trainer
+    real_train, real_save = trainer_cls.train, trainer_cls.save_model
+
+    def train(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.pop("resume_from_checkpoint", None):
+            notice("resume_from_checkpoint ignored (smoke runs start fresh)")
+        return real_train(self, *args, **kwargs)
 
     def save_model(self: Any, output_dir: Any = None, *args: Any, **kwargs: Any) -> Any:
         return real_save(self, redirect(output_dir) if output_dir is not None else None, *args, **kwargs)
@@ -538,11 +553,9 @@ def patch_trainer(mod: Any) -> None:
         notice(f"{type(self).__name__}.push_to_hub() skipped (smoke runs never push)")
         return None
 
-    trainer_cls.__init__ = __init__
     trainer_cls.train = train
     trainer_cls.save_model = save_model
     trainer_cls.push_to_hub = push_to_hub
-    del real_push
 
 
 # ------------------------------------------------------------------------------------------------- datasets

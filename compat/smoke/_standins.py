@@ -206,6 +206,11 @@ def tiny_tokenizer_for(name: Any, kwargs: dict[str, Any]) -> Any:
         pass
     if kwargs.get("truncation_side"):
         tok.truncation_side = kwargs["truncation_side"]
+    # Like the real tokenizers of decoder models, no token_type_ids (a model whose forward lacks them would fail);
+    # BERT-family names keep them.
+    with_types = infer_model_type(name) in ("bert", "deberta-v2", "deberta")
+    tok.model_input_names = ["input_ids", "token_type_ids", "attention_mask"] if with_types else [
+        "input_ids", "attention_mask"]
     return tok
 
 
@@ -225,7 +230,12 @@ def _sentence(i: int, n_words: int) -> str:
 
 def _columns(n: int, wanted: tuple[str, ...]) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {}
-    for col in wanted:
+    for spec in wanted:
+        col, _, form = spec.partition(":")
+        if form == "conv":  # conversational column: a list of messages
+            role = "user" if col in ("prompt", "messages") else "assistant"
+            cols[col] = [[{"role": role, "content": f"{_sentence(i + len(col), 6)}"}] for i in range(n)]
+            continue
         if col in ("prompt", "query", "question", "instruction", "input"):
             cols[col] = [f"{_sentence(i, 6)}?" for i in range(n)]
         elif col in ("completion", "response", "answer", "output", "solution"):
@@ -261,6 +271,9 @@ KNOWN_SCHEMAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "anthropic/hh-rlhf": (("chosen", "rejected"), ("train", "test")),
     "trl-lib/tldr": (("prompt", "completion"), ("train", "validation", "test")),
     "trl-lib/capybara": (("messages",), ("train", "test")),
+    "trl-lib/ultrafeedback-prompt": (("prompt:conv",), ("train", "test")),
+    "trl-lib/ultrafeedback_binarized": (("chosen:conv", "rejected:conv", "score_chosen", "score_rejected"),
+                                        ("train", "test")),
     "trl-internal-testing/descriptiveness-sentiment-trl-style": (
         ("prompt", "chosen", "rejected"), ("descriptiveness", "sentiment")),
     "trl-internal-testing/tldr-preference-sft-trl-style": (("prompt", "messages", "id"), ("train", "validation", "test")),
@@ -286,7 +299,7 @@ def synthetic_dataset(name: str, split: Any = None, streaming: bool = False) -> 
         ds = datasets.Dataset.from_dict(_columns(_ROWS.get(base, 256), columns), info=info, split=base)
         return ds.to_iterable_dataset() if streaming else ds
 
-    NOTICE(f"dataset {name!r} -> synthetic ({', '.join(columns)})")
+    NOTICE(f"dataset {name!r} -> synthetic ({', '.join(c.partition(':')[0] for c in columns)})")
     if split is None:
         return (datasets.IterableDatasetDict if streaming else datasets.DatasetDict)({s: one(s) for s in splits})
     if isinstance(split, (list, tuple)):

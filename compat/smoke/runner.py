@@ -228,11 +228,12 @@ def _hint(result: SmokeResult) -> str | None:
         return (f"this TRL name no longer exists in the installed TRL {_installed_trl()} (the PPO family was removed "
                 "in 1.13): run `python -m compat.migrate` on this file, see MIGRATION.md")
     if kind == "TypeError":
-        match = re.search(r"unexpected keyword argument '([^']+)'", message)
+        match = re.search(r"(\w*(?:Config|Arguments|Trainer))\.__init__\(\) got an unexpected keyword argument '([^']+)'",
+                          message)
         if match:
-            return (f"`{match.group(1)}` is not accepted here by the installed TRL {_installed_trl()}/transformers: "
-                    "a renamed or removed field; `python -m compat.migrate` rewrites known PPO-era fields "
-                    "(see MIGRATION.md)")
+            return (f"`{match.group(2)}` is not a parameter of {match.group(1)} in the installed TRL "
+                    f"{_installed_trl()}: a renamed or removed field; `python -m compat.migrate` rewrites known "
+                    "PPO-era fields (see MIGRATION.md)")
     if kind == "SmokeNetworkBlocked" or result.network_blocked:
         return ("the script (or a library it calls) tried to reach the network, which smoke runs block; "
                 "see the 'network blocked' line")

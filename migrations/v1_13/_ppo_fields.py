@@ -134,6 +134,21 @@ TRAINER_DROPPED = {
     "reward_model_path": "the trainer's `reward_funcs` argument",
 }
 
+# old defaults of fields with no successor, substituted for `config.<field>` reads the user left at the default
+OLD_DEFAULTS: dict[str, object] = {
+    "model_name": "gpt2", "query_dataset": "stanfordnlp/imdb", "reward_model": "sentiment-analysis:lvwerra/distilbert-imdb",
+    "task_name": None, "tracker_project_name": "trl", "tracker_kwargs": {}, "accelerator_kwargs": {},
+    "project_kwargs": {}, "push_to_hub_if_best_kwargs": {}, "steps": 20000, "adap_kl_ctrl": True, "target": 6.0,
+    "horizon": 10000.0, "kl_penalty": "kl", "gamma": 1.0, "lam": 0.95, "cliprange_value": 0.2, "vf_coef": 0.1,
+    "early_stopping": False, "target_kl": 1.0, "compare_steps": 1, "ratio_threshold": 10.0,
+    "use_score_scaling": False, "use_score_norm": False, "score_clip": None, "whiten_rewards": False,
+    "dataset_num_proc": None, "optimize_cuda_cache": None, "optimize_device_cache": False,
+    "total_episodes": None, "local_rollout_forward_batch_size": 64, "num_sample_generations": 10,
+    "stop_token": None, "stop_token_id": None, "kl_estimator": "k1", "sft_model_path": "EleutherAI/pythia-160m",
+    "reward_model_path": "EleutherAI/pythia-160m", "model_adapter_name": None, "ref_adapter_name": None,
+    "num_mini_batches": 1, "forward_batch_size": None,
+}
+
 PPO_ONLY_FIELDS = CLASSIC_ONLY | set(CLASSIC_DROPPED) | set(TRAINER_DROPPED) | {
     "cliprange", "kl_coef", "num_ppo_epochs", "response_length", "init_kl_coef", "ppo_epochs",
     "missing_eos_penalty", "num_mini_batches", "stop_token_id", "log_with", "exp_name", "mini_batch_size",
@@ -174,14 +189,25 @@ class ConfigMapping:
 
 
 def _num(v: object) -> cst.BaseExpression:
+    return py_literal(v)
+
+
+def py_literal(v: object) -> cst.BaseExpression:
+    """A literal expression for a Python value, strings in double quotes."""
+    if isinstance(v, str):
+        return cst.SimpleString('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"')
     return cst.parse_expression(repr(v))
 
 
 def pick_num_generations(generation_batch: int) -> int | None:
-    """The largest divisor of the generation batch in [2, 8] (GRPO's default group is 8); None if none exists."""
-    for g in range(8, 1, -1):
-        if generation_batch % g == 0:
+    """The group size for a generation batch: the largest divisor in [2, 8] (GRPO's default group is 8) that still
+    leaves at least 2 prompts per batch when the batch allows it; None if no divisor >= 2 exists."""
+    divisors = [g for g in range(8, 1, -1) if generation_batch % g == 0]
+    for g in divisors:
+        if generation_batch // g >= 2:
             return g
+    if divisors:
+        return divisors[0]
     if generation_batch >= 2:
         return generation_batch
     return None
@@ -428,7 +454,7 @@ def _map_batches(era, grpo, given, lit, new, out, static) -> None:  # noqa: ANN0
             if gen // g != b:
                 out.todos.append(
                     (
-                        f"PPO scored {b} prompts x 1 response per step; GRPO now samples {gen // g} prompts x "
+                        f"PPO scored {b} prompts x 1 response per step; GRPO now samples {gen // g} prompt(s) x "
                         f"{g} completions per generation batch of {gen} (num_generations must divide it). Adjust "
                         "num_generations / steps_per_generation if you want more prompts per step",
                         batch_anchor,

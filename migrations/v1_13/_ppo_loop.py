@@ -222,9 +222,6 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
             mapping[code(targets[0]).strip()] = cst.Name("prompts")
             continue
         scoring.append(s)
-    # statements between generation and decode that only build text are fine too (e.g. squeeze)
-    for i in range(gen_idx + 1, decode_idx):
-        plan.removed.append(_first_line(stmts[i]))
     body = [s.visit(_Replace(mapping)) for s in scoring]  # type: ignore[misc]
     rewards = scores.visit(_Replace(mapping))
     # what the scoring code still needs from the loop: the loop vars, tensors, anything assigned in the loop
@@ -250,8 +247,9 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
         return plan
     plan.reward_body = body
     plan.rewards_expr = rewards
-    for i, s in enumerate(stmts):
-        if i in (gen_idx, step_idx) or _calls_method(s, trainer, "log_stats"):
+    kept = {id(s) for s in scoring}
+    for s in stmts:
+        if id(s) not in kept:
             plan.removed.append(_first_line(s))
     return plan
 

@@ -16,9 +16,11 @@ import libcst as cst
 
 from migrations.base import Finding, PythonMigration, RuleContext, add_todo_lines, todo_text
 from migrations.helpers import (
+    imports_trl,
     Replacement,
     TrlRef,
     TrlTransformer,
+    dedupe_header_todos,
     dotted,
     insert_after_imports,
     parse_stmts,
@@ -163,6 +165,8 @@ class _Transformer(TrlTransformer):
             return Replacement(None, ref.name)
         if ref.name == "respond_to_batch" and ref.module in ("trl", "trl.gpt2", "trl.core"):
             return Replacement(None, ref.name)
+        if ref.module in CORE_MODULES and ref.name in FLAGGED:
+            return Replacement(None, ref.name)  # import dropped so the module imports; each use is flagged
         return None
 
     def owns_module(self, module: str) -> bool:
@@ -177,24 +181,32 @@ class _Transformer(TrlTransformer):
                 for a in s.names:
                     name = dotted(a.name) or ""
                     rep = self.replacement(TrlRef(mod or "", name))
-                    if rep is not None and rep.module is None and name not in self.used_local:
+                    if rep is not None and rep.module is None and name in LOCAL_DEFS and name not in self.used_local:
                         self.used_local.append(name)
                         if a.asname is not None:
                             self.todo(original_node, f"{name} is now defined locally by trl-compat under its own "
                                       f"name; rename uses of the alias `{a.asname.name.value}`", ANCHOR)  # type: ignore[union-attr]
                     if mod in CORE_MODULES and name in FLAGGED:
-                        self.todo(original_node, f"trl.core.{name} was removed from TRL with no public successor: "
-                                  "copy the helper you need into your code", ANCHOR)
+                        self.todo(original_node, f"trl.core.{name} was removed from TRL with no public successor "
+                                  "and its import was dropped: copy the helper you need into your code", ANCHOR)
         return super().leave_SimpleStatementLine(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         found = self.replaced_ref(original_node)
-        if found is not None and found[1].module is None and found[0].name not in self.used_local:
+        if found is not None and found[1].module is None and found[0].name in LOCAL_DEFS and found[0].name not in self.used_local:
             self.used_local.append(found[0].name)
         ref = self.trl_ref(original_node, FLAGGED)
         if ref is not None and ref.module in CORE_MODULES:
             self.todo(original_node, f"trl.core.{ref.name} was removed from TRL with no public successor", ANCHOR)
         return super().leave_Attribute(original_node, updated_node)
+
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if id(original_node) not in self._skip_names:
+            ref = self.trl_ref(original_node, FLAGGED)
+            if ref is not None and ref.module in CORE_MODULES:
+                self.todo(original_node, f"{ref.name} (trl.core, removed from TRL) is not defined any more", ANCHOR)
+        return super().leave_Name(original_node, updated_node)
 
 
 class PPOHelpers(PythonMigration):
@@ -206,6 +218,8 @@ class PPOHelpers(PythonMigration):
     order = 30
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | {"set_seed"}, CORE_MODULES):
+            return wrapper.module
         defined = {
             s.name.value for s in wrapper.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))
         }
@@ -223,7 +237,7 @@ class PPOHelpers(PythonMigration):
             from migrations.helpers import ensure_imports
 
             module = ensure_imports(module, imports)
-            spaced = [d.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for d in new_defs]
+            spaced = [d.with_changes(leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(indent=False)]) for d in new_defs]
             module = insert_after_imports(module, spaced)
             for name in t.used_local:
                 ctx.report(Finding(self.id, f"trl.core.{name} is now defined locally", 0, 0, ANCHOR, "info", True))
@@ -252,7 +266,7 @@ def _flag_stars(module: cst.Module, rule: PythonMigration, ctx: RuleContext) -> 
                         return add_todo_lines(updated_node, [text])
             return updated_node
 
-    return module.visit(_T())
+    return dedupe_header_todos(module.visit(_T()))
 
 
 MIGRATION = PPOHelpers()

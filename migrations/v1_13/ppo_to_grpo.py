@@ -23,6 +23,8 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 
 from migrations.base import TODO_PREFIX, PythonMigration, RuleContext
 from migrations.helpers import (
+    arg_value,
+    imports_trl,
     Replacement,
     TrlRef,
     TrlTransformer,
@@ -101,6 +103,9 @@ class _Analysis(cst.CSTVisitor):
         self._stmt: list[cst.CSTNode] = []
         self.uses_step = False
         self._parser_classes: dict[str, list[bool]] = {}
+        self._parser_names: dict[str, list[str]] = {}
+        self.dataclasses: set[str] = set()  # local @dataclass classes
+        self.hosts: dict[str, tuple[str, str]] = {}  # parsed config var -> (script-args var, its dataclass)
         self.parser_ids: set[int] = set()
 
     # -- resolution --
@@ -150,6 +155,9 @@ class _Analysis(cst.CSTVisitor):
         super().on_leave(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if any(dotted(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func) in
+               ("dataclass", "dataclasses.dataclass") for d in node.decorators):
+            self.dataclasses.add(node.name.value)
         for base in node.bases:
             if self.is_config_class(base.value):
                 own = set()
@@ -194,10 +202,18 @@ class _Analysis(cst.CSTVisitor):
                 parser_var = dotted(f.value)
                 classes = self._parser_classes.get(parser_var or "", [])
                 tgt = node.targets[0].target
+                names = self._parser_names.get(parser_var or "", [])
                 if isinstance(tgt, (cst.Tuple, cst.List)):
+                    host = None
+                    for i, el in enumerate(tgt.elements):
+                        if i < len(names) and names[i] in self.dataclasses and dotted(el.value):
+                            host = (dotted(el.value), names[i])
+                            break
                     for i, el in enumerate(tgt.elements):
                         if i < len(classes) and classes[i] and dotted(el.value):
                             self.config_vars[dotted(el.value)] = None  # type: ignore[index]
+                            if host is not None:
+                                self.hosts[dotted(el.value)] = host  # type: ignore[index]
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.is_config_class(node.func):
@@ -250,6 +266,7 @@ class _Analysis(cst.CSTVisitor):
                         pv = dotted(parent.targets[0].target)
                         if pv:
                             self._parser_classes[pv] = flags
+                            self._parser_names[pv] = [dotted(e.value) or "" for e in elems]
 
     def _is_parser(self, f: cst.BaseExpression) -> bool:
         names = {q.name for q in self.get_metadata(QualifiedNameProvider, f, set())}
@@ -298,8 +315,18 @@ class _Transformer(TrlTransformer):
         self.insert_before: dict[int, list[cst.BaseStatement]] = {}
         self.trainer_by_call = {id(t.call): t for t in an.trainers}
         self.trainer_vars = set(an.trainer_vars)
+        # `trainer.config` / `trainer.args` read the config passed to the trainer
+        for t in an.trainers:
+            if t.var is None:
+                continue
+            cfg = arg_value(t.call, 0, "config") or kwarg_value(t.call, "args")
+            name = dotted(cfg) if cfg is not None else None
+            if name in an.config_vars:
+                an.config_vars[f"{t.var}.config"] = an.config_vars[name]
+                an.config_vars[f"{t.var}.args"] = an.config_vars[name]
         self.tokenizers: set[str] = set()
         self._class_stack: list[tuple[str, str]] = []  # (class name, kind)
+        self.host_fields: dict[str, dict[str, object]] = {}  # script-args dataclass -> PPO fields it now holds
         self._plan_loops()
 
     # ---- symbols this rule replaces ----
@@ -376,7 +403,7 @@ class _Transformer(TrlTransformer):
                 gen_extra[k] = static
         if gen_extra:
             extra["generation_kwargs"] = cst.Dict(
-                [cst.DictElement(cst.SimpleString(repr(k)), v) for k, v in gen_extra.items()]
+                [cst.DictElement(F.py_literal(k), v) for k, v in gen_extra.items()]
             )
 
     def _static(self, v: cst.BaseExpression) -> cst.BaseExpression:
@@ -406,7 +433,7 @@ class _Transformer(TrlTransformer):
             lead = list(getattr(result, "leading_lines", ()))
             todos = [ln for ln in lead if ln.comment is not None and ln.comment.value.startswith(TODO_PREFIX)]
             rest = [ln for ln in lead if ln not in todos]
-            blank = [cst.EmptyLine()] * (2 if len(self._stmt_stack) == 0 else 1)
+            blank = [cst.EmptyLine(indent=False)] * (2 if len(self._stmt_stack) == 0 else 1)
             stmts = []
             prev_compound = False
             for i, b in enumerate(before):
@@ -417,7 +444,7 @@ class _Transformer(TrlTransformer):
                     lines = blank + lines
                 stmts.append(b.with_changes(leading_lines=[*lines, *b.leading_lines]))
                 prev_compound = isinstance(b, cst.BaseCompoundStatement)
-            after = blank if isinstance(before[-1], cst.FunctionDef) else [cst.EmptyLine()] if prev_compound else []
+            after = blank if isinstance(before[-1], cst.FunctionDef) else [cst.EmptyLine(indent=False)] if prev_compound else []
             result = cst.FlattenSentinel([*stmts, result.with_changes(leading_lines=[*after, *todos])])
         return result
 
@@ -482,7 +509,11 @@ class _Transformer(TrlTransformer):
         positional = [a for a in updated.args if a.keyword is None and not a.star]
         if positional:
             self.todo(original, "PPOConfig called with positional arguments: pass them by keyword", "ppo-config-fields")
-        visible_dict = any(id(self._dict_for(a)) in self.an.config_dicts for a in star if self._dict_for(a) is not None)
+        visible_dict = bool(star) and all(
+            self._dict_for(a) is not None and id(self._dict_for(a)) in self.an.config_dicts for a in star
+        )
+        if visible_dict and not entries:
+            return updated  # the spread dict literal is mapped where it is written (leave_Dict)
         static = not star
         mapped = F.map_config(
             entries,
@@ -532,7 +563,7 @@ class _Transformer(TrlTransformer):
                               static=True, extra=self.loop_extra)
         for msg, anchor in mapped.todos:
             self.todo(original_node, msg, anchor)
-        els = [cst.DictElement(cst.SimpleString(repr(k)), v) for k, v in mapped.entries] + rest
+        els = [cst.DictElement(F.py_literal(k), v) for k, v in mapped.entries] + rest
         self.changed = True
         return _relayout_dict(updated_node, els)
 
@@ -695,6 +726,21 @@ class _Transformer(TrlTransformer):
         self.insert_before.setdefault(id(t.stmt), []).append(decode)
 
     # ---- trainer methods / attributes ----
+    def leave_SimpleStatementLine(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        result = super().leave_SimpleStatementLine(original_node, updated_node)
+        if result is updated_node and len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Expr):
+            call = original_node.body[0].value
+            if (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "generate_completions"
+                and dotted(call.func.value) in self.trainer_vars
+            ):
+                # no successor: keep the line visible as a comment-marked `pass`
+                self.changed = True
+                return updated_node.with_changes(body=[cst.Pass()])
+        return result
+
     def _trainer_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         f = updated.func
         assert isinstance(f, cst.Attribute)
@@ -710,8 +756,8 @@ class _Transformer(TrlTransformer):
                       "prepare_dataloader", "generate_completions", "record_step_stats"):
             self.todo(original, f"{recv}.{meth}() does not exist on {self.TrainerName}: training, generation and "
                       "logging happen inside trainer.train()" + (
-                          "; set log_completions=True in the config to see samples" if meth == "generate_completions"
-                          else ""), "ppo-trainer-attributes")
+                          f"; the call `{code(original)}` was replaced by `pass`: set log_completions=True in the "
+                          "config to see samples" if meth == "generate_completions" else ""), "ppo-trainer-attributes")
         return updated
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
@@ -749,6 +795,17 @@ class _Transformer(TrlTransformer):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its value")
                     return val
+                if val is None and call is not None and not any(a.star for a in call.args) and attr in F.OLD_DEFAULTS:
+                    self.changed = True
+                    self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its old default")
+                    return cst.parse_expression(repr(F.OLD_DEFAULTS[attr]))
+                host = self.an.hosts.get(recv)  # type: ignore[arg-type]
+                default = F.OLD_DEFAULTS.get(attr, _MISSING)
+                if call is None and host is not None and default is not _MISSING and not isinstance(default, dict):
+                    self.host_fields.setdefault(host[1], {})[attr] = default
+                    self.changed = True
+                    self.note(original_node, f"{recv}.{attr} moved to {host[0]}.{attr} ({host[1]} field)")
+                    return cst.parse_expression(f"{host[0]}.{attr}")
                 self.todo(original_node, f"{recv}.{attr}: {self.ConfigName} has no `{attr}` field",
                           "ppo-config-fields")
         return result
@@ -768,6 +825,32 @@ class _Transformer(TrlTransformer):
         self._class_stack.pop()
         return updated_node
 
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        """Give the script's own argument dataclass the PPO fields the code still reads (`--sft_model_path` ...)."""
+        if not self.host_fields:
+            return updated_node
+        body = list(updated_node.body)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.host_fields:
+                have = {
+                    small.target.value
+                    for s in stmt.body.body if isinstance(s, cst.SimpleStatementLine)
+                    for small in s.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+                }
+                new_lines = []
+                for name, default in self.host_fields[stmt.name.value].items():
+                    if name in have:
+                        continue
+                    typ = type(default).__name__ if default is not None else "str"
+                    ann = f"{typ} | None" if default is None else typ
+                    line = cst.parse_statement(f"{name}: {ann} = {code(F.py_literal(default))}\n")
+                    new_lines.append(line)
+                if new_lines:
+                    new_lines[0] = new_lines[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(
+                        "# trl-compat: PPOConfig fields the script still reads (no GRPO/Online DPO field)"))])
+                    body[i] = stmt.with_changes(body=stmt.body.with_changes(body=[*stmt.body.body, *new_lines]))
+        return updated_node.with_changes(body=body)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not self._class_stack or self._class_stack[-1][1] != "trainer":
             return
@@ -781,12 +864,16 @@ class _Transformer(TrlTransformer):
             self.todo(node, f"{cls}.{meth} now overrides {self.TrainerName}.{meth}, whose internals differ from "
                       "PPO's: check it", "ppo-subclasses")
 
-    # ---- star imports ----
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node
 
 
 _MISSING = object()
+
+
+def kwarg_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    return None
 
 
 def _unique_name(module: cst.Module, base: str) -> str:
@@ -838,11 +925,12 @@ class PPOToGRPO(PythonMigration):
     release = "1.13"
     summary = "PPOConfig/PPOTrainer (all eras) -> GRPOConfig/GRPOTrainer (or Online DPO with --to online-dpo)"
     anchor = "ppo-to-grpo"
-    triggers = ("PPOTrainer", "PPOConfig", "PPOv2Trainer", "PPOv2Config", "ppo_trainer", "ppo_config", "trl import *",
-                "experimental.ppo")
+    triggers = ("PPOTrainer", "PPOConfig", "PPOv2Trainer", "PPOv2Config", "trl import *", "experimental.ppo")
     order = 10
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        if not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):
+            return wrapper.module
         an = _Analysis()
         wrapper.visit(an)
         t = _Transformer(self, ctx, an, wrapper.module)

@@ -20,6 +20,7 @@ import libcst as cst
 
 from migrations.base import PythonMigration, RuleContext
 from migrations.helpers import (
+    imports_trl,
     Replacement,
     TrlRef,
     TrlTransformer,
@@ -181,6 +182,8 @@ class ValueHeadModels(PythonMigration):
     order = 20
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        if not imports_trl(wrapper.module, NAMES, ("trl.models.modeling_value_head", "trl.models.modeling_base", "trl.experimental.ppo.modeling_value_head")):
+            return wrapper.module
         return _Transformer(self, ctx).transform_module(wrapper)
 
 

@@ -3,14 +3,17 @@
 The usual use was `SFTTrainer(..., compute_loss_func=dft_loss, args=SFTConfig(...))`. When the config is written
 inline in that call (and sets no `loss_type`), the rule drops `compute_loss_func=dft_loss` and adds `loss_type="dft"`
 to the `SFTConfig(...)`: the same loss computed inside the trainer, and no `compute_loss_func` deprecation warning on
-1.15+. Every other use keeps working through `compat.trl.dft_loss` (TRL's function where it exists, a faithful copy
+1.15+; the import goes too when nothing else uses it. Every other use keeps working through `compat.trl.dft_loss` (TRL's function where it exists, a faithful copy
 otherwise), with a TODO when it is passed as `compute_loss_func` to a config that is not written inline.
 """
 
 from __future__ import annotations
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import RemoveImportsVisitor
 
+from migrations.base import RuleContext
 from migrations.v1_13._options import SFT_CONFIGS
 from migrations.v1_14._symbols import Moved, SymbolMigration, SymbolTransformer, imported_names, kwarg
 
@@ -26,6 +29,15 @@ class DFTLoss(SymbolMigration):
     anchor = "removed-dft-loss"
     triggers = ("dft_loss",)
     symbols = {_OLD: Moved("compat.trl", "dft_loss", 'prefer SFTConfig(loss_type="dft")')}
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        module = super().transform(wrapper, ctx)
+        if module is wrapper.module:
+            return module
+        # once every compute_loss_func=dft_loss became loss_type="dft", the import has no use left: drop it
+        context = CodemodContext()
+        RemoveImportsVisitor.remove_unused_import(context, "compat.trl", "dft_loss")
+        return RemoveImportsVisitor(context).transform_module(module)
 
     def other_call(self, t: SymbolTransformer, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not imported_names(t, original.func) & SFT_TRAINERS:

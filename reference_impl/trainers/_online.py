@@ -244,22 +244,30 @@ class _OnlineTrainer(_BaseTrainer):
         return texts
 
     # ------------------------------------------------------------------------------------------- generation
-    def _generate_completions(self, prompt_ids: list[list[int]], generation_config: Any = None
-                              ) -> tuple[list[list[int]], list[list[float]] | None]:
+    def _generate_completions(self, prompt_ids: list[list[int]], generation_config: Any = None,
+                              model: nn.Module | None = None) -> tuple[list[list[int]], list[list[float]] | None]:
         """Completion token ids (cut after the first EOS) for each prompt, and their sampling log-probs when the
-        backend returns them (vLLM). The one place generation happens: override it for custom rollouts."""
+        backend returns them (vLLM). `model` (default: the policy) is e.g. A2PO's reference. The one place
+        generation happens: override it for custom rollouts."""
         generation_config = generation_config or self.generation_config
+        if model is not None and model is not self.model:
+            return self._generate_with(self.accelerator.unwrap_model(model), prompt_ids, generation_config), None
         if self.vllm_client is not None:
             self.vllm_client.maybe_sync_weights(self)
             return self.vllm_client.generate(prompt_ids, generation_config)
+        with unwrap_for_generation(self, getattr(self.args, "ds3_gather_for_generation", True)) as unwrapped:
+            return self._generate_with(unwrapped, prompt_ids, generation_config), None
+
+    def _generate_with(self, model: nn.Module, prompt_ids: list[list[int]], generation_config: Any
+                       ) -> list[list[int]]:
         device = self.accelerator.device
         ids = _data.pad_lists(prompt_ids, self._tokenizer.pad_token_id, "left").to(device)
         mask = _data.pad_lists([[1] * len(p) for p in prompt_ids], 0, "left").to(device)
-        with unwrap_for_generation(self, getattr(self.args, "ds3_gather_for_generation", True)) as unwrapped:
-            out = unwrapped.generate(input_ids=ids, attention_mask=mask, generation_config=generation_config)
+        with torch.no_grad():
+            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=generation_config)
         completion = out[:, ids.size(1):]
         keep = _data.completion_mask_after_eos(completion, self.eos_token_ids).bool()
-        return [c[m].tolist() for c, m in zip(completion.cpu(), keep.cpu())], None
+        return [c[m].tolist() for c, m in zip(completion.cpu(), keep.cpu())]
 
     def _pad_completions(self, prompt_ids: list[list[int]], completion_ids: list[list[int]]
                          ) -> dict[str, torch.Tensor]:
@@ -297,16 +305,19 @@ class _OnlineTrainer(_BaseTrainer):
     # ---------------------------------------------------------------------------------------------- scoring
     def _completion_stats(self, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                           logits_to_keep: int, outputs: tuple[str, ...] = ("logp",),
-                          batch_size: int | None = None) -> dict[str, torch.Tensor]:
-        """Per-token statistics `[B, logits_to_keep]` of the last `logits_to_keep` tokens (the completion)."""
+                          batch_size: int | None = None, temperature: float | None = None) -> dict[str, torch.Tensor]:
+        """Per-token statistics `[B, logits_to_keep]` of the last `logits_to_keep` tokens (the completion).
+
+        `temperature` defaults to the sampling temperature (GRPO/RLOO); Online DPO and A2PO score at 1.0 like TRL.
+        """
         batch_size = batch_size or input_ids.size(0)
+        temperature = self.temperature if temperature is None else temperature
         parts: list[dict[str, torch.Tensor]] = []
         for start in range(0, input_ids.size(0), batch_size):
             ids, mask = input_ids[start : start + batch_size], attention_mask[start : start + batch_size]
             labels = ids.masked_fill(mask == 0, -100)
             labels[:, :-logits_to_keep] = -100
-            stats = _model.forward_token_stats(model, ids, mask, labels, outputs=outputs,
-                                               temperature=self.temperature)
+            stats = _model.forward_token_stats(model, ids, mask, labels, outputs=outputs, temperature=temperature)
             parts.append({k: v[:, -logits_to_keep:] for k, v in stats.items() if k != "mask"})
         return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -31,7 +31,9 @@ from ._online import RewardFunctions, _GroupedOnlineTrainer, check_generation_fi
 
 @dataclass
 class _GroupedConfig(BaseConfig):
-    """Generation and batching fields GRPO and RLOO share (TRL 1.16 names and defaults)."""
+    """Generation and batching fields GRPO, RLOO and Distillation share (TRL 1.16 names and defaults)."""
+
+    _min_generations: ClassVar[int] = 2  # group baselines need siblings; distillation samples one completion
 
     learning_rate: float = option(1e-6, "Initial AdamW learning rate.")
     remove_unused_columns: bool = option(False, "Keep every dataset column (reward functions may use them).")
@@ -103,8 +105,9 @@ class _GroupedConfig(BaseConfig):
         if self.generation_batch_size % self.num_generations != 0:
             raise ValueError(f"generation_batch_size ({self.generation_batch_size}) must be divisible by "
                              f"num_generations ({self.num_generations}).")
-        if self.num_generations < 2:
-            raise ValueError(f"{type(self).__name__} needs num_generations >= 2, got {self.num_generations}.")
+        if self.num_generations < self._min_generations:
+            raise ValueError(f"{type(self).__name__} needs num_generations >= {self._min_generations}, "
+                             f"got {self.num_generations}.")
         if self.num_generations_eval is None:
             self.num_generations_eval = self.num_generations
 

@@ -69,7 +69,7 @@ def test_unknown_mode_complains_and_still_raises(violating: None) -> None:
 
 
 def test_only_warnings_never_raise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(fake_env(tmp_path, {"vllm": "0.99.0", "trl": "1.16.0"}))
+    monkeypatch.syspath_prepend(fake_env(tmp_path, {"vllm": "0.99.0"}))
     with pytest.warns(IncompatibleEnvironmentWarning, match="above the supported window"):
         _enforce_at_import(orig_argv=[PY, "-c", "import compat"], environ={})
 
@@ -100,13 +100,24 @@ def test_tool_invocation(argv: list[str], tool: str | None) -> None:
     assert _tool_invocation(argv) == tool
 
 
-def test_tools_warn_instead_of_raising(violating: None) -> None:
+def test_tools_warn_instead_of_raising_and_export_the_run(violating: None) -> None:
+    exported: dict[str, str] = {}
     with pytest.warns(IncompatibleEnvironmentWarning, match="`python -m compat.migrate` runs anyway"):
-        _enforce_at_import(orig_argv=[PY, "-m", "compat.migrate", "src"], environ={})
+        _enforce_at_import(orig_argv=[PY, "-m", "compat.migrate", "src"], environ={}, export=exported)
+    assert exported == {"TRL_COMPAT_TOOL": "python -m compat.migrate"}
+
+
+def test_processes_started_by_a_tool_inherit_it(violating: None) -> None:
+    # e.g. a spawned ProcessPoolExecutor worker of the migrator: its own argv is `python -c "from multiprocessing..."`
+    worker = [PY, "-c", "from multiprocessing.spawn import spawn_main; spawn_main()", "--multiprocessing-fork"]
+    with pytest.warns(IncompatibleEnvironmentWarning, match="runs anyway"):
+        _enforce_at_import(orig_argv=worker, environ={"TRL_COMPAT_TOOL": "python -m compat.migrate"}, export={})
+    with pytest.raises(IncompatibleEnvironmentError):
+        _enforce_at_import(orig_argv=worker, environ={}, export={})
 
 
 def test_doctor_stays_silent_on_import(violating: None) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _enforce_at_import(orig_argv=[PY, "-m", "compat"], environ={})
-        _enforce_at_import(orig_argv=[PY, "/venv/bin/trl-compat", "doctor"], environ={})
+        _enforce_at_import(orig_argv=[PY, "-m", "compat"], environ={}, export={})
+        _enforce_at_import(orig_argv=[PY, "/venv/bin/trl-compat", "doctor"], environ={}, export={})

@@ -78,6 +78,25 @@ def test_other_tools_are_never_blocked(violating: str, tmp_path: Path, module: s
     assert "peft 0.12.0" in result.stderr
 
 
+@pytest.mark.slow
+def test_spawned_worker_of_a_tool_is_not_blocked(violating: str, tmp_path: Path) -> None:
+    # A real spawn-context ProcessPoolExecutor started from a tool process: the worker re-imports compat with
+    # `python -c "from multiprocessing.spawn ..."` as its argv and must inherit the tool run (TRL_COMPAT_TOOL).
+    code = (
+        "import sys\n"
+        "sys.orig_argv[1:] = ['-m', 'compat.migrate']  # what `python -m compat.migrate` shows\n"
+        "import compat\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "import multiprocessing as mp\n"
+        "with ProcessPoolExecutor(1, mp_context=mp.get_context('spawn')) as pool:\n"
+        "    print(pool.submit(compat.environment.normalize_name, 'A-b').result())  # the worker imports compat\n"
+    )
+    result = run_python(["-c", code], fakes=violating, cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "a_b"
+    assert "IncompatibleEnvironmentError" not in result.stderr
+
+
 def test_console_script_runs_in_a_violating_environment(violating: str, tmp_path: Path) -> None:
     script = shutil.which("trl-compat", path=str(Path(sys.executable).parent))
     if script is None:

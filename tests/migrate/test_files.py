@@ -104,10 +104,14 @@ def test_symlinked_file_rewritten_through_the_link_once(tmp_path):
     (tmp_path / "alias").symlink_to("pkg", target_is_directory=True)
     outside = write(tmp_path.parent / f"{tmp_path.name}-outside" / "o.py", OLD_SFT)
     (tmp_path / "pkg" / "escape").symlink_to(outside.parent, target_is_directory=True)
-    report = migrate(tmp_path, link)
-    assert [f.path for f in report.files] == [str(tmp_path / "pkg" / "link.py")]
+    report = migrate(tmp_path, link)  # real.py, link.py, alias/real.py, alias/link.py, the link again: one file
+    assert [f.path for f in report.files] == [str(real)]
     assert link.is_symlink() and real.read_text() == NEW_SFT
     assert outside.read_text() == OLD_SFT  # a link out of the given roots is not followed
+    write(real, OLD_SFT)
+    report = migrate(link)  # only the link named: rewritten through it, the link stays a link
+    assert [f.path for f in report.files] == [str(link)] and report.files[0].written
+    assert link.is_symlink() and os.readlink(link) == "real.py" and real.read_text() == NEW_SFT
 
 
 def test_walk_skips_vendored_folders_and_honours_gitignore_and_exclude(tmp_path):

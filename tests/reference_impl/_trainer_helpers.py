@@ -146,10 +146,10 @@ def lora_config(**overrides: Any) -> Any:
     return LoraConfig(**kwargs)
 
 
-def fixed_completions(prompt_ids: list[list[int]], eos_token_id: int = 1) -> list[list[int]]:
+def fixed_completions(prompt_ids: list[list[int]], max_len: int = 6, eos_token_id: int = 1) -> list[list[int]]:
     """Deterministic 'generations' keyed on the prompt and its repeat index, so ours and TRL see the same rollouts.
 
-    Lengths vary (2..6 tokens); every other completion ends with EOS, the rest are 'truncated'.
+    Like real sampling: a completion either ends with EOS (2..max_len-1 tokens) or runs to `max_len` (truncated).
     """
     seen: dict[tuple[int, ...], int] = {}
     out = []
@@ -157,9 +157,10 @@ def fixed_completions(prompt_ids: list[list[int]], eos_token_id: int = 1) -> lis
         key = tuple(ids)
         j = seen.get(key, 0)
         seen[key] = j + 1
-        length = 2 + (sum(ids) + 3 * j) % 5
+        ends = (sum(ids) + j) % 2 == 0
+        length = 2 + (sum(ids) + 3 * j) % (max_len - 2) if ends else max_len
         tokens = [8 + (sum(ids) * 7 + 31 * j + 13 * k) % 480 for k in range(length)]
-        if (sum(ids) + j) % 2 == 0:
+        if ends:
             tokens[-1] = eos_token_id
         out.append(tokens)
     return out

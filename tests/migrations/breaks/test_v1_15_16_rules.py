@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from migrations.v1_15.deprecated_options import MIGRATION as DEPRECATED
 from migrations.v1_15.dft_loss import MIGRATION as DFT
 from migrations.v1_15.minillm import MIGRATION as MINILLM
@@ -107,8 +109,19 @@ def test_dft_loss_to_loss_type():
 
         trainer = SFTTrainer(model, args=SFTConfig(output_dir="o"), compute_loss_func=dft_loss)
     """)
-    assert out.splitlines()[1] == "from compat.trl import dft_loss"
-    assert out.splitlines()[3] == 'trainer = SFTTrainer(model, args=SFTConfig(output_dir="o", loss_type="dft"))'
+    assert out == textwrap.dedent("""\
+        from trl import SFTConfig, SFTTrainer
+
+        trainer = SFTTrainer(model, args=SFTConfig(output_dir="o", loss_type="dft"))
+    """)
+    out, _ = run(DFT, """\
+        from trl import SFTConfig, SFTTrainer
+        from trl.trainer.sft_trainer import dft_loss
+
+        trainer = SFTTrainer(model, args=SFTConfig(output_dir="o"), compute_loss_func=dft_loss)
+        print(dft_loss)
+    """)
+    assert "from compat.trl import dft_loss" in out and 'loss_type="dft"' in out
 
 
 def test_dft_loss_config_elsewhere_gets_todo():

@@ -1,0 +1,43 @@
+import torch
+from trl import GRPOConfig, GRPOTrainer
+from transformers import AutoModelForCausalLM
+
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO scored 8 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 4 completions per generation batch of 8 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+config = GRPOConfig(
+    learning_rate=1e-5,
+    seed=0,
+    num_iterations=4,
+    beta=0.2,
+    report_to="none",
+    max_grad_norm=0.0,
+    gradient_checkpointing=False,
+    bf16=False,
+    per_device_train_batch_size=8,
+    num_generations=4,
+)
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+optimizer = torch.optim.SGD(model.parameters(), lr=config.learning_rate)
+lr_scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.9)
+
+
+def reward_fn(prompts, completions, **kwargs):
+    """Reward for each completion (one float each): port the scoring code of the PPO loop here."""
+    raise NotImplementedError("trl-compat: port the PPO reward computation into this function")
+
+
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in dataset.column_names:
+    dataset = dataset.with_format(None).map(
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+    )
+
+# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
+ppo_trainer = GRPOTrainer(
+    model=model,
+    reward_funcs=reward_fn,
+    args=config,
+    train_dataset=dataset,
+    processing_class=tokenizer,
+    optimizers=(optimizer, lr_scheduler),
+)

@@ -1,0 +1,47 @@
+import torch
+from trl import GRPOConfig, GRPOTrainer
+from transformers import AutoModelForCausalLM
+from transformers import set_seed
+
+
+def respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0):
+    """trl.core.respond_to_batch (removed in TRL 0.14), kept by trl-compat: sample exactly txt_len new tokens."""
+    output = model.generate(
+        queries, max_new_tokens=txt_len, min_new_tokens=txt_len, do_sample=True, top_k=top_k, top_p=top_p
+    )
+    return output[:, queries.shape[-1] :]
+
+
+set_seed(0)
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+config = GRPOConfig(
+    learning_rate=1.41e-05,
+    seed=0,
+    num_iterations=4,
+    beta=0.2,
+    report_to="none",
+    max_grad_norm=0.0,
+    gradient_checkpointing=False,
+    bf16=False,
+    per_device_train_batch_size=1,
+    steps_per_generation=2,
+    num_generations=2,
+)
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+model_ref = AutoModelForCausalLM.from_pretrained("gpt2")
+
+
+def reward_fn(prompts, completions, **kwargs):
+    """Reward for each completion (one float each): port the scoring code of the PPO loop here."""
+    raise NotImplementedError("trl-compat: port the PPO reward computation into this function")
+
+
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `model_ref`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
+# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
+# TODO(trl-compat): GRPOTrainer needs a train_dataset with a `prompt` column (see MIGRATION.md#ppo-dataset-prompt)
+ppo_trainer = GRPOTrainer(model=model, reward_funcs=reward_fn, args=config, processing_class=tokenizer)  # noqa: F821
+query_tensor = tokenizer.encode("This morning I went to the ", return_tensors="pt")  # noqa: F821
+response_tensor = respond_to_batch(model, query_tensor, txt_len=20)
+reward = [torch.tensor(1.0)]
+# TODO(trl-compat): ppo_trainer.step() does not exist on GRPOTrainer: training, generation and logging happen inside trainer.train() (see MIGRATION.md#ppo-trainer-attributes)
+train_stats = ppo_trainer.step([query_tensor[0]], [response_tensor[0]], reward)

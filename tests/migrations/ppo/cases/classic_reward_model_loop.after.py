@@ -1,0 +1,61 @@
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+from trl import GRPOConfig, GRPOTrainer, create_reference_model
+from transformers import AutoModelForCausalLM
+
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="facebook/opt-125m" (tracking only; the model is the trainer's `model`) (see MIGRATION.md#ppo-config-fields)
+# TODO(trl-compat): beta=0.05 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO scored 16 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 8 completions per generation batch of 16 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+config = GRPOConfig(
+    num_iterations=2,
+    beta=0.05,
+    learning_rate=1.41e-05,
+    seed=0,
+    report_to="none",
+    max_grad_norm=0.0,
+    gradient_checkpointing=False,
+    bf16=False,
+    num_train_epochs=1,
+    max_completion_length=32,
+    per_device_train_batch_size=16,
+    num_generations=8,
+)
+tokenizer = AutoTokenizer.from_pretrained("facebook/opt-125m")
+model = AutoModelForCausalLM.from_pretrained("facebook/opt-125m")
+ref_model = create_reference_model(model)
+reward_model = AutoModelForSequenceClassification.from_pretrained("OpenAssistant/reward-model-deberta-v3-base")
+reward_tokenizer = AutoTokenizer.from_pretrained("OpenAssistant/reward-model-deberta-v3-base")
+dataset = build_dataset(tokenizer)  # noqa: F821 - defined elsewhere in the user's project
+
+
+def reward_fn(prompts, completions, **kwargs):
+    """Reward function built by trl-compat from the PPO loop's scoring code."""
+    inputs = reward_tokenizer(prompts, completions, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        scores = reward_model(**inputs).logits[:, 0]
+    rewards = [s for s in scores]
+    return [float(r) for r in rewards]
+
+
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in dataset.column_names:
+    dataset = dataset.with_format(None).map(
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+    )
+
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_model`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
+# TODO(trl-compat): the PPO data_collator `collator` was dropped: GRPOTrainer batches prompts itself (see MIGRATION.md#ppo-trainer)
+ppo_trainer = GRPOTrainer(
+    model=model,
+    reward_funcs=reward_fn,
+    args=config,
+    train_dataset=dataset,
+    processing_class=tokenizer,
+)  # noqa: F821
+generation_kwargs = {"max_new_tokens": 32, "do_sample": True, "pad_token_id": tokenizer.eos_token_id}
+
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, *...; batch["response"] = [tokenizer.decode(r.squeeze(), skip_special_tokens=True) ...; stats = ppo_trainer.step(query_tensors, response_tensors, rewards); ppo_trainer.log_stats(stats, batch, rewards) (see MIGRATION.md#ppo-step-loop)
+ppo_trainer.train()
+
+ppo_trainer.save_model("opt-ppo")

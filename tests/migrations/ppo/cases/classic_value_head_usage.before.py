@@ -1,0 +1,11 @@
+import torch
+from transformers import AutoModelForCausalLM
+from trl import AutoModelForCausalLMWithValueHead
+
+base = AutoModelForCausalLM.from_pretrained("gpt2")
+model = AutoModelForCausalLMWithValueHead.from_pretrained(base)
+wrapped = AutoModelForCausalLMWithValueHead(base)
+inner = model.pretrained_model
+head_weight = model.v_head.summary.weight
+logits, _, values = model(torch.tensor([[1, 2, 3]]))
+model.push_to_hub("me/model-with-value-head")

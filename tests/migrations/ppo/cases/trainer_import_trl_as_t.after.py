@@ -1,0 +1,27 @@
+import trl as t
+
+# TODO(trl-compat): beta=0.1 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+config = t.GRPOConfig(
+    output_dir="o",
+    beta=0.1,
+    learning_rate=5e-05,
+    temperature=0.7,
+    max_completion_length=53,
+    num_iterations=4,
+    num_generations=4,
+)
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in ds.column_names:
+    ds = ds.with_format(None).map(
+        lambda example: {"prompt": tok.decode(example["input_ids"], skip_special_tokens=True)}
+    )
+
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
+# TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+trainer = t.GRPOTrainer(model=m,
+                       reward_funcs=rm,  # noqa: F821
+                       args=config,
+                       train_dataset=ds,
+                       processing_class=tok,
+                       reward_processing_classes=tok)  # noqa: F821
+trainer.train()

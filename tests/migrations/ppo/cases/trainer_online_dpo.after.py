@@ -1,0 +1,28 @@
+from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
+
+# TODO(trl-compat): PPO config fields with no Online DPO successor were removed: kl_coef=0.05 (Online DPO's beta is the DPO temperature, not a KL penalty); num_ppo_epochs=2 (Online DPO has no PPO epochs) (see MIGRATION.md#ppo-config-fields)
+# TODO(trl-compat): Online DPO's beta is the DPO inverse temperature (default 0.1), not PPO's KL coefficient: the old value was not carried over (see MIGRATION.md#ppo-kl-beta)
+training_args = OnlineDPOConfig(
+    output_dir="o",
+    max_new_tokens=40,
+    missing_eos_penalty=1.0,
+    learning_rate=5e-05,
+    temperature=0.7,
+)
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in train_dataset.column_names:
+    train_dataset = train_dataset.with_format(None).map(
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+    )
+
+# TODO(trl-compat): the value model `value_model` is no longer used (Online DPO has no critic); remove its construction (see MIGRATION.md#ppo-value-model)
+trainer = OnlineDPOTrainer(
+    model=policy,  # noqa: F821
+    ref_model=ref_policy,  # noqa: F821
+    reward_funcs=reward_model,  # noqa: F821
+    args=training_args,
+    train_dataset=train_dataset,  # noqa: F821
+    processing_class=tokenizer,  # noqa: F821
+    reward_processing_classes=tokenizer,  # noqa: F821
+)
+trainer.train()

@@ -1,0 +1,42 @@
+from peft import LoraConfig
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
+from trl import GRPOConfig, GRPOTrainer
+
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed: total_episodes=10000 (no field; training length is num_train_epochs / max_steps); missing_eos_penalty=1.0 (GRPO has no such field: subtract it inside the reward function (`completion_ids`)); stop_token="eos" (GRPO/Online DPO always stop at the tokenizer EOS); kl_estimator="k3" (GRPO uses k3 in the loss) (see MIGRATION.md#ppo-config-fields)
+# TODO(trl-compat): missing_eos_penalty=1.0 has no GRPO field: subtract it inside the reward function for completions without EOS (reward functions receive `completion_ids`) (see MIGRATION.md#ppo-config-fields)
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+training_args = GRPOConfig(
+    output_dir="pythia-ppo",
+    learning_rate=3e-6,
+    per_device_train_batch_size=16,
+    gradient_accumulation_steps=1,
+    run_name="ppo-exp",
+    temperature=0.7,
+    max_completion_length=53,
+    num_iterations=4,
+    beta=0.05,
+    num_generations=8,
+)
+tokenizer = AutoTokenizer.from_pretrained("EleutherAI/pythia-1b-deduped", padding_side="left")
+policy = AutoModelForCausalLM.from_pretrained("EleutherAI/pythia-1b-deduped")
+reward_model = AutoModelForSequenceClassification.from_pretrained("my-rm", num_labels=1)
+value_model = AutoModelForSequenceClassification.from_pretrained("my-rm", num_labels=1)
+peft_config = LoraConfig(r=8, task_type="CAUSAL_LM")
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in train_dataset.column_names:
+    train_dataset = train_dataset.with_format(None).map(
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+    )
+
+# TODO(trl-compat): the value model `value_model` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+trainer = GRPOTrainer(
+    model=policy,
+    reward_funcs=reward_model,
+    args=training_args,
+    train_dataset=train_dataset,  # noqa: F821
+    processing_class=tokenizer,
+    reward_processing_classes=tokenizer,
+    peft_config=peft_config,
+)
+trainer.train()
+trainer.save_model(training_args.output_dir)

@@ -1,0 +1,30 @@
+from trl import GRPOTrainer
+
+
+class LoggingPPOTrainer(GRPOTrainer):
+    # TODO(trl-compat): LoggingPPOTrainer.generate_completions overrides a PPO trainer method that GRPOTrainer does not have: it is never called now; port its logic (reward shaping -> reward function, loss -> compute_loss, generation -> generation_kwargs) (see MIGRATION.md#ppo-subclasses)
+    def generate_completions(self, sampling=False):
+        print("sampling", sampling)
+        return super().generate_completions(sampling)
+
+    # TODO(trl-compat): LoggingPPOTrainer.null_ref_context overrides a PPO trainer method that GRPOTrainer does not have: it is never called now; port its logic (reward shaping -> reward function, loss -> compute_loss, generation -> generation_kwargs) (see MIGRATION.md#ppo-subclasses)
+    def null_ref_context(self):
+        return super().null_ref_context()
+
+    def log(self, logs, start_time=None):
+        super().log(logs, start_time)
+
+
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in ds.column_names:
+    ds = ds.with_format(None).map(
+        lambda example: {"prompt": tok.decode(example["input_ids"], skip_special_tokens=True)}
+    )
+
+# TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+trainer = LoggingPPOTrainer(model=m,
+                            reward_funcs=rm,  # noqa: F821
+                            args=args,
+                            train_dataset=ds,
+                            processing_class=tok,
+                            reward_processing_classes=tok)  # noqa: F821
