@@ -72,6 +72,10 @@ class Migration:
     summary: ClassVar[str]  # one line for --list
     anchor: ClassVar[str] = ""  # the MIGRATION.md section, e.g. "ppo-to-grpo"
     triggers: ClassVar[tuple[str, ...]] = ()
+    # Optional second gate, for triggers that are common words outside TRL code (`pad_token`, `float32`, `losses`):
+    # when set, a file must ALSO contain one of these substrings (typically `("trl",)`: a rule that resolves TRL
+    # names through imports cannot apply to a file that never mentions `trl`).
+    requires: ClassVar[tuple[str, ...]] = ()
     # The rule is needed by a target TRL at or above `release`; a rule may also stop applying at `until`
     # (exclusive), e.g. a rule that only makes sense while a name still exists.
     until: ClassVar[str | None] = None
@@ -84,8 +88,8 @@ class Migration:
         return self.until is None or target < Version(self.until)
 
     def triggered_by(self, text: str) -> bool:
-        """The cheap prefilter: does the text contain any trigger substring?"""
-        return any(t in text for t in self.triggers)
+        """The cheap prefilter: does the text contain any trigger substring (and, if set, any `requires` one)?"""
+        return any(t in text for t in self.triggers) and (not self.requires or any(r in text for r in self.requires))
 
 
 class PythonMigration(Migration):

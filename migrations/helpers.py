@@ -235,18 +235,10 @@ def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) 
             if ws.first_line.comment is not None:
                 comments[id(a.value)] = ws.first_line
     hanging = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
-    if hanging and call.args:
+    if (hanging or sep_ws is not None) and call.args:
+        # a multi-line call (hanging or aligned): one argument per line, hanging indent (an aligned layout would
+        # be misaligned as soon as the callee's name changes)
         return explode_call(call.with_changes(args=args), comments)
-    if sep_ws is not None:  # aligned continuation lines: `f(a,\n  b)`
-        last_comma = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
-        out = []
-        for i, a in enumerate(args):
-            if i < len(args) - 1:
-                first = comments.get(id(a.value), cst.TrailingWhitespace())
-                out.append(a.with_changes(comma=cst.Comma(whitespace_after=sep_ws.with_changes(first_line=first))))
-            else:
-                out.append(a.with_changes(comma=last_comma))
-        return call.with_changes(args=out)
     out = []
     for i, a in enumerate(args):
         out.append(
@@ -508,6 +500,7 @@ class TrlTransformer(MigrationTransformer):
         self.module_replacements: dict[str, str] = {}  # removed module alias -> what was done
         self._skip_names: set[int] = set()
         self._import_depth = 0
+        self._emitted_import_trl = False
         self.changed = False
 
     # ---- what the rule owns ----
@@ -655,6 +648,11 @@ class TrlTransformer(MigrationTransformer):
             keep.append(alias)
         if not changed:
             return None
+        # `import trl.a` + `import trl.b` both became `import trl`: keep the first only
+        if any(code(a.name) == "trl" and a.asname is None for a in keep):
+            if self._emitted_import_trl:
+                keep = [a for a in keep if not (code(a.name) == "trl" and a.asname is None)]
+            self._emitted_import_trl = True
         if not keep:
             return []
         fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in keep]
@@ -665,6 +663,17 @@ class TrlTransformer(MigrationTransformer):
     def owns_module(self, module: str) -> bool:
         """Whether this rule rewrites `import <module>` (a removed module whose symbols it replaces)."""
         return False
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        # an existing `import trl` makes a rewritten `import trl.core` -> `import trl` redundant
+        for stmt in node.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Import) and any(
+                        code(a.name) == "trl" and a.asname is None for a in small.names
+                    ):
+                        self._emitted_import_trl = True
+        return True
 
     # ---- uses ----
     def visit_Attribute(self, node: cst.Attribute) -> bool:

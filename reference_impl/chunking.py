@@ -50,7 +50,7 @@ DEFAULT_CHUNK = 256
 # fp32 scratch per slab of tile rows (elements): ~4 MiB, sized for the last-level cache
 _SLAB_ELEMS = 1 << 20
 # narrowest vocabulary block worth a GEMM; bounds the tokens per tile at budget / _MIN_VOCAB_BLOCK
-_MIN_VOCAB_BLOCK = 1024
+_MIN_VOCAB_BLOCK = 256
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -109,41 +109,43 @@ class _Plan:
     states are upcast to fp32 (block copies only; never the whole weight). ``stat``: softmax statistics (fp32).
 
     The tile gets the bytes a token-chunked loss spends on one chunk of ``chunk`` tokens' logits in the weight's
-    dtype (``chunk * V * b``). It spans ``token_block`` tokens (all of them unless that would make the vocabulary
-    block narrower than ``_MIN_VOCAB_BLOCK``) by ``vocab_block`` vocabulary entries; in upcast mode the fp32 weight
-    block shares the budget.
+    dtype (``chunk * V * b``), fp32 weight-block copies included. It spans every token of the call when that leaves
+    a vocabulary block of at least ``_MIN_VOCAB_BLOCK`` columns (then each block's weight gradient is a single GEMM);
+    otherwise the tokens are split and each block's weight gradient is summed over the token blocks in an fp32
+    ``[Cv, H]`` buffer, so precision does not depend on the split.
     """
 
-    def __init__(self, n: int, hdim: int, weight: torch.Tensor, chunk: int | None, upcast_ok: bool = True):
+    def __init__(self, n: int, hdim: int, weight: torch.Tensor, chunk: int | None):
         self.compute = _compute_dtype(weight)
         self.stat = _stat_dtype(self.compute)
-        upcast = (
-            upcast_ok
-            and weight.device.type == "cpu"
-            and self.compute in (torch.bfloat16, torch.float16)
-            and not cpu_has_native_gemm(self.compute)
-        )
-        self.upcast = upcast
-        self.gemm = torch.float32 if upcast else self.compute
-        # native low-precision GEMMs on CPU: the hidden-state gradient sums over vocabulary blocks, and CPU has no
-        # bf16 x bf16 -> fp32 GEMM, so those GEMMs run on fp32 copies of the tile and the block (budgeted below)
-        self.dh_fp32 = (
-            weight.device.type == "cpu" and not upcast and self.compute in (torch.bfloat16, torch.float16)
-        )
+        lowp = self.compute in (torch.bfloat16, torch.float16)
+        cpu = weight.device.type == "cpu"
+        self.upcast = cpu and lowp and not cpu_has_native_gemm(self.compute)
+        self.gemm = torch.float32 if self.upcast else self.compute
+        # native low-precision GEMMs on CPU: the hidden-state gradient sums over vocabulary blocks and CPU has no
+        # bf16 x bf16 -> fp32 GEMM, so those GEMMs run on fp32 copies of the tile and the block
+        self.dh_fp32 = cpu and lowp and not self.upcast
         chunk = DEFAULT_CHUNK if chunk is None else int(chunk)
         if chunk <= 0:
             raise ValueError(f"chunk must be positive, got {chunk}")
         vocab = weight.shape[0]
         budget = max(1, chunk * vocab * weight.element_size())  # bytes
-        g = torch.finfo(self.gemm).bits // 8
-        if self.dh_fp32:
-            g += 4  # the fp32 copy of the tile
-        row_cost = hdim * 4 // g if (upcast or self.dh_fp32) else 0  # an fp32 [Cv, H] weight block
+        per_elem = torch.finfo(self.gemm).bits // 8 + (4 if self.dh_fp32 else 0)
+        w_rows = 1 if (self.upcast or self.dh_fp32) else 0  # fp32 [Cv, H] weight-block copies
+        row_bytes = 4 * hdim
+
+        def columns(tokens: int, split: bool) -> int:
+            return budget // (per_elem * tokens + row_bytes * (w_rows + int(split)))
+
         min_vb = min(vocab, _MIN_VOCAB_BLOCK)
-        self.token_block = max(1, min(n, budget // (g * min_vb) - row_cost))
-        self.vocab_block = max(1, min(vocab, budget // (g * (self.token_block + row_cost))))
+        if columns(n, False) >= min_vb:
+            self.token_block = n
+        else:
+            self.token_block = max(1, min(n, (budget // min_vb - row_bytes * (w_rows + 1)) // per_elem))
+        self.split = self.token_block < n
+        self.vocab_block = max(1, min(vocab, columns(self.token_block, self.split)))
         self.slab = max(1, _SLAB_ELEMS // self.vocab_block)
-        self.single_tile = self.token_block >= n and self.vocab_block >= vocab
+        self.single_tile = not self.split and self.vocab_block >= vocab
 
     def tokens(self, h: torch.Tensor) -> torch.Tensor:
         """Hidden states of a token block in the GEMM dtype (rounded to the compute dtype first)."""
@@ -230,13 +232,13 @@ class _LogProbFunction(torch.autograd.Function):
             tile_buf = torch.empty(
                 min(n, plan.token_block) * min(vocab, plan.vocab_block), device=device, dtype=plan.gemm
             )
-            for t0 in range(0, n, plan.token_block):
-                t1 = min(n, t0 + plan.token_block)
-                h_blk = plan.tokens(hidden[t0:t1])
-                tgt_blk = targets[t0:t1]
-                for v0 in range(0, vocab, plan.vocab_block):
-                    v1 = min(vocab, v0 + plan.vocab_block)
-                    w_blk = plan.block(weight[v0:v1])
+            h_all = plan.tokens(hidden)
+            for v0 in range(0, vocab, plan.vocab_block):
+                v1 = min(vocab, v0 + plan.vocab_block)
+                w_blk = plan.block(weight[v0:v1])
+                for t0 in range(0, n, plan.token_block):
+                    t1 = min(n, t0 + plan.token_block)
+                    h_blk, tgt_blk = h_all[t0:t1], targets[t0:t1]
                     tile = tile_buf[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
                     torch.mm(h_blk, w_blk.t(), out=tile)
                     if bias is not None:
@@ -302,8 +304,9 @@ class _LogProbFunction(torch.autograd.Function):
             entropy if entropy is not None else placeholder,
             target_z,
             acc_a if acc_a is not None else placeholder,
-            tile_buf if keep_tile else placeholder,
         )
+        # not through save_for_backward: the backward overwrites it in place with gradients (and drops it after)
+        ctx.saved_tile = tile_buf if keep_tile else None
         ctx.transform, ctx.chunk, ctx.outputs = transform, chunk, tuple(outputs)
         ctx.grad_in_forward, ctx.keep_tile = grad_in_forward, keep_tile
         ctx.autocast_dtype = plan.compute
@@ -312,7 +315,7 @@ class _LogProbFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        hidden, weight, bias, targets, log_z, entropy, target_z, acc_a, saved_tile = ctx.saved_tensors
+        hidden, weight, bias, targets, log_z, entropy, target_z, acc_a = ctx.saved_tensors
         needs_h, needs_w, needs_b = ctx.needs_input_grad[:3]
         none = (None,) * 8
         g_logp = grads[ctx.outputs.index("logp")] if "logp" in ctx.outputs else None
@@ -340,8 +343,8 @@ class _LogProbFunction(torch.autograd.Function):
             vocab, device = weight.shape[0], hidden.device
             # the forward's tile holds the logits when they all fit in one; it is overwritten with gradients here,
             # so a second backward (retain_graph=True) recomputes instead
-            use_saved = ctx.keep_tile and not getattr(ctx, "tile_consumed", False)
-            ctx.tile_consumed = True
+            saved_tile, ctx.saved_tile = ctx.saved_tile, None
+            use_saved = saved_tile is not None
             if needs_h:
                 grad_hidden = torch.zeros(n, hdim, device=device, dtype=sdtype)
             if needs_w:
@@ -351,13 +354,17 @@ class _LogProbFunction(torch.autograd.Function):
             tile_buf = saved_tile if use_saved else torch.empty(
                 min(n, plan.token_block) * min(vocab, plan.vocab_block), device=device, dtype=plan.gemm
             )
-            for t0 in range(0, n, plan.token_block):
-                t1 = min(n, t0 + plan.token_block)
-                h_blk = plan.tokens(hidden[t0:t1])
-                tgt_blk = targets[t0:t1]
-                for v0 in range(0, vocab, plan.vocab_block):
-                    v1 = min(vocab, v0 + plan.vocab_block)
-                    w_blk = plan.block(weight[v0:v1])
+            h_all = plan.tokens(hidden)
+            # tokens split into blocks: each vocabulary block's weight gradient sums over them in fp32
+            dw_acc = None
+            if grad_weight is not None and plan.split:
+                dw_acc = torch.empty(min(vocab, plan.vocab_block), hdim, device=device, dtype=sdtype)
+            for v0 in range(0, vocab, plan.vocab_block):
+                v1 = min(vocab, v0 + plan.vocab_block)
+                w_blk = plan.block(weight[v0:v1])
+                for t0 in range(0, n, plan.token_block):
+                    t1 = min(n, t0 + plan.token_block)
+                    h_blk, tgt_blk = h_all[t0:t1], targets[t0:t1]
                     tile = tile_buf[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
                     if not use_saved:
                         torch.mm(h_blk, w_blk.t(), out=tile)
@@ -393,8 +400,15 @@ class _LogProbFunction(torch.autograd.Function):
                             tile[r0:r1].copy_(grad)
                     if grad_hidden is not None:
                         _mm_accumulate(grad_hidden[t0:t1], tile, w_blk)
-                    if grad_weight is not None:
-                        _weight_grad_block(grad_weight[v0:v1], tile, h_blk, first=t0 == 0, w_buf=w_blk)
+                    if dw_acc is not None:
+                        acc = dw_acc[: v1 - v0]
+                        if t0 == 0:
+                            acc.zero_()
+                        _mm_accumulate(acc, tile.t(), h_blk)
+                    elif grad_weight is not None:
+                        _weight_grad_block(grad_weight[v0:v1], tile, h_blk, w_buf=w_blk)
+                if dw_acc is not None:
+                    grad_weight[v0:v1].copy_(dw_acc[: v1 - v0])
         return (
             grad_hidden.to(hidden.dtype) if grad_hidden is not None else None,
             grad_weight,
@@ -403,29 +417,21 @@ class _LogProbFunction(torch.autograd.Function):
         )
 
 
-def _weight_grad_block(out: torch.Tensor, grad_tile: torch.Tensor, h_blk: torch.Tensor, *, first: bool,
-                       w_buf: torch.Tensor) -> None:
-    """``out (+)= grad_tile.T @ h_blk``: one GEMM over every token of the block, rounded to ``out.dtype`` once.
+def _weight_grad_block(out: torch.Tensor, grad_tile: torch.Tensor, h_blk: torch.Tensor, *, w_buf: torch.Tensor) -> None:
+    """``out = grad_tile.T @ h_blk``: one GEMM over every token of the call, rounded to ``out.dtype`` once.
 
     In upcast mode (``grad_tile`` fp32, ``out`` bf16) the fp32 product goes through ``w_buf`` (the block's fp32
     weight copy, no longer needed) instead of a new ``[Cv, H]`` allocation.
     """
     if grad_tile.dtype == out.dtype:
-        if first:
-            torch.mm(grad_tile.t(), h_blk, out=out)
-        else:
-            out.addmm_(grad_tile.t(), h_blk)
+        torch.mm(grad_tile.t(), h_blk, out=out)
         return
-    if w_buf.dtype == grad_tile.dtype and w_buf.shape == out.shape and w_buf.data_ptr() != out.data_ptr() \
-            and w_buf._base is None:
+    if w_buf.dtype == grad_tile.dtype and w_buf.shape == out.shape and w_buf._base is None:
         buf = w_buf
     else:
         buf = torch.empty(out.shape, device=out.device, dtype=grad_tile.dtype)
     torch.mm(grad_tile.t(), h_blk, out=buf)
-    if first:
-        out.copy_(buf)
-    else:
-        out.add_(buf)
+    out.copy_(buf)
 
 
 def chunked_logprobs(
@@ -457,18 +463,20 @@ def chunked_logprobs(
         bias: optional ``[V]`` LM-head bias.
         temperature, logit_scale, softcap: see above.
         ignore_index: target value of positions that are skipped; every output is 0 there and gets no gradient.
-        chunk: tile budget, in tokens of full-vocabulary logits (default 256): the engine holds at most about
-            ``chunk * V * (b + 4)`` bytes of logits at once (``b`` = bytes of the compute dtype).
+        chunk: tile budget, in tokens of full-vocabulary logits (default 256): the engine's tiles (and fp32 block
+            copies) take at most ``chunk * V * b`` bytes (``b`` = bytes of the weight's dtype), plus a ~4 MiB fp32
+            scratch and ``O(N * H)`` buffers.
         outputs: which statistics to return, any of :data:`LOGPROB_OUTPUTS`:
             ``"logp"`` log-prob of the target; ``"entropy"`` entropy of the distribution (nats);
             ``"argmax_correct"`` 1.0 where the target is the first argmax; ``"mean_logit"`` mean over the vocabulary
             of the transformed logits; ``"logsumsq"`` ``log(sum_v p_v^2)`` (WPO's weight is ``exp(logp - logsumsq)``).
-        backward: ``"auto"`` (default), ``"recompute"`` or ``"forward"``: with a frozen head, whether the forward
-            precomputes the hidden-state gradient (``auto`` does) or the backward recomputes the tiles.
+        backward: ``"auto"`` (default), ``"recompute"`` or ``"forward"``: with a frozen head (only ``hidden``
+            requires grad), whether the forward precomputes the hidden-state gradient (``auto`` does) or the backward
+            recomputes the tiles. A trainable head always recomputes.
 
     Returns:
-        ``{name: float32 tensor of targets' shape}`` for every requested name. ``logp`` and ``entropy`` carry
-        gradients to ``hidden``, ``weight`` and ``bias`` (only to those that require grad).
+        ``{name: tensor of targets' shape}`` for every requested name, float32 (float64 for float64 inputs). ``logp``
+        and ``entropy`` carry gradients to ``hidden``, ``weight`` and ``bias`` (only to those that require grad).
     """
     outputs = tuple(dict.fromkeys(outputs))
     unknown = set(outputs) - set(LOGPROB_OUTPUTS)
@@ -483,19 +491,20 @@ def chunked_logprobs(
     flat_t = targets.reshape(-1)
     if weight.numel() and weight.shape[1] != flat_h.shape[1]:
         raise ValueError(f"weight {tuple(weight.shape)} does not match hidden size {flat_h.shape[1]}")
+    transform = _Transform(logit_scale, softcap, temperature)
     valid = flat_t != ignore_index
-    all_valid = bool(valid.all())
-    if all_valid:
-        h_valid, t_valid, idx = flat_h, flat_t, None
-    else:
+    idx = None
+    h_valid, t_valid = flat_h, flat_t
+    if not bool(valid.all()):
         idx = valid.nonzero().squeeze(1)
         h_valid, t_valid = flat_h.index_select(0, idx), flat_t.index_select(0, idx)
-    transform = _Transform(logit_scale, softcap, temperature)
     if t_valid.numel() == 0:
         # nothing to compute; keep the graph connected so that backward yields zero gradients
-        zero = (flat_h.sum() + weight.sum() + (bias.sum() if bias is not None else 0.0)).float() * 0.0
+        zero = (flat_h.sum() + weight.sum() + (bias.sum() if bias is not None else 0.0)) * 0.0
+        dtype = _stat_dtype(_compute_dtype(weight))
         return {
-            k: torch.zeros(out_shape, device=hidden.device) + (zero if k in ("logp", "entropy") else 0.0)
+            k: torch.zeros(out_shape, device=hidden.device, dtype=dtype)
+            + (zero.to(dtype) if k in ("logp", "entropy") else 0.0)
             for k in outputs
         }
     values = _LogProbFunction.apply(h_valid, weight, bias, t_valid, transform, chunk, outputs, backward)
@@ -512,17 +521,19 @@ def chunked_logprobs(
 
 
 def _divergence_tiles(n: int, hs_dim: int, ht_dim: int, ws: torch.Tensor, chunk: int | None) -> tuple[int, int]:
-    """``(token_block, vocab_block)`` for two fp32 tiles (student, teacher) sharing the ``chunk * V * b`` budget, plus
-    the upcast ``[Cv, H]`` weight blocks where the GEMM cannot write fp32 from bf16 operands (CPU)."""
+    """``(token_block, vocab_block)`` for two fp32 tiles (student, teacher) sharing the ``chunk * V * b`` budget with
+    the upcast ``[Cv, H]`` weight blocks (where the GEMM cannot write fp32 from bf16 operands, i.e. off CUDA); all
+    tokens in one block unless that leaves fewer than ``_MIN_VOCAB_BLOCK`` columns (see :class:`_Plan`)."""
     chunk = DEFAULT_CHUNK if chunk is None else int(chunk)
     if chunk <= 0:
         raise ValueError(f"chunk must be positive, got {chunk}")
     vocab = ws.shape[0]
     budget = max(1, chunk * vocab * ws.element_size())
-    row_cost = (hs_dim + ht_dim) if ws.device.type != "cuda" and ws.dtype not in (torch.float32, torch.float64) else 0
+    upcast = ws.device.type != "cuda" and ws.dtype not in (torch.float32, torch.float64)
+    row_bytes = 4 * ((hs_dim + ht_dim) if upcast else 0) + 4 * hs_dim  # + the fp32 dW accumulator when split
     min_vb = min(vocab, _MIN_VOCAB_BLOCK)
-    token_block = max(1, min(n, (budget // (4 * min_vb) - row_cost) // 2))
-    vocab_block = max(1, min(vocab, budget // (4 * (2 * token_block + row_cost))))
+    token_block = n if budget // (8 * n + row_bytes) >= min_vb else max(1, min(n, (budget // min_vb - row_bytes) // 8))
+    vocab_block = max(1, min(vocab, budget // (8 * token_block + row_bytes)))
     return token_block, vocab_block
 
 
@@ -571,13 +582,13 @@ class _DivergenceFunction(torch.autograd.Function):
                 _project_fp32(ht_blk, wt[v0:v1].to(ct), None if bt is None else bt[v0:v1], tt)
                 return t_student.forward(ts, sdtype, copy=False), t_teacher.forward(tt, sdtype, copy=False)
 
-            for t0 in range(0, n, token_block):
-                t1 = min(n, t0 + token_block)
-                rows = slice(t0, t1)
-                hs_blk, ht_blk = hs[t0:t1].to(cs), ht[t0:t1].to(ct)
-                for v0 in range(0, vocab, vocab_block):
-                    v1 = min(vocab, v0 + vocab_block)
-                    zs, zt = tiles(hs_blk, ht_blk, t0, t1, v0, v1)
+            hs_c, ht_c = hs.to(cs), ht.to(ct)
+            for v0 in range(0, vocab, vocab_block):
+                v1 = min(vocab, v0 + vocab_block)
+                for t0 in range(0, n, token_block):
+                    t1 = min(n, t0 + token_block)
+                    rows = slice(t0, t1)
+                    zs, zt = tiles(hs_c[t0:t1], ht_c[t0:t1], t0, t1, v0, v1)
                     new_s = torch.maximum(m_s[rows], zs.amax(1))
                     new_t = torch.maximum(m_t[rows], zt.amax(1))
                     rs, rt = torch.exp(m_s[rows] - new_s), torch.exp(m_t[rows] - new_t)
@@ -605,13 +616,12 @@ class _DivergenceFunction(torch.autograd.Function):
             else:  # generalised JSD: a second pass, the mixture needs both normalisers
                 div, kl_s = stat(), stat()
                 lb, l1b = math.log(beta), math.log1p(-beta)
-                for t0 in range(0, n, token_block):
-                    t1 = min(n, t0 + token_block)
-                    rows = slice(t0, t1)
-                    hs_blk, ht_blk = hs[t0:t1].to(cs), ht[t0:t1].to(ct)
-                    for v0 in range(0, vocab, vocab_block):
-                        v1 = min(vocab, v0 + vocab_block)
-                        zs, zt = tiles(hs_blk, ht_blk, t0, t1, v0, v1)
+                for v0 in range(0, vocab, vocab_block):
+                    v1 = min(vocab, v0 + vocab_block)
+                    for t0 in range(0, n, token_block):
+                        t1 = min(n, t0 + token_block)
+                        rows = slice(t0, t1)
+                        zs, zt = tiles(hs_c[t0:t1], ht_c[t0:t1], t0, t1, v0, v1)
                         lps = zs.sub_(lz_s[rows].unsqueeze(1))
                         lpt = zt.sub_(lz_t[rows].unsqueeze(1))
                         log_m = torch.logaddexp(lps + l1b, lpt + lb)
@@ -650,16 +660,20 @@ class _DivergenceFunction(torch.autograd.Function):
             lb, l1b = (math.log(beta), math.log1p(-beta)) if mode == 2 else (0.0, 0.0)
             # the gradient GEMMs run where the projection did: fp32 operands on CPU, the compute dtype on CUDA
             gdtype = cs if hs.device.type == "cuda" else sdtype
-            for t0 in range(0, n, token_block):
-                t1 = min(n, t0 + token_block)
-                rows = slice(t0, t1)
-                hs_blk, ht_blk = hs[t0:t1].to(cs), ht[t0:t1].to(ct)
-                hs_g = hs_blk.to(gdtype)
-                for v0 in range(0, vocab, vocab_block):
-                    v1 = min(vocab, v0 + vocab_block)
+            hs_c, ht_c = hs.to(cs), ht.to(ct)
+            hs_g = hs_c.to(gdtype)
+            split = token_block < n
+            dw_acc = torch.empty(min(vocab, vocab_block), hdim, device=dev, dtype=sdtype) if needs_w and split else None
+            for v0 in range(0, vocab, vocab_block):
+                v1 = min(vocab, v0 + vocab_block)
+                w_blk = ws[v0:v1].to(cs)
+                wg = w_blk.to(gdtype)
+                for t0 in range(0, n, token_block):
+                    t1 = min(n, t0 + token_block)
+                    rows = slice(t0, t1)
+                    hs_blk, ht_blk = hs_c[t0:t1], ht_c[t0:t1]
                     ts = buf_s[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
                     tt = buf_t[: (t1 - t0) * (v1 - v0)].view(t1 - t0, v1 - v0)
-                    w_blk = ws[v0:v1].to(cs)
                     _project_fp32(hs_blk, w_blk, None if bs is None else bs[v0:v1], ts)
                     _project_fp32(ht_blk, wt[v0:v1].to(ct), None if bt is None else bt[v0:v1], tt)
                     zs = ctx.t_student.forward(ts, sdtype, copy=False)
@@ -680,11 +694,17 @@ class _DivergenceFunction(torch.autograd.Function):
                     if grad_b is not None:
                         grad_b[v0:v1] += grad.sum(0)
                     gc = grad.to(gdtype)
-                    wg = w_blk.to(gdtype)
                     if grad_h is not None:
                         _mm_accumulate(grad_h[t0:t1], gc, wg)
-                    if grad_w is not None:
-                        _weight_grad_block(grad_w[v0:v1], gc, hs_g, first=t0 == 0, w_buf=wg)
+                    if dw_acc is not None:
+                        acc = dw_acc[: v1 - v0]
+                        if t0 == 0:
+                            acc.zero_()
+                        _mm_accumulate(acc, gc.t(), hs_g[t0:t1])
+                    elif grad_w is not None:
+                        _weight_grad_block(grad_w[v0:v1], gc, hs_g, w_buf=wg)
+                if dw_acc is not None:
+                    grad_w[v0:v1].copy_(dw_acc[: v1 - v0])
         return (
             grad_h.to(hs.dtype) if grad_h is not None else None,
             grad_w,

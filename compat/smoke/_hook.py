@@ -630,9 +630,33 @@ def patch_dataset_dict(mod: Any) -> None:
 
 
 # ------------------------------------------------------------------------- classic PPO step loop (TRL <= 0.11)
+def _one_batch_of_completions(trainer_cls: Any) -> None:
+    """Trainer-style PPO's `generate_completions()` walks the whole eval set; `sampling=True` stops after one batch."""
+    real = getattr(trainer_cls, "generate_completions", None)
+    if real is None:
+        return
+
+    def generate_completions(self: Any, sampling: bool = False, *args: Any, **kwargs: Any) -> Any:
+        return real(self, True, *args, **kwargs)
+
+    trainer_cls.generate_completions = generate_completions
+
+
+@on_import("trl.experimental.ppo.ppo_trainer")
+def patch_experimental_ppo(mod: Any) -> None:
+    _one_batch_of_completions(mod.PPOTrainer)
+
+
+@on_import("trl.trainer.ppov2_trainer")
+def patch_ppov2(mod: Any) -> None:
+    _one_batch_of_completions(mod.PPOv2Trainer)
+
+
 @on_import("trl.trainer.ppo_trainer")
 def patch_classic_ppo(mod: Any) -> None:
     trainer_cls = getattr(mod, "PPOTrainer", None)
+    if trainer_cls is not None and hasattr(trainer_cls, "train"):
+        _one_batch_of_completions(trainer_cls)
     if trainer_cls is None or not hasattr(trainer_cls, "step") or hasattr(trainer_cls, "train"):
         return  # Trainer-style PPO: covered by the Trainer patches
     real_step = trainer_cls.step

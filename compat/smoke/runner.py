@@ -224,7 +224,9 @@ def _hint(result: SmokeResult) -> str | None:
             return (f"migration leftover: the TODO(trl-compat) marker at line {number} is not resolved yet: {text}")
     message = result.error_message or ""
     kind = result.error_type or ""
-    if kind in ("ImportError", "ModuleNotFoundError", "AttributeError") and any(n in message for n in REMOVED_TRL_NAMES):
+    removed_name = any(n in message for n in REMOVED_TRL_NAMES)
+    if removed_name and (kind in ("ImportError", "ModuleNotFoundError") or (
+            kind == "AttributeError" and message.startswith("module 'trl"))):
         return (f"this TRL name no longer exists in the installed TRL {_installed_trl()} (the PPO family was removed "
                 "in 1.13): run `python -m compat.migrate` on this file, see MIGRATION.md")
     if kind == "TypeError":

@@ -21,7 +21,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.v1_14._symbols import dedupe_header_todos, imported_names, kwarg, string_value
+from migrations.v1_14._symbols import imported_names, kwarg, string_value
 
 
 def config_paths(name: str, module: str, *extra: str) -> frozenset[str]:
@@ -55,6 +55,7 @@ class OptionChange:
 
 class OptionMigration(PythonMigration):
     changes: ClassVar[tuple[OptionChange, ...]] = ()
+    requires: ClassVar[tuple[str, ...]] = ("trl",)  # every callee is a TRL name
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         t = _OptionTransformer(self, ctx)
@@ -68,9 +69,6 @@ class _OptionTransformer(MigrationTransformer):
     def __init__(self, rule: OptionMigration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
         self.option_rule = rule
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return dedupe_header_todos(updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         qnames = imported_names(self, original_node.func)

@@ -196,6 +196,11 @@ def py_literal(v: object) -> cst.BaseExpression:
     """A literal expression for a Python value, strings in double quotes."""
     if isinstance(v, str):
         return cst.SimpleString('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    if isinstance(v, float):
+        text = repr(v)
+        if "e-0" in text:
+            text = text.replace("e-0", "e-")
+        return cst.Float(text)
     return cst.parse_expression(repr(v))
 
 
@@ -346,6 +351,14 @@ def map_config(
             new.setdefault("report_to", _num("none"))
             new.setdefault("max_grad_norm", _num(0.0))
             new.setdefault("gradient_checkpointing", cst.Name("False"))
+            mixed = None
+            acc = given.get("accelerator_kwargs")
+            if acc is not None:
+                acc_val = literal_value(acc, None)
+                if isinstance(acc_val, dict):
+                    mixed = acc_val.get("mixed_precision")
+            if mixed in ("bf16", "fp16"):
+                new.setdefault(mixed, cst.Name("True"))
             if "bf16" not in new and "fp16" not in new:
                 new["bf16"] = cst.Name("False")  # classic PPO trained in fp32 unless accelerate was told otherwise
         else:

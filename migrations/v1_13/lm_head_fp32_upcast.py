@@ -21,7 +21,9 @@ only when `W` is an output projection, by name or by origin:
 * `<anything>.get_output_embeddings().weight` or `.get_input_embeddings().weight` (a tied head);
 * a name or attribute in `HEAD_PARAMETERS` (`lm_head_weight`, `W_U`, `unembed_weight`, `output_embedding_weight`, ...),
   or any name containing `lm_head`;
-* a local name assigned exactly once, in the same function, from one of the above.
+* a local name assigned exactly once, in the same function, from one of the above;
+* a name passed to a context manager whose name mentions `lm_head` around the projection (TRL <= 1.12's own
+  `with maybe_gather_lm_head_ctx(w, b): logits = h.float() @ w.float().t()`, which TRL 1.13 fixed this way).
 
 `h` must be a plain expression (a name, an attribute or a subscript of one) because the rewrite reads `h.dtype`;
 anything else (a call, arithmetic) and any weight the rule cannot place (e.g. `hidden.float() @ weight.float().t()`)
@@ -40,7 +42,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.v1_14._symbols import dedupe_header_todos, imported_names
+from migrations.v1_14._symbols import imported_names
 
 HEAD_MODULES = frozenset({
     "lm_head", "embed_out", "wte", "word_embeddings", "embed_tokens", "output_layer", "output_embeddings", "unembed",
@@ -50,6 +52,9 @@ HEAD_PARAMETERS = frozenset({
     "output_embedding_weight", "output_embeddings_weight", "embed_out_weight", "head_weight", "vocab_projection",
 })
 HIDDEN_HINTS = ("hidden", "last_hidden", "hidden_states", "embeds", "activations", "features")
+# first `_`-separated token of a short name that reads as hidden states / a weight (`h`, `h_s`, `w`, `w_t`, ...)
+HIDDEN_PREFIXES = frozenset({"h", "hs", "hidden"})
+WEIGHT_PREFIXES = frozenset({"w", "weight", "weights"})
 
 _MATMUL_FUNCS = frozenset({"torch.matmul", "torch.mm"})
 _LINEAR_FUNCS = frozenset({"torch.nn.functional.linear"})
@@ -126,9 +131,7 @@ class _Transformer(MigrationTransformer):
     def __init__(self, rule: LMHeadFP32Upcast, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
         self._scopes: list[dict[str, list[cst.BaseExpression]]] = [{}]
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return dedupe_header_todos(updated_node)
+        self._head_context: list[set[str]] = []  # names handed to an enclosing `with ..lm_head..(w, b):`
 
     # -- local origins: names assigned once in the current function ---------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -139,6 +142,18 @@ class _Transformer(MigrationTransformer):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._scopes.pop()
+        return updated_node
+
+    def visit_With(self, node: cst.With) -> None:
+        names: set[str] = set()
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and "lm_head" in (_last_identifier(call.func) or ""):
+                names.update(a.value.value for a in call.args if isinstance(a.value, cst.Name))
+        self._head_context.append(names)
+
+    def leave_With(self, original_node: cst.With, updated_node: cst.With) -> cst.With:
+        self._head_context.pop()
         return updated_node
 
     # -- classification -----------------------------------------------------------------------------------------
@@ -199,6 +214,8 @@ class _Transformer(MigrationTransformer):
             return False
         if ident.lower() in HEAD_PARAMETERS or "lm_head" in ident.lower():
             return True
+        if isinstance(node, cst.Name) and any(node.value in names for names in self._head_context):
+            return True
         if isinstance(node, cst.Name) and depth == 0:
             values = self._scopes[-1].get(node.value, [])
             if len(values) == 1:
@@ -206,8 +223,12 @@ class _Transformer(MigrationTransformer):
         return False
 
     def _looks_hidden(self, node: cst.BaseExpression) -> bool:
-        ident = _last_identifier(node if not isinstance(node, cst.Subscript) else node.value) or ""
-        return any(h in ident.lower() for h in HIDDEN_HINTS)
+        ident = (_last_identifier(node if not isinstance(node, cst.Subscript) else node.value) or "").lower()
+        return any(h in ident for h in HIDDEN_HINTS) or ident.split("_")[0] in HIDDEN_PREFIXES
+
+    @staticmethod
+    def _looks_weight(node: cst.BaseExpression) -> bool:
+        return (_last_identifier(node) or "").lower().split("_")[0] in WEIGHT_PREFIXES
 
     # -- rewrites -----------------------------------------------------------------------------------------------
     def _decide(self, original: cst.CSTNode, lhs: cst.BaseExpression, rhs: cst.BaseExpression,
@@ -227,7 +248,7 @@ class _Transformer(MigrationTransformer):
                                 "its dtype and upcast the result by hand (see the guide)",
                       severity="warning", changed=False)
             return None
-        if self._looks_hidden(h.inner):
+        if self._looks_hidden(h.inner) or self._looks_weight(w.base):
             self.note(original, "possible fp32 lm_head projection (hidden states @ an unrecognised weight); not "
                                 "rewritten: if the weight is the output projection, project in bf16 and upcast the "
                                 "result", severity="warning", changed=False)

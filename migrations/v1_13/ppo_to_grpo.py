@@ -102,6 +102,9 @@ class _Analysis(cst.CSTVisitor):
         self.fors: list[cst.For] = []
         self._stmt: list[cst.CSTNode] = []
         self.uses_step = False
+        self.tokenize_fns: dict[str, tuple[cst.FunctionDef, cst.BaseExpression]] = {}
+        self.input_ids_strings: list[cst.SimpleString] = []
+        self.mapped_fns: set[str] = set()  # names passed as the function of a `.map(...)`
         self._parser_classes: dict[str, list[bool]] = {}
         self._parser_names: dict[str, list[str]] = {}
         self.dataclasses: set[str] = set()  # local @dataclass classes
@@ -175,6 +178,15 @@ class _Analysis(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.fors.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        text = _tokenized_text(node)
+        if text is not None:
+            self.tokenize_fns[node.name.value] = (node, text)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if literal_value(node, None) == "input_ids":
+            self.input_ids_strings.append(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -253,6 +265,10 @@ class _Analysis(cst.CSTVisitor):
             f = node.func
             if isinstance(f, cst.Attribute) and f.attr.value in ("step", "log_stats") and dotted(f.value):
                 self.uses_step = True
+            if isinstance(f, cst.Attribute) and f.attr.value == "map" and node.args:
+                first = node.args[0].value
+                if isinstance(first, cst.Name):
+                    self.mapped_fns.add(first.value)
             # HfArgumentParser((ScriptArgs, PPOConfig)) / TrlParser(...)
             if self._is_parser(f) and node.args:
                 first = node.args[0].value
@@ -282,6 +298,69 @@ class _Analysis(cst.CSTVisitor):
         if self.votes["trainer"] > self.votes["classic"]:
             return "trainer"
         return "classic" if self.uses_step else "trainer"
+
+
+_TOKENIZER_METHODS = ("apply_chat_template", "encode", "__call__")
+
+
+def _tokenizer_call_text(call: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`tokenizer(E, ...)`, `tokenizer.apply_chat_template(E, ...)`, `tokenizer.encode(E, ...)` -> E."""
+    if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    f = call.func
+    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+    if isinstance(f, cst.Attribute) and name not in _TOKENIZER_METHODS:
+        return None
+    if isinstance(f, cst.Name) and "token" not in name.lower():
+        return None
+    if isinstance(f, cst.Attribute) and "token" not in (dotted(f.value) or "").lower():
+        return None
+    return call.args[0].value
+
+
+def _tokenized_text(fn: cst.FunctionDef) -> cst.BaseExpression | None:
+    """The text expression a PPO-style tokenizing function turns into `input_ids`, if it has that exact shape:
+    `return {"input_ids": <tokenizer call on E>[, "lengths"/"attention_mask": ...]}` (directly, through
+    `outputs = tokenizer(E); outputs["input_ids"]`, or through `input_ids = tokenizer.apply_chat_template(E, ...)`)."""
+    body = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
+    if not body or not fn.params.params:
+        return None
+    last = body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return)):
+        return None
+    ret = last.body[0].value
+    if not isinstance(ret, cst.Dict):
+        return None
+    assigned: dict[str, cst.BaseExpression] = {}
+    for stmt in body[:-1]:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
+            a = stmt.body[0]
+            if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name):
+                assigned[a.targets[0].target.value] = a.value
+                continue
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(x, cst.Expr) and isinstance(x.value, (cst.SimpleString, cst.ConcatenatedString))
+            for x in stmt.body
+        ):
+            continue  # docstring
+        return None
+    text = None
+    for el in ret.elements:
+        if not isinstance(el, cst.DictElement):
+            return None
+        key = literal_value(el.key, None)
+        if key == "input_ids":
+            v = el.value
+            if isinstance(v, cst.Name) and v.value in assigned:
+                v = assigned[v.value]
+            if isinstance(v, cst.Subscript) and isinstance(v.value, cst.Name) and v.value.value in assigned:
+                v = assigned[v.value.value]
+            text = _tokenizer_call_text(v)
+            if text is None:
+                return None
+        elif key not in ("lengths", "length", "attention_mask"):
+            return None
+    return text
 
 
 def _dict_keys(node: cst.BaseExpression) -> set[str]:
@@ -328,6 +407,14 @@ class _Transformer(TrlTransformer):
         self._class_stack: list[tuple[str, str]] = []  # (class name, kind)
         self.host_fields: dict[str, dict[str, object]] = {}  # script-args dataclass -> PPO fields it now holds
         self._plan_loops()
+        # tokenizing functions passed to `.map` whose `input_ids` nobody else reads: return the text as `prompt`
+        self.tokenize_rewrites: dict[int, cst.BaseExpression] = {}
+        for name, (fn, text) in an.tokenize_fns.items():
+            if name not in an.mapped_fns or not an.trainers:
+                continue
+            outside = [s for s in an.input_ids_strings if not _inside(s, fn)]
+            if not outside:
+                self.tokenize_rewrites[id(fn)] = text
 
     # ---- symbols this rule replaces ----
     def replacement(self, ref: TrlRef) -> Replacement | None:
@@ -651,6 +738,8 @@ class _Transformer(TrlTransformer):
             self.todo(original, f"{self.TrainerName} needs a train_dataset with a `prompt` column", "ppo-dataset-prompt")
         if "eval_dataset" in got:
             out["eval_dataset"] = got.pop("eval_dataset")
+            if code(out["eval_dataset"]) != "None" and tok is not None:
+                self._prompt_column(t, out["eval_dataset"], tok, original)
         if tok is not None:
             out["processing_class"] = tok
             if reward is not None:
@@ -707,6 +796,8 @@ class _Transformer(TrlTransformer):
     def _prompt_column(self, t: _Trainer, ds: cst.BaseExpression, tok: cst.BaseExpression | None,
                        original: cst.Call) -> None:
         """PPO datasets carry `input_ids`; GRPO/Online DPO read a `prompt` column: rebuild it before the trainer."""
+        if self.tokenize_rewrites:
+            return  # the visible tokenizing map now yields `prompt`
         name = dotted(ds)
         if name is None or t.stmt is None or tok is None or not isinstance(t.stmt, cst.SimpleStatementLine):
             self.todo(original, f"{self.TrainerName} reads a `prompt` column (text or chat messages); PPO datasets "
@@ -851,6 +942,19 @@ class _Transformer(TrlTransformer):
                     body[i] = stmt.with_changes(body=stmt.body.with_changes(body=[*stmt.body.body, *new_lines]))
         return updated_node.with_changes(body=body)
 
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        text = self.tokenize_rewrites.get(id(original_node))
+        if text is None:
+            return updated_node
+        self.changed = True
+        self.note(original_node, f"{original_node.name.value} now returns the text as `prompt` instead of input_ids")
+        body = list(updated_node.body.body)
+        doc = [b for b in body[:1] if isinstance(b, cst.SimpleStatementLine) and isinstance(b.body[0], cst.Expr)]
+        ret = cst.parse_statement(f'return {{"prompt": {code(text)}}}\n')
+        ret = ret.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(
+            "# trl-compat: GRPO/Online DPO tokenize prompts themselves: keep the text (was input_ids)"))])
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*doc, ret]))
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not self._class_stack or self._class_stack[-1][1] != "trainer":
             return
@@ -884,6 +988,20 @@ def _unique_name(module: cst.Module, base: str) -> str:
         name = f"{base}_{i}"
         i += 1
     return name
+
+
+def _inside(node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            nonlocal found
+            if n is node:
+                found = True
+            return not found
+
+    container.visit(_V())
+    return found
 
 
 def _all_fors(node: cst.CSTNode) -> list[cst.For]:
@@ -927,6 +1045,7 @@ class PPOToGRPO(PythonMigration):
     anchor = "ppo-to-grpo"
     triggers = ("PPOTrainer", "PPOConfig", "PPOv2Trainer", "PPOv2Config", "trl import *", "experimental.ppo")
     order = 10
+    requires = ("trl",)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):

@@ -180,6 +180,7 @@ class ValueHeadModels(PythonMigration):
     anchor = ANCHOR
     triggers = ("WithValueHead", "PreTrainedModelWrapper", "ValueHead", "SUPPORTED_ARCHITECTURES", "modeling_value_head")
     order = 20
+    requires = ("trl",)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not imports_trl(wrapper.module, NAMES, ("trl.models.modeling_value_head", "trl.models.modeling_base", "trl.experimental.ppo.modeling_value_head")):

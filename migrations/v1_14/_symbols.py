@@ -32,7 +32,7 @@ from libcst.metadata import (
     QualifiedNameSource,
 )
 
-from migrations.base import TODO_PREFIX, MigrationTransformer, PythonMigration, RuleContext
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,8 @@ class SymbolMigration(PythonMigration):
     symbols: ClassVar[dict[str, Action]] = {}
     # names whose move depends on each use (`convertible` decides)
     conditional: ClassVar[frozenset[str]] = frozenset()
+    # every tabled name is a TRL name, reached through an import that spells `trl`
+    requires: ClassVar[tuple[str, ...]] = ("trl",)
 
     # -- hooks ------------------------------------------------------------------------------------------
     def convertible(self, qname: str, call: cst.Call | None) -> str | None:
@@ -263,9 +265,6 @@ class SymbolTransformer(MigrationTransformer):
                 return self.symbol_rule.rewrite_call(self, qname, original_node, updated_node)
         return self.symbol_rule.other_call(self, original_node, updated_node)
 
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return dedupe_header_todos(updated_node)
-
     # -- imports ----------------------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -403,21 +402,3 @@ def replace_string(node: cst.SimpleString, value: str) -> cst.SimpleString:
     quote = node.quote
     return node.with_changes(value=f"{node.prefix}{quote}{value}{quote}")
 
-
-def dedupe_header_todos(module: cst.Module) -> cst.Module:
-    """Keep a marker above the first statement idempotent.
-
-    libcst parses comment lines above a module's first statement into `Module.header`, where the base class's
-    duplicate check (on the statement's `leading_lines`) cannot see them: a second run would add the marker again.
-    Drop a marker from the first statement when the header already holds it. (Belongs in `migrations.base`.)
-    """
-    if not module.body or not module.header:
-        return module
-    in_header = {line.comment.value for line in module.header if line.comment is not None}
-    first = module.body[0]
-    leading = list(getattr(first, "leading_lines", ()))
-    kept = [line for line in leading if not (
-        line.comment is not None and line.comment.value.startswith(TODO_PREFIX) and line.comment.value in in_header)]
-    if len(kept) == len(leading):
-        return module
-    return module.with_changes(body=[first.with_changes(leading_lines=kept), *module.body[1:]])

@@ -21,7 +21,7 @@ from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.v1_13._options import DPO_CONFIGS, GRPO_CONFIGS, KTO_CONFIGS, RLOO_CONFIGS, SFT_CONFIGS
-from migrations.v1_14._symbols import dedupe_header_todos, imported_names, kwarg, string_value
+from migrations.v1_14._symbols import imported_names, kwarg, string_value
 
 CONFIGS = SFT_CONFIGS | DPO_CONFIGS | KTO_CONFIGS | GRPO_CONFIGS | RLOO_CONFIGS
 
@@ -37,6 +37,7 @@ class UseLigerKernel(PythonMigration):
     summary = 'use_liger_kernel=True (deprecated in 1.15) -> model_init_kwargs={"use_kernels": True}'
     anchor = "use-liger-kernel-to-kernels"
     triggers = ("use_liger_kernel",)
+    requires = ("trl",)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         t = _Transformer(self, ctx)
@@ -90,9 +91,6 @@ def _comma_like_between(value: cst.Dict) -> cst.Comma:
 
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return dedupe_header_todos(updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if not imported_names(self, original_node.func) & CONFIGS:

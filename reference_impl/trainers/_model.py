@@ -299,7 +299,9 @@ def disable_dropout(model: nn.Module) -> None:
 def no_gradient_checkpointing(model: nn.Module, args: Any) -> Iterator[None]:
     """Turn gradient checkpointing off for a no-grad pass (reference/old log-probs), back on afterwards."""
     inner = causal_lm(model)
-    enabled = bool(getattr(inner, "is_gradient_checkpointing", False))
+    flag = "is_activation_checkpointing" if hasattr(type(inner), "is_activation_checkpointing") else (
+        "is_gradient_checkpointing")
+    enabled = bool(getattr(inner, flag, False))
     if enabled:
         inner.gradient_checkpointing_disable()
     try:

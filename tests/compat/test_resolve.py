@@ -106,6 +106,7 @@ def test_fallback_prepare_multimodal_messages_vllm():
     assert out[1] == messages[1]
 
 
+@pytest.mark.slow  # imports torch
 def test_fallback_dft_loss_matches_its_definition():
     torch = pytest.importorskip("torch")
     from types import SimpleNamespace

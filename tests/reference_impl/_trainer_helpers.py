@@ -18,6 +18,12 @@ import functools
 import math
 from typing import Any
 
+import datasets
+import torch
+
+torch.set_num_threads(1)  # 2 shared cores: one thread per test worker avoids oversubscription
+datasets.disable_progress_bars()
+
 WORDS = "the movie was great good bad terrible fun plot story i you we not very really".split()
 
 
@@ -180,3 +186,22 @@ async def reward_vowels(completions: list, **kwargs: Any) -> list[float]:
         return c if isinstance(c, str) else c[0]["content"]
 
     return [sum(ch in "aeiou" for ch in text_of(c)) / max(1, len(text_of(c))) for c in completions]
+
+
+def grad_norm(model: Any) -> float:
+    """Total L2 norm of the gradients of `model`'s trainable parameters."""
+    import torch
+
+    grads = [p.grad.detach().float().norm() for p in model.parameters() if p.grad is not None]
+    return float(torch.stack(grads).norm()) if grads else 0.0
+
+
+def loss_and_grad_norm(trainer: Any, inputs: Any) -> tuple[float, float]:
+    """One forward/backward of `trainer.compute_loss` on prepared `inputs`: (loss, grad norm); grads cleared after."""
+    trainer.model.train()
+    trainer.model.zero_grad(set_to_none=True)
+    loss = trainer.compute_loss(trainer.model, inputs)
+    loss.backward()
+    norm = grad_norm(trainer.model)
+    trainer.model.zero_grad(set_to_none=True)
+    return float(loss.detach()), norm

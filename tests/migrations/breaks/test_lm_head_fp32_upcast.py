@@ -107,15 +107,33 @@ def test_negative_shadowed_torch_and_reassigned_weight():
             return h.float() @ w.float().t()
     """)
     out, findings = run(RULE, src, dedent=False)
-    assert out == src and not findings
+    assert out == src
+    # the reassigned `w` has no single origin: reported as unsure (line 7), never rewritten
+    assert [(f.severity, f.line, f.changed) for f in findings] == [("warning", 7, False)]
+
+
+def test_trl_1_12_chunk_function_gets_trl_1_13_fix():
+    """TRL 1.12's own `_chunk` (sft_trainer.py), as teams copied it; 1.13 changed the line to exactly this."""
+    out, findings = run(RULE, """\
+        def _chunk(h, w, b, lbl, logit_scale, final_logit_softcapping):
+            with maybe_gather_lm_head_ctx(w, b):
+                logits = h.float() @ w.float().t()
+                if b is not None:
+                    logits = logits + b.float()
+            return logits
+    """)
+    assert "        logits = (h @ w.to(h.dtype).t()).float()\n" in out
+    assert "logits = logits + b.float()" in out and [f.changed for f in findings] == [True]
 
 
 def test_unsure_candidates_are_reported_not_rewritten():
-    src = f"{T}a = hidden_states.float() @ weight.float().t()\nb = model(x).last_hidden_state.float() @ lm_head.weight.float().t()\n"
+    src = (f"{T}a = hidden_states.float() @ weight.float().t()\n"
+           "b = model(x).last_hidden_state.float() @ lm_head.weight.float().t()\n"
+           "c = h_s.float() @ w_s.float().t()  # e.g. parameters of a helper, no lm_head context\n")
     out, findings = run(RULE, src, dedent=False)
     assert out == src
-    assert [f.severity for f in findings] == ["warning", "warning"]
-    assert {f.line for f in findings} == {3, 4}
+    assert [f.severity for f in findings] == ["warning", "warning", "warning"]
+    assert {f.line for f in findings} == {3, 4, 5}
 
 
 def test_bias_not_upcast_is_left():

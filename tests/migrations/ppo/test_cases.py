@@ -13,6 +13,7 @@ import os
 
 import pytest
 
+from tests.migrations.ppo.test_anchors import emitted_anchors_missing
 from tests.migrations.ppo._harness import CASES, case_names, case_option, expected_path, migrate
 
 UPDATE = os.environ.get("TRL_COMPAT_UPDATE_CASES") == "1"
@@ -23,6 +24,7 @@ def test_case(name: str) -> None:
     before = (CASES / f"{name}.before.py").read_text()
     result = migrate(before, case_option(name))
     assert result.ok, result.errors
+    assert not emitted_anchors_missing(result.findings, result.text)
     if name.startswith("neg_"):
         assert not expected_path(name).exists(), "negative controls have no after file"
         assert result.text == before

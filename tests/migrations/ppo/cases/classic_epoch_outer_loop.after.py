@@ -20,7 +20,7 @@ class LengthSampler:
 config = GRPOConfig(
     num_iterations=1,
     epsilon=0.1,
-    learning_rate=1.41e-05,
+    learning_rate=1.41e-5,
     seed=0,
     beta=0.2,
     report_to="none",

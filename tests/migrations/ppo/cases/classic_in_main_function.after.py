@@ -10,7 +10,7 @@ def main():
     # TODO(trl-compat): PPO scored 4 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 2 completions per generation batch of 4 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
     config = GRPOConfig(
         report_to="none",
-        learning_rate=1.41e-05,
+        learning_rate=1.41e-5,
         seed=0,
         num_iterations=4,
         beta=0.2,

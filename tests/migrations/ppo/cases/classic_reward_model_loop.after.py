@@ -10,7 +10,7 @@ from transformers import AutoModelForCausalLM
 config = GRPOConfig(
     num_iterations=2,
     beta=0.05,
-    learning_rate=1.41e-05,
+    learning_rate=1.41e-5,
     seed=0,
     report_to="none",
     max_grad_norm=0.0,

@@ -2,7 +2,7 @@ from transformers import AutoModelForCausalLM
 from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 
 # TODO(trl-compat): PPO config fields with no Online DPO successor were removed: cliprange=0.1 (Online DPO has no ratio clipping) (see MIGRATION.md#ppo-config-fields)
-config = OnlineDPOConfig(output_dir="o", temperature=0.9, learning_rate=3e-06, max_new_tokens=53)
+config = OnlineDPOConfig(output_dir="o", temperature=0.9, learning_rate=3e-6, max_new_tokens=53)
 policy = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B")
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in ds.column_names:
@@ -11,9 +11,11 @@ if "prompt" not in ds.column_names:
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (Online DPO has no critic); remove its construction (see MIGRATION.md#ppo-value-model)
-trainer = OnlineDPOTrainer(model=policy,
-                     reward_funcs=rm,
-                     args=config,
-                     train_dataset=ds,
-                     processing_class=tok,
-                     reward_processing_classes=tok)  # noqa: F821
+trainer = OnlineDPOTrainer(
+    model=policy,
+    reward_funcs=rm,
+    args=config,
+    train_dataset=ds,
+    processing_class=tok,
+    reward_processing_classes=tok,
+)  # noqa: F821

@@ -3,32 +3,28 @@ from trl import GRPOConfig, GRPOTrainer
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed: dataset_num_proc=4 (GRPO does no up-front tokenisation) (see MIGRATION.md#ppo-config-fields)
 # TODO(trl-compat): beta=0.01 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-training_args = GRPOConfig(output_dir="qwen-ppo",
-                          per_device_train_batch_size=2,
-                          gradient_accumulation_steps=4,
-                          num_iterations=1,
-                          beta=0.01,
-                          max_completion_length=128,
-                          learning_rate=3e-06,
-                          temperature=0.7,
-                          num_generations=4)
+training_args = GRPOConfig(
+    output_dir="qwen-ppo",
+    per_device_train_batch_size=2,
+    gradient_accumulation_steps=4,
+    num_iterations=1,
+    beta=0.01,
+    max_completion_length=128,
+    learning_rate=3e-6,
+    temperature=0.7,
+    num_generations=4,
+)
 tokenizer = AutoTokenizer.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct", padding_side="left")
 
 
 def tokenize(element):
-    input_ids = tokenizer.apply_chat_template(element["messages"][:1], padding=False, add_generation_prompt=True)
-    return {"input_ids": input_ids, "lengths": len(input_ids)}
+    # trl-compat: GRPO/Online DPO tokenize prompts themselves: keep the text (was input_ids)
+    return {"prompt": element["messages"][:1]}
 
 
 train_dataset = load_dataset("trl-lib/ultrafeedback-prompt", split="train")  # noqa: F821
 train_dataset = train_dataset.map(tokenize, remove_columns=train_dataset.column_names,
                                   num_proc=4)
-# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
-if "prompt" not in train_dataset.column_names:
-    train_dataset = train_dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
-    )
-
 # TODO(trl-compat): the value model `AutoModelForSequenceClassification.from_pretrained("rm", num_labels=1)` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
 trainer = GRPOTrainer(
     model=AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct"),

@@ -7,7 +7,7 @@ except ImportError:  # trl >= 0.29
 config = GRPOConfig(
     output_dir="o",
     per_device_train_batch_size=4,
-    learning_rate=3e-06,
+    learning_rate=3e-6,
     temperature=0.7,
     max_completion_length=53,
     num_iterations=4,
@@ -21,10 +21,12 @@ if "prompt" not in ds.column_names:
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
-trainer = GRPOTrainer(model=m,
-                     reward_funcs=rm,  # noqa: F821
-                     args=config,
-                     train_dataset=ds,
-                     processing_class=tok,
-                     reward_processing_classes=tok)  # noqa: F821
+trainer = GRPOTrainer(
+    model=m,
+    reward_funcs=rm,  # noqa: F821
+    args=config,
+    train_dataset=ds,
+    processing_class=tok,
+    reward_processing_classes=tok,
+)  # noqa: F821
 trainer.train()

@@ -4,7 +4,7 @@ from trl import GRPOConfig
 # TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
 config = GRPOConfig(
     output_dir="o",
-    learning_rate=3e-06,
+    learning_rate=3e-6,
     temperature=0.7,
     max_completion_length=53,
     num_iterations=4,

@@ -2,17 +2,26 @@ from trl import GRPOConfig, GRPOTrainer
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed: non_eos_penalty=True (emulate inside the reward function); penalty_reward_value=-1 (emulate inside the reward function); sanity_check=False (no successor) (see MIGRATION.md#ppo-config-fields)
 # TODO(trl-compat): beta=0.1 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-config = GRPOConfig(output_dir="out",
-                     num_iterations=2,
-                     max_completion_length=64,
-                     beta=0.1,
-                     learning_rate=5e-05,
-                     temperature=0.7,
-                     steps_per_generation=2,
-                     num_generations=8)
+config = GRPOConfig(
+    output_dir="out",
+    num_iterations=2,
+    max_completion_length=64,
+    beta=0.1,
+    learning_rate=5e-5,
+    temperature=0.7,
+    steps_per_generation=2,
+    num_generations=8,
+)
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+    )
+
+
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in eval_dataset.column_names:
+    eval_dataset = eval_dataset.with_format(None).map(
         lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
     )
 

@@ -8,7 +8,7 @@ def build(PPOConfig=dict):
 # TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
 default = GRPOConfig(
     output_dir="o",
-    learning_rate=5e-05,
+    learning_rate=5e-5,
     temperature=0.7,
     max_completion_length=53,
     num_iterations=4,

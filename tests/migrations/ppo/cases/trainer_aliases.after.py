@@ -5,7 +5,7 @@ cfg = Cfg(
     output_dir="o",
     per_device_train_batch_size=8,
     num_iterations=1,
-    learning_rate=5e-05,
+    learning_rate=5e-5,
     temperature=0.7,
     max_completion_length=53,
     beta=0.05,
@@ -18,10 +18,12 @@ if "prompt" not in ds.column_names:
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
-rl = RLTrainer(model=m,
-               reward_funcs=rm,
-               args=cfg,
-               train_dataset=ds,
-               processing_class=tok,
-               reward_processing_classes=tok)  # noqa: F821
+rl = RLTrainer(
+    model=m,
+    reward_funcs=rm,
+    args=cfg,
+    train_dataset=ds,
+    processing_class=tok,
+    reward_processing_classes=tok,
+)  # noqa: F821
 rl.train()

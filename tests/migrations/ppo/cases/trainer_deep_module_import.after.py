@@ -1,12 +1,11 @@
 import trl
-import trl
 from trl import GRPOConfig, GRPOTrainer
 
 # TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
 config = GRPOConfig(
     output_dir="o",
     per_device_train_batch_size=4,
-    learning_rate=5e-05,
+    learning_rate=5e-5,
     temperature=0.7,
     max_completion_length=53,
     num_iterations=4,
@@ -20,9 +19,11 @@ if "prompt" not in ds.column_names:
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
-trainer = GRPOTrainer(model=m,
-                                             reward_funcs=rm,
-                                             args=config,
-                                             train_dataset=ds,
-                                             processing_class=tok,
-                                             reward_processing_classes=tok)  # noqa: F821
+trainer = GRPOTrainer(
+    model=m,
+    reward_funcs=rm,
+    args=config,
+    train_dataset=ds,
+    processing_class=tok,
+    reward_processing_classes=tok,
+)  # noqa: F821

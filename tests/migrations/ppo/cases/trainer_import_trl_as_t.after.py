@@ -4,7 +4,7 @@ import trl as t
 config = t.GRPOConfig(
     output_dir="o",
     beta=0.1,
-    learning_rate=5e-05,
+    learning_rate=5e-5,
     temperature=0.7,
     max_completion_length=53,
     num_iterations=4,
@@ -18,10 +18,12 @@ if "prompt" not in ds.column_names:
 
 # TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
 # TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
-trainer = t.GRPOTrainer(model=m,
-                       reward_funcs=rm,  # noqa: F821
-                       args=config,
-                       train_dataset=ds,
-                       processing_class=tok,
-                       reward_processing_classes=tok)  # noqa: F821
+trainer = t.GRPOTrainer(
+    model=m,
+    reward_funcs=rm,  # noqa: F821
+    args=config,
+    train_dataset=ds,
+    processing_class=tok,
+    reward_processing_classes=tok,
+)  # noqa: F821
 trainer.train()

@@ -4,7 +4,7 @@ from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 config = OnlineDPOConfig(
     output_dir="o",
     per_device_train_batch_size=2,
-    learning_rate=5e-05,
+    learning_rate=5e-5,
     temperature=0.7,
     max_new_tokens=53,
 )
@@ -15,10 +15,12 @@ if "prompt" not in ds.column_names:
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (Online DPO has no critic); remove its construction (see MIGRATION.md#ppo-value-model)
-trainer = OnlineDPOTrainer(model=m,
-                         ref_model=ref,
-                         reward_funcs=rm,  # noqa: F821
-                         args=config,
-                         train_dataset=ds,
-                         processing_class=tok,
-                         reward_processing_classes=tok)  # noqa: F821
+trainer = OnlineDPOTrainer(
+    model=m,
+    ref_model=ref,
+    reward_funcs=rm,  # noqa: F821
+    args=config,
+    train_dataset=ds,
+    processing_class=tok,
+    reward_processing_classes=tok,
+)  # noqa: F821

@@ -6,7 +6,7 @@ training_args = OnlineDPOConfig(
     output_dir="o",
     max_new_tokens=40,
     missing_eos_penalty=1.0,
-    learning_rate=5e-05,
+    learning_rate=5e-5,
     temperature=0.7,
 )
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids

@@ -22,9 +22,11 @@ if "prompt" not in ds.column_names:
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
-trainer = LoggingPPOTrainer(model=m,
-                            reward_funcs=rm,  # noqa: F821
-                            args=args,
-                            train_dataset=ds,
-                            processing_class=tok,
-                            reward_processing_classes=tok)  # noqa: F821
+trainer = LoggingPPOTrainer(
+    model=m,
+    reward_funcs=rm,  # noqa: F821
+    args=args,
+    train_dataset=ds,
+    processing_class=tok,
+    reward_processing_classes=tok,
+)  # noqa: F821
