@@ -164,10 +164,12 @@ def write_ppo_files(root: Path, count: int = 50) -> None:
 # -- measuring ------------------------------------------------------------------------------------------------------
 
 
-def run_migrator(tree: Path, report: Path, jobs: int | None) -> tuple[float, float, dict]:
+def run_migrator(tree: Path, report: Path, jobs: int | None, skip: str) -> tuple[float, float, dict]:
     cmd = [sys.executable, "-m", "compat.migrate", str(tree), "-q", "--report", str(report)]
     if jobs:
         cmd += ["-j", str(jobs)]
+    if skip:
+        cmd += ["--skip", skip]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -186,16 +188,14 @@ def cpu_time(fn) -> float:
     return time.process_time() - start
 
 
-def declared_providers() -> set:
-    """The metadata providers the registered rules' transformers declare (what a libcst+metadata floor must pay)."""
+def declared_providers(rules) -> set:
+    """The metadata providers the rules' transformers declare (what a libcst + metadata floor must pay)."""
     import inspect
 
     from libcst.metadata import QualifiedNameProvider
-    from libcst.metadata.base_provider import BaseMetadataProvider  # noqa: F401
-    from migrations import all_migrations
 
     providers: set = {QualifiedNameProvider}
-    for rule in all_migrations():
+    for rule in rules:
         module = sys.modules[type(rule).__module__]
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, cst.CSTTransformer) and hasattr(obj, "get_inherited_dependencies"):
@@ -208,6 +208,7 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=1, help="keep all __init__.py and every Nth other file")
     parser.add_argument("-j", "--jobs", type=int, help="pass -j to the migrator (default: its own choice)")
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary folder)")
+    parser.add_argument("--skip", default="", metavar="ID,...", help="pass --skip to the migrator (and the floors)")
     args = parser.parse_args()
 
     import transformers
@@ -225,9 +226,9 @@ def main() -> int:
           f"(every={args.every}); {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}", flush=True)
 
     digest = tree_digest(tree_a)
-    wall_a, cpu_a, rep_a = run_migrator(tree_a, work / "a.json", args.jobs)
+    wall_a, cpu_a, rep_a = run_migrator(tree_a, work / "a.json", args.jobs, args.skip)
     unchanged = tree_digest(tree_a) == digest
-    wall_b, cpu_b, rep_b = run_migrator(tree_b.parent, work / "b.json", args.jobs)
+    wall_b, cpu_b, rep_b = run_migrator(tree_b.parent, work / "b.json", args.jobs, args.skip)
 
     # (c) floors
     startup = cpu_time(lambda: None)
@@ -240,9 +241,10 @@ def main() -> int:
     startup_wall = time.perf_counter() - proc_start
 
     from compat.migrate.runner import _Prefilter
-    from migrations import all_migrations
+    from migrations import get
 
-    prefilter = _Prefilter(all_migrations())
+    rules = [get(rule_id) for rule_id in rep_b["rules"]]
+    prefilter = _Prefilter(rules)
     all_b = sorted(p for p in tree_b.parent.rglob("*") if p.suffix in (".py", ".ipynb"))
     grep = cpu_time(lambda: [prefilter.candidate(p.name, p.read_bytes()) for p in all_b])
     parsed = [Path(f["path"]) for f in rep_b["files"] if f["parsed"] and f["path"].endswith(".py")]
@@ -251,7 +253,7 @@ def main() -> int:
     ast_all = cpu_time(lambda: [ast.parse(p.read_bytes()) for p in files_a])
     ast_parsed = cpu_time(lambda: [ast.parse(t) for t in texts])
     cst_parsed = cpu_time(lambda: [cst.parse_module(t).code for t in texts])
-    providers = declared_providers()
+    providers = declared_providers(rules)
 
     def with_metadata():
         for t in texts:
@@ -276,7 +278,17 @@ def main() -> int:
     print(f"\n{'case':52} {'files':>6} {'parsed':>6} {'CPU s':>8} {'wall s':>8}")
     for name, n, p, cpu, wall in rows:
         print(f"{name:52} {n!s:>6} {p!s:>6} {cpu:8.2f} {'' if wall is None else f'{wall:8.2f}':>8}")
-    print(f"\nmetadata floor providers: {sorted(p.__name__ for p in providers)}")
+    print(f"\nrules: {len(rules)} (skipped: {args.skip or 'none'}); "
+          f"metadata floor providers: {sorted(p.__name__ for p in providers)}")
+    per_rule: dict[str, int] = {}
+    for f in rep_a["files"]:
+        if f["parsed"]:
+            text = (tree_a.parent / f["path"]).read_text(errors="replace") if not os.path.isabs(f["path"]) else \
+                Path(f["path"]).read_text(errors="replace")
+            for r in rules:
+                if hasattr(r, "transform") and r.triggered_by(text):
+                    per_rule[r.id] = per_rule.get(r.id, 0) + 1
+    print(f"(a) files of the no-TRL tree that passed the prefilter, by rule: {per_rule or 'none'}")
     print(f"(b) parse work = CPU(b) - start-up - grep = {work_b:.2f} CPU-s; "
           f"ratio to libcst+metadata floor: {work_b / cst_meta if cst_meta else float('nan'):.2f}x "
           f"(target <= 1.2x); to bare libcst: {work_b / cst_parsed if cst_parsed else float('nan'):.2f}x; "

@@ -58,7 +58,7 @@ def format_report(report: Report, *, mode: str = "error", tool: str | None = Non
         lines.append("Fix all at once:")
         lines.append(f"  {report.fix_command}")
     if python_errors:
-        lines.append(f"  and use a Python interpreter that satisfies {python_errors[0].required}.")
+        lines.append(f"Use a Python interpreter that satisfies {python_errors[0].required} (pip cannot fix that).")
     lines.append(
         f"Full table: `{DOCTOR_COMMAND}`. {ENV_VAR}=error (the default) raises, {ENV_VAR}=warn only warns, "
         f"{ENV_VAR}=off skips the check; now {ENV_VAR}={mode}."

@@ -148,7 +148,7 @@ _UNDECLARED_HTTP = tuple(
         "GRPOTrainer/RLOOTrainer) without declaring it; fixed in trl 1.14.2",
         "trl 1.13.0-1.14.1 source (undeclared import)",
         optional=False,
-        trl_versions="<1.14.2",
+        trl_versions=">=1.13.0,<1.14.2",
     )
     for name in ("requests", "urllib3")
 )

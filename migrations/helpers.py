@@ -20,9 +20,17 @@ Every rule that renames or removes a TRL symbol has the same three problems, sol
 3. *What does a rule implement?* `replacement(ref)`: a `Replacement` for a TRL symbol the rule owns, or None.
    Everything else (calls, attributes) is the rule's own `leave_*` logic, with `trl_ref(node)` to test nodes.
 
-Other helpers: `ensure_imports` (add `from m import n` after the module's import block, skipping ones present),
-`star_imports` (who does `from trl... import *`), `kwarg`/`set_kwarg`/`drop_kwarg`, `literal_value` (the Python value
-of a literal expression, for static reasoning about config values), `code` (source of a node), and `parse_stmts`.
+Other helpers:
+
+* imports: `imports_trl` (a cheap gate run before any metadata is computed: does the module import the names at all?),
+  `ensure_imports` (add `from m import n` after the import block, merged into an existing `from m import ...`,
+  skipping ones present), `insert_after_imports` (local definitions after the import block), `star_imports`;
+* calls: `kwarg` / `arg_value` (by keyword or position) / `set_kwarg` / `drop_kwarg` / `make_kwarg`, `replace_args`
+  and `explode_call` (rewrite an argument list keeping the call's layout and the comments after arguments);
+* values: `literal_value` (the Python value of a literal expression, for static reasoning about config values),
+  `dotted`, `code`, `parse_expr`, `parse_stmts`;
+* TODO markers: `MigrationTransformer.todo` (migrations.base) places them; `dedupe_header_todos` keeps a marker above
+  the module's first statement idempotent (libcst stores those comments in `Module.header`).
 """
 
 from __future__ import annotations
@@ -45,12 +53,19 @@ __all__ = [
     "TrlTransformer",
     "arg_value",
     "code",
+    "dedupe_header_todos",
+    "dotted",
     "drop_kwarg",
     "ensure_imports",
+    "explode_call",
+    "imports_trl",
+    "insert_after_imports",
     "kwarg",
     "literal_value",
+    "make_kwarg",
     "parse_expr",
     "parse_stmts",
+    "replace_args",
     "set_kwarg",
     "split_qualified",
     "star_imports",
@@ -303,13 +318,6 @@ def literal_value(node: cst.BaseExpression | None, default: Any = _NO_VALUE) -> 
         return default
 
 
-def is_literal(node: cst.BaseExpression | None) -> bool:
-    return node is not None and literal_value(node, _NO_VALUE_SENTINEL) is not _NO_VALUE_SENTINEL
-
-
-_NO_VALUE_SENTINEL = object()
-
-
 # -- imports -------------------------------------------------------------------------------------------------------
 def star_imports(module: cst.Module) -> list[str]:
     """Modules under `trl` imported with `*` anywhere in the module."""
@@ -479,7 +487,7 @@ def insert_after_imports(module: cst.Module, stmts: Sequence[cst.BaseStatement],
                 break
             blanks += 1
         if blanks < blank_after:
-            body[at] = nxt.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * (blank_after - blanks) + lead)
+            body[at] = nxt.with_changes(leading_lines=[cst.EmptyLine(indent=False) for _ in range(blank_after - blanks)] + lead)
     return module.with_changes(body=[*body[:at], *stmts, *body[at:]])
 
 
@@ -497,9 +505,7 @@ class TrlTransformer(MigrationTransformer):
     def __init__(self, rule: Migration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
         self.needed_imports: list[tuple[str, str]] = []
-        self.module_replacements: dict[str, str] = {}  # removed module alias -> what was done
         self._skip_names: set[int] = set()
-        self._import_depth = 0
         self._emitted_import_trl = False
         self.changed = False
 
@@ -750,10 +756,3 @@ def dedupe_header_todos(module: cst.Module) -> cst.Module:
         return module
     return module.with_changes(body=[first.with_changes(leading_lines=keep), *module.body[1:]])
 
-
-def run_transformer(
-    transformer: TrlTransformer, wrapper: cst.MetadataWrapper
-) -> cst.Module:
-    """Visit, add the needed imports, and return the new module (the original object when nothing changed)."""
-    module = transformer.transform_module(wrapper)
-    return module

@@ -73,6 +73,20 @@ def _find_call(node: cst.CSTNode, receiver: str | None, method: str) -> cst.Call
     return hit[0] if hit else None
 
 
+def _appended_names(node: cst.CSTNode) -> set[str]:
+    """Names X with `X.append(...)` / `X.extend(...)` calls inside `node`."""
+    names: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in ("append", "extend") and isinstance(f.value, cst.Name):
+                names.add(f.value.value)
+
+    node.visit(_V())
+    return names
+
+
 def _names_used(node: cst.CSTNode) -> set[str]:
     names: set[str] = set()
 
@@ -177,6 +191,9 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
             gen_idx = i
             for t in _assigned(s):
                 resp_tensor |= _target_names(t)
+            if isinstance(s, cst.BaseCompoundStatement):
+                # `for q in query_tensors: response = trainer.generate(q); response_tensors.append(...)`
+                resp_tensor |= _appended_names(s)
             plan.generate_call = _find_call(s, trainer, "generate")
     if step_idx is None or gen_idx is None:
         plan.reason = "no `generate(...)` call before `step(...)` in the loop body"

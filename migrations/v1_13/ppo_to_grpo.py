@@ -103,6 +103,9 @@ class _Analysis(cst.CSTVisitor):
         self._stmt: list[cst.CSTNode] = []
         self.uses_step = False
         self.tokenize_fns: dict[str, tuple[cst.FunctionDef, cst.BaseExpression]] = {}
+        self.name_counts: dict[str, int] = {}
+        self.assign_stmts: dict[str, cst.CSTNode] = {}
+        self._attr_names: set[int] = set()
         self.input_ids_strings: list[cst.SimpleString] = []
         self.mapped_fns: set[str] = set()  # names passed as the function of a `.map(...)`
         self._parser_classes: dict[str, list[bool]] = {}
@@ -188,11 +191,17 @@ class _Analysis(cst.CSTVisitor):
         if literal_value(node, None) == "input_ids":
             self.input_ids_strings.append(node)
 
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._attr_names:
+            self.name_counts[node.value] = self.name_counts.get(node.value, 0) + 1
+
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             name = dotted(t.target)
             if name:
                 self.assignments.setdefault(name, []).append(node.value)
+                if self._stmt:
+                    self.assign_stmts[name] = self._stmt[-1]
             if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
                 sl = t.target.slice
                 if len(sl) == 1 and isinstance(sl[0].slice, cst.Index):
@@ -289,6 +298,7 @@ class _Analysis(cst.CSTVisitor):
         return bool(names & {"transformers.HfArgumentParser", "trl.TrlParser", "transformers.hf_argparser.HfArgumentParser"})
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attr_names.add(id(node.attr))
         if node.attr.value == "dataloader" and dotted(node.value):
             self.votes["classic"] += 1
 
@@ -407,6 +417,20 @@ class _Transformer(TrlTransformer):
         self._class_stack: list[tuple[str, str]] = []  # (class name, kind)
         self.host_fields: dict[str, dict[str, object]] = {}  # script-args dataclass -> PPO fields it now holds
         self._plan_loops()
+        # models only built to be passed to the PPO trainer as value/reference model: their construction goes
+        self.remove_stmts: dict[int, str] = {}
+        for t in an.trainers:
+            if t.local_cls or any(a.star for a in t.call.args):
+                continue
+            if self.era == "classic":
+                dropped = [arg_value(t.call, 2, "ref_model")] if self.grpo else []
+            else:
+                dropped = [arg_value(t.call, 6, "value_model")]
+                if self.grpo:
+                    dropped.append(arg_value(t.call, 3, "ref_model") or kwarg_value(t.call, "ref_policy"))
+            for d in dropped:
+                if isinstance(d, cst.Name) and self._only_feeds_trainer(d.value):
+                    self.remove_stmts[id(an.assign_stmts[d.value])] = d.value
         # tokenizing functions passed to `.map` whose `input_ids` nobody else reads: return the text as `prompt`
         self.tokenize_rewrites: dict[int, cst.BaseExpression] = {}
         for name, (fn, text) in an.tokenize_fns.items():
@@ -415,6 +439,18 @@ class _Transformer(TrlTransformer):
             outside = [s for s in an.input_ids_strings if not _inside(s, fn)]
             if not outside:
                 self.tokenize_rewrites[id(fn)] = text
+
+    def _only_feeds_trainer(self, name: str) -> bool:
+        """`name = <model factory>(...)` once, as a plain statement, and read only by the trainer call."""
+        vals = self.an.assignments.get(name, [])
+        stmt = self.an.assign_stmts.get(name)
+        if len(vals) != 1 or self.an.name_counts.get(name, 0) != 2 or not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        if len(stmt.body) != 1 or any(ln.comment is not None for ln in stmt.leading_lines):
+            return False
+        f = vals[0].func if isinstance(vals[0], cst.Call) else None
+        last = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        return last in ("from_pretrained", "create_reference_model", "deepcopy")
 
     # ---- symbols this rule replaces ----
     def replacement(self, ref: TrlRef) -> Replacement | None:
@@ -450,6 +486,12 @@ class _Transformer(TrlTransformer):
                 break
 
     def _loop_config(self, plan: LoopPlan) -> None:
+        self._loop_config_raw(plan)
+        # the values are copies of nodes that stay elsewhere in the tree (a node must appear only once)
+        for k, v in list(self.loop_extra.items()):
+            self.loop_extra[k] = v.deep_clone()
+
+    def _loop_config_raw(self, plan: LoopPlan) -> None:
         extra = self.loop_extra
         extra["num_train_epochs"] = plan.epochs if plan.epochs is not None else cst.Integer("1")
         call = plan.generate_call
@@ -472,6 +514,13 @@ class _Transformer(TrlTransformer):
         gen_extra: dict[str, cst.BaseExpression] = {}
         for k, v in kwargs.items():
             static = self._static(v)
+            if k == "max_new_tokens" and literal_value(static, _MISSING) is _MISSING:
+                upper = self._sampler_upper(v)  # `gen_len = output_length_sampler()` inside the loop
+                if upper is not None:
+                    extra["max_completion_length"] = upper
+                continue
+            if k != "length_sampler" and literal_value(static, _MISSING) is _MISSING:
+                continue  # computed in the loop (e.g. a sampled length): not a config value
             if k == "max_new_tokens":
                 extra["max_completion_length"] = static
             elif k == "length_sampler":
@@ -501,11 +550,16 @@ class _Transformer(TrlTransformer):
                 return vals[0]
         return v
 
-    def _sampler_upper(self, v: cst.BaseExpression) -> cst.BaseExpression | None:
+    def _sampler_upper(self, v: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression | None:
+        """The largest length a `LengthSampler(lo, hi)` (or a value drawn from one) can give: hi - 1."""
+        if depth > 3:
+            return None
         if isinstance(v, cst.Name):
             vals = self.an.assignments.get(v.value, [])
             if len(vals) == 1:
                 v = vals[0]
+        if isinstance(v, cst.Call) and not v.args and isinstance(v.func, cst.Name):
+            return self._sampler_upper(v.func, depth + 1)  # `sampler()`
         if isinstance(v, cst.Call) and len(v.args) >= 2 and dotted(v.func) and dotted(v.func).endswith("LengthSampler"):
             upper = literal_value(self._static(v.args[1].value), None)
             if isinstance(upper, int):
@@ -520,7 +574,7 @@ class _Transformer(TrlTransformer):
             lead = list(getattr(result, "leading_lines", ()))
             todos = [ln for ln in lead if ln.comment is not None and ln.comment.value.startswith(TODO_PREFIX)]
             rest = [ln for ln in lead if ln not in todos]
-            blank = [cst.EmptyLine(indent=False)] * (2 if len(self._stmt_stack) == 0 else 1)
+            blank = [cst.EmptyLine(indent=False) for _ in range(2 if len(self._stmt_stack) == 0 else 1)]
             stmts = []
             prev_compound = False
             for i, b in enumerate(before):
@@ -608,7 +662,7 @@ class _Transformer(TrlTransformer):
             target=self.target,
             experimental=self.an.experimental,
             static=static,
-            extra=self.loop_extra if static else None,
+            extra={k: v.deep_clone() for k, v in self.loop_extra.items()} if static else None,
             own_fields=own,
         )
         for msg, anchor in mapped.todos:
@@ -647,7 +701,7 @@ class _Transformer(TrlTransformer):
             else:
                 rest.append(el)
         mapped = F.map_config(entries, era=self.era, target=self.target, experimental=self.an.experimental,
-                              static=True, extra=self.loop_extra)
+                              static=True, extra={k: v.deep_clone() for k, v in self.loop_extra.items()})
         for msg, anchor in mapped.todos:
             self.todo(original_node, msg, anchor)
         els = [cst.DictElement(F.py_literal(k), v) for k, v in mapped.entries] + rest
@@ -704,7 +758,10 @@ class _Transformer(TrlTransformer):
         elif ref is not None and code(ref) != "None":
             self.todo(
                 original,
-                f"{self.TrainerName} takes no ref_model (dropped `{code(ref)}`): with beta != 0 and no PEFT it reloads "
+                f"{self.TrainerName} takes no ref_model (dropped `{code(ref)}`"
+                + (", and its construction" if isinstance(ref, cst.Name) and ref.value in self.remove_stmts.values()
+                   else "")
+                + "): with beta != 0 and no PEFT it reloads "
                 "the reference from model.config._name_or_path, so the policy must be loadable from that path; "
                 "with beta=0.0 there is no reference model at all",
                 "ppo-ref-model",
@@ -743,9 +800,11 @@ class _Transformer(TrlTransformer):
         if tok is not None:
             out["processing_class"] = tok
             if reward is not None:
-                out["reward_processing_classes"] = tok
+                out["reward_processing_classes"] = tok.deep_clone()  # PPO scored with the policy tokenizer
         value = got.pop("value_model", None)
-        if value is not None:
+        if isinstance(value, cst.Name) and value.value in self.remove_stmts.values():
+            self.note(original, f"value model `{value.value}` dropped with its construction")
+        elif value is not None:
             self.todo(
                 original,
                 f"the value model `{code(value)}` is no longer used ({'GRPO estimates advantages from groups of completions' if self.grpo else 'Online DPO has no critic'}); "
@@ -818,6 +877,14 @@ class _Transformer(TrlTransformer):
 
     # ---- trainer methods / attributes ----
     def leave_SimpleStatementLine(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        name = self.remove_stmts.get(id(original_node))
+        if name is not None:
+            self.changed = True
+            self.note(original_node, f"removed `{name} = ...`: it only fed the PPO trainer's value/reference model")
+            parent = self.parent(original_node)
+            if isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1:
+                return updated_node.with_changes(body=[cst.Pass()])
+            return cst.RemovalSentinel.REMOVE
         result = super().leave_SimpleStatementLine(original_node, updated_node)
         if result is updated_node and len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Expr):
             call = original_node.body[0].value
@@ -885,7 +952,7 @@ class _Transformer(TrlTransformer):
                 if val is not None and (literal_value(val, _MISSING) is not _MISSING or isinstance(val, cst.Name)):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its value")
-                    return val
+                    return val.deep_clone()
                 if val is None and call is not None and not any(a.star for a in call.args) and attr in F.OLD_DEFAULTS:
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its old default")

@@ -59,7 +59,7 @@ class _Transformer(MigrationTransformer):
             return updated_node.with_changes(value=new_value)
         self.todo(
             original_node,
-            f'"{OLD}" is a deprecated alias of "{NEW}" since TRL 1.15 (SFTTrainer accepts only "nll"/"dft"); use "{NEW}"',
+            f'"{OLD}" is a deprecated alias of "{NEW}" since TRL 1.15 (SFTTrainer rejects it): use "{NEW}"',
         )
         return updated_node
 

@@ -47,7 +47,7 @@ def test_lines_and_row_metadata() -> None:
     for line in PROFILES:
         (excl,) = [f for f in PROFILES[line].floors if f.when_installed == "deepspeed"]
         assert (excl.package, excl.specifier) == ("transformers", "!=5.1.0")
-        http = sorted(f.package for f in PROFILES[line].floors if f.trl_versions == "<1.14.2")
+        http = sorted(f.package for f in PROFILES[line].floors if f.trl_versions == ">=1.13.0,<1.14.2")
         assert http == (["requests", "urllib3"] if line in ("1.13", "1.14") else [])
     vllm = [f for f in PROFILES["1.16"].floors if f.package == "vllm"][0]
     assert vllm.upper_bound_warns and vllm.optional

@@ -121,3 +121,16 @@ def test_doctor_stays_silent_on_import(violating: None) -> None:
         warnings.simplefilter("error")
         _enforce_at_import(orig_argv=[PY, "-m", "compat"], environ={}, export={})
         _enforce_at_import(orig_argv=[PY, "/venv/bin/trl-compat", "doctor"], environ={}, export={})
+
+
+def test_python_violation_is_named_outside_the_pip_line(tmp_path: Path) -> None:
+    from compat.environment import check_environment
+    from compat.errors import format_report
+
+    report = check_environment(path=[fake_env(tmp_path, {"trl": "1.16.0", "transformers": "5.24.0",
+                                                         "accelerate": "1.15.0", "datasets": "5.2.0",
+                                                         "peft": "0.12.0"})], python_version="3.10.14")
+    message = format_report(report)
+    assert [f.package for f in report.errors] == ["python", "peft"]
+    assert 'pip install "peft>=0.13.0"' in message and "python>=" not in report.fix_command
+    assert "Use a Python interpreter that satisfies >=3.11 (pip cannot fix that)." in message

@@ -67,6 +67,8 @@ CASES = [
     ("trl-1.14.2-without-http", "1.14", {"trl": "1.14.2", "requests": None, "urllib3": None}, "3.11.7", "1.14", []),
     ("trl-1.12.0-ppo-era", "1.13", {"trl": "1.12.0"}, "3.11.7", "1.13", [("trl", ERROR)]),
     ("trl-1.9.0-ppo-era", "1.13", {"trl": "1.9.0"}, "3.11.7", "1.13", [("trl", ERROR)]),
+    ("trl-1.12.0-ppo-era-without-http", "1.13", {"trl": "1.12.0", "requests": None, "urllib3": None}, "3.11.7", "1.13",
+     [("trl", ERROR)]),
     ("trl-rc-of-1.13", "1.13", {"trl": "1.13.0rc1"}, "3.11.7", "1.13", [("trl", WARNING)]),
     ("trl-1.17-newer-than-table", "1.16", {"trl": "1.17.0"}, "3.11.7", "1.16", [("trl", WARNING)]),
     ("trl-unparseable", "1.16", {"trl": "main"}, "3.11.7", "1.16", [("trl", WARNING)]),

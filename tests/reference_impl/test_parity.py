@@ -210,6 +210,7 @@ def test_grpo_parity_every_loss_type(level: str, tmp_path) -> None:
     inputs = {}
     for name, trainer in (("ours", ours), ("theirs", theirs)):
         trainer.model.train()
+        trainer.current_gradient_accumulation_steps = 1  # set by Trainer.train(); we call compute_loss directly
         torch.manual_seed(0)
         inputs[name] = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
     for loss_type in ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"):
@@ -275,6 +276,7 @@ def test_distillation_parity_every_beta(tmp_path) -> None:
     inputs = {}
     for name, trainer in (("ours", ours), ("theirs", theirs)):
         trainer.model.train()
+        trainer.current_gradient_accumulation_steps = 1  # set by Trainer.train(); we call compute_loss directly
         torch.manual_seed(0)
         inputs[name] = trainer._prepare_inputs(next(iter(trainer.get_train_dataloader())))
     for beta in (0.0, 0.5, 1.0):
@@ -349,7 +351,7 @@ def test_a2po_parity(tmp_path) -> None:
     ref = H.model(seed=1)
     _with_reference(ours, ref)
     theirs.ref_model = H.model(seed=1).eval()
-    prompt_ids = [ids for ids in H.tokenizer()(ds["prompt"], add_special_tokens=False)["input_ids"]]
+    prompt_ids = [ids for ids in H.tokenizer()(list(ds["prompt"]), add_special_tokens=False)["input_ids"]]
     completions = H.fixed_completions(prompt_ids)
     batch = ours._pad_completions(prompt_ids, completions)
     rewards, v_star = torch.tensor([0.0, 1.0]), torch.tensor([0.3, 0.6])

@@ -96,6 +96,7 @@ def test_offline_environment_and_single_process(tmp_path: Path, monkeypatch: pyt
     assert lines["NAME"] == "__main__"
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_run(tmp_path: Path) -> None:
     script = write(tmp_path / "hang.py", "import time\ntime.sleep(120)\n")
     result = run(script, timeout=3)

@@ -28,7 +28,6 @@ config = GRPOConfig(
     num_generations=2,
 )
 model = AutoModelForCausalLM.from_pretrained("gpt2")
-model_ref = AutoModelForCausalLM.from_pretrained("gpt2")
 
 
 def reward_fn(prompts, completions, **kwargs):
@@ -36,7 +35,7 @@ def reward_fn(prompts, completions, **kwargs):
     raise NotImplementedError("trl-compat: port the PPO reward computation into this function")
 
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `model_ref`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `model_ref`, and its construction): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
 # TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
 # TODO(trl-compat): GRPOTrainer needs a train_dataset with a `prompt` column (see MIGRATION.md#ppo-dataset-prompt)
 ppo_trainer = GRPOTrainer(model=model, reward_funcs=reward_fn, args=config, processing_class=tokenizer)  # noqa: F821

@@ -23,7 +23,6 @@ config = GRPOConfig(
 )
 tokenizer = AutoTokenizer.from_pretrained("facebook/opt-125m")
 model = AutoModelForCausalLM.from_pretrained("facebook/opt-125m")
-ref_model = create_reference_model(model)
 reward_model = AutoModelForSequenceClassification.from_pretrained("OpenAssistant/reward-model-deberta-v3-base")
 reward_tokenizer = AutoTokenizer.from_pretrained("OpenAssistant/reward-model-deberta-v3-base")
 dataset = build_dataset(tokenizer)  # noqa: F821 - defined elsewhere in the user's project
@@ -44,7 +43,7 @@ if "prompt" not in dataset.column_names:
         lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
     )
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_model`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_model`, and its construction): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
 # TODO(trl-compat): the PPO data_collator `collator` was dropped: GRPOTrainer batches prompts itself (see MIGRATION.md#ppo-trainer)
 ppo_trainer = GRPOTrainer(
     model=model,

@@ -17,17 +17,14 @@ config = GRPOConfig(
 )
 tokenizer = AutoTokenizer.from_pretrained("EleutherAI/pythia-14m", padding_side="left")
 policy = AutoModelForCausalLM.from_pretrained("EleutherAI/pythia-14m")
-ref_policy = AutoModelForCausalLM.from_pretrained("EleutherAI/pythia-14m")
 reward_model = AutoModelForSequenceClassification.from_pretrained("EleutherAI/pythia-14m", num_labels=1)
-value_model = AutoModelForSequenceClassification.from_pretrained("EleutherAI/pythia-14m", num_labels=1)
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
         lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
     )
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
-# TODO(trl-compat): the value model `value_model` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`, and its construction): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
 trainer = GRPOTrainer(
     model=policy,
     reward_funcs=reward_model,

@@ -34,7 +34,7 @@ trainer = GRPOTrainer(
     train_dataset=train_dataset,  # noqa: F821
     eval_dataset=eval_dataset,  # noqa: F821
     processing_class=tokenizer,  # noqa: F821
-    reward_processing_classes=tokenizer,  # noqa: F821
+    reward_processing_classes=tokenizer,
 )
 trainer.train()
 # TODO(trl-compat): trainer.generate_completions() does not exist on GRPOTrainer: training, generation and logging happen inside trainer.train(); the call `trainer.generate_completions()` was replaced by `pass`: set log_completions=True in the config to see samples (see MIGRATION.md#ppo-trainer-attributes)
