@@ -2,12 +2,14 @@
 
 Each subcommand forwards the rest of the command line to the module that implements it, imported only when chosen
 (``compat.__main__:main`` for the doctor, ``compat.migrate.cli:main`` and ``compat.smoke.cli:main``), so
-``trl-compat doctor`` never pays for libcst and ``trl-compat migrate`` behaves exactly like ``python -m compat.migrate``.
+``trl-compat doctor`` never pays for libcst and ``trl-compat migrate`` behaves exactly like ``python -m compat.migrate``
+(a ``main`` that accepts ``prog=`` is told its name, ``trl-compat migrate``, for its usage line).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Sequence
 
@@ -54,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if entry is None:
         print(f"trl-compat: the {name!r} subcommand is not available in this installation", file=sys.stderr)
         return 2
+    kwargs = {"prog": f"trl-compat {name}"} if "prog" in inspect.signature(entry).parameters else {}
     try:
-        result = entry(rest)
+        result = entry(rest, **kwargs)
     except SystemExit as exc:  # a subcommand that exits (argparse --help) instead of returning its status
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0

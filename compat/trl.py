@@ -2,7 +2,7 @@
 
 Each name resolves, on first use, to the installed TRL's object wherever that version keeps it (top level or
 `trl.experimental.*`), and to `reference_impl`'s implementation where the installed TRL has none (BCO on TRL >= 1.14,
-the `trl.losses` names on TRL >= 1.14). Importing this module imports neither torch nor trl; see `compat.resolve` for
+the `trl.losses` names on TRL >= 1.14, every trainer when TRL is not installed at all). Importing this module imports neither torch nor trl; see `compat.resolve` for
 the rules (lazy, cached, one notice per name saying which implementation was chosen).
 
 Two small helpers TRL removed in 1.15 without a replacement function (`prepare_multimodal_messages_vllm`,
@@ -19,23 +19,28 @@ from compat.resolve import NameTable
 
 _EXP = "trl.experimental"
 
+_REF = "reference_impl"
+
 _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
-    # stable trainers and configs (top level throughout 1.9 - 1.16)
-    **{n: (("trl", n),) for n in (
+    # stable trainers and configs (top level throughout 1.9 - 1.16); reference_impl only when TRL is absent
+    **{n: (("trl", n), (_REF, n)) for n in (
         "GRPOTrainer", "GRPOConfig", "RLOOTrainer", "RLOOConfig", "KTOTrainer", "KTOConfig", "DPOTrainer",
         "DPOConfig", "SFTTrainer", "SFTConfig", "RewardTrainer", "RewardConfig",
     )},
     # Online DPO only exists under trl.experimental.online_dpo since 0.29
-    "OnlineDPOTrainer": ((f"{_EXP}.online_dpo", "OnlineDPOTrainer"),),
-    "OnlineDPOConfig": ((f"{_EXP}.online_dpo", "OnlineDPOConfig"),),
+    "OnlineDPOTrainer": ((f"{_EXP}.online_dpo", "OnlineDPOTrainer"), (_REF, "OnlineDPOTrainer")),
+    "OnlineDPOConfig": ((f"{_EXP}.online_dpo", "OnlineDPOConfig"), (_REF, "OnlineDPOConfig")),
     # Distillation: stable from 1.10, experimental before
-    "DistillationTrainer": (("trl", "DistillationTrainer"), (f"{_EXP}.distillation", "DistillationTrainer")),
-    "DistillationConfig": (("trl", "DistillationConfig"), (f"{_EXP}.distillation", "DistillationConfig")),
+    "DistillationTrainer": (("trl", "DistillationTrainer"), (f"{_EXP}.distillation", "DistillationTrainer"),
+                            (_REF, "DistillationTrainer")),
+    "DistillationConfig": (("trl", "DistillationConfig"), (f"{_EXP}.distillation", "DistillationConfig"),
+                           (_REF, "DistillationConfig")),
     # BCO: trl.experimental.bco until 1.13, removed in 1.14 (#7136) -> the reference implementation
-    "BCOTrainer": ((f"{_EXP}.bco", "BCOTrainer"), ("reference_impl", "BCOTrainer")),
-    "BCOConfig": ((f"{_EXP}.bco", "BCOConfig"), ("reference_impl", "BCOConfig")),
+    "BCOTrainer": ((f"{_EXP}.bco", "BCOTrainer"), (_REF, "BCOTrainer")),
+    "BCOConfig": ((f"{_EXP}.bco", "BCOConfig"), (_REF, "BCOConfig")),
     # the real implementation lives in trl.experimental.utils; trl.create_reference_model is a FutureWarning wrapper
-    "create_reference_model": ((f"{_EXP}.utils", "create_reference_model"), ("trl", "create_reference_model")),
+    "create_reference_model": ((f"{_EXP}.utils", "create_reference_model"), ("trl", "create_reference_model"),
+                               (_REF, "create_reference_model")),
     # removed in 1.15 (no TRL successor function): TRL's while it exists, then the copies below
     "prepare_multimodal_messages_vllm": (
         ("trl.data_utils", "prepare_multimodal_messages_vllm"),

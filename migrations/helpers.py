@@ -252,8 +252,16 @@ def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) 
     hanging = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
     if (hanging or sep_ws is not None) and call.args:
         # a multi-line call (hanging or aligned): one argument per line, hanging indent (an aligned layout would
-        # be misaligned as soon as the callee's name changes)
-        return explode_call(call.with_changes(args=args), comments)
+        # be misaligned as soon as the callee's name changes); a hanging call keeps its own indentation
+        opening = closing = None
+        if hanging:
+            opening = call.whitespace_before_args
+            last = call.args[-1]
+            if isinstance(last.comma, cst.Comma) and isinstance(last.comma.whitespace_after, cst.ParenthesizedWhitespace):
+                closing = last.comma.whitespace_after
+            elif isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+                closing = last.whitespace_after_arg
+        return explode_call(call.with_changes(args=args), comments, opening, closing)
     out = []
     for i, a in enumerate(args):
         out.append(
@@ -269,24 +277,35 @@ def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) 
     return flat
 
 
-def explode_call(call: cst.Call, comments: dict[int, cst.TrailingWhitespace] | None = None) -> cst.Call:
-    """One argument per line, indented one level below the enclosing statement, with a trailing comma.
+def explode_call(
+    call: cst.Call,
+    comments: dict[int, cst.TrailingWhitespace] | None = None,
+    opening: cst.ParenthesizedWhitespace | None = None,
+    closing: cst.ParenthesizedWhitespace | None = None,
+) -> cst.Call:
+    """One argument per line with a trailing comma, indented one level below the enclosing statement (or as
+    `opening` / `closing`, the whitespace after `(` and before `)` of the original call, say).
 
     `comments` maps id(argument value) to the trailing comment that followed that argument in the original call.
     """
     comments = comments or {}
+    inner_last = opening.last_line if opening is not None else cst.SimpleWhitespace("    ")
+    close_last = closing.last_line if closing is not None else cst.SimpleWhitespace("")
+    indent = opening.indent if opening is not None else True
 
-    def ws(first: cst.TrailingWhitespace, last: str) -> cst.ParenthesizedWhitespace:
-        return cst.ParenthesizedWhitespace(
-            first_line=first, empty_lines=[], indent=True, last_line=cst.SimpleWhitespace(last)
-        )
+    def ws(first: cst.TrailingWhitespace, last: cst.SimpleWhitespace, ind: bool) -> cst.ParenthesizedWhitespace:
+        return cst.ParenthesizedWhitespace(first_line=first, empty_lines=[], indent=ind, last_line=last)
 
     args = []
     for i, a in enumerate(call.args):
         first = comments.get(id(a.value), cst.TrailingWhitespace())
-        after = ws(first, "    " if i < len(call.args) - 1 else "")
-        args.append(a.with_changes(comma=cst.Comma(whitespace_after=after)))
-    return call.with_changes(args=args, whitespace_before_args=ws(cst.TrailingWhitespace(), "    "))
+        if i < len(call.args) - 1:
+            after = ws(first, inner_last, indent)
+        else:
+            after = ws(first, close_last, closing.indent if closing is not None else True)
+        args.append(a.with_changes(comma=cst.Comma(whitespace_after=after), whitespace_after_arg=cst.SimpleWhitespace("")))
+    opening_ws = ws(opening.first_line if opening is not None else cst.TrailingWhitespace(), inner_last, indent)
+    return call.with_changes(args=args, whitespace_before_args=opening_ws)
 
 
 def _ws(ws: Any) -> str:

@@ -98,6 +98,7 @@ class _Progress:
     def stop(self) -> None:
         if self._bar is not None and self._task is not None:
             self._bar.stop()
+            self._task = None
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
@@ -129,6 +130,10 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         report = migrate_paths(paths, options=options, rules=rules, mode=mode, exclude=args.exclude,
                                jobs=args.jobs, allow_dirty=args.allow_dirty, on_start=progress.start,
                                on_file=progress.advance)
+    except KeyboardInterrupt:
+        progress.stop()
+        err.write("interrupted: every file is either fully rewritten or untouched\n")
+        return 130
     finally:
         progress.stop()
     _print(report, args.quiet, out, err)

@@ -153,10 +153,10 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
         result.errors.append(MigrateError("parse", f"{type(exc).__name__}: {exc}"))
         return result
     code, applied, findings, error = run_rules(module, text, triggered, options, path)
-    result.findings = findings
-    if error is not None:
+    if error is not None:  # the file is left as is: the other rules' findings would describe edits never made
         result.errors.append(error)
         return result
+    result.findings = findings
     if code != text:
         problem = _verify(text, code)
         if problem is not None:

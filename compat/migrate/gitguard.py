@@ -2,7 +2,8 @@
 
 Before writing, the files about to be rewritten are checked against `git status` of the work tree each lies in. A file
 that is modified, staged, added, renamed or untracked has content that a `git checkout` would not restore, so the run
-refuses to write anything (as `cargo fix` does) and says which files and how to go on. Files outside any git work tree,
+refuses to write anything (as `cargo fix` does) and says which files and how to go on. A file git ignores has no copy
+in git either, so it counts as untracked. Files outside any git work tree,
 or when git is not installed, are not guarded (there is nothing to compare with).
 """
 
@@ -25,8 +26,10 @@ _STATES = {
 
 
 def _git(cwd: str, *args: str) -> str | None:
+    global_opts = [a for a in args if a == "--literal-pathspecs"]
+    args = tuple(a for a in args if a != "--literal-pathspecs")
     try:
-        proc = subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, check=False)
+        proc = subprocess.run(["git", *global_opts, "-C", cwd, *args], capture_output=True, text=True, check=False)
     except OSError:
         return None
     return proc.stdout if proc.returncode == 0 else None
@@ -62,7 +65,22 @@ def dirty_files(real_paths: Iterable[str]) -> dict[str, str]:
                 i += 1  # the source path of a rename/copy follows
             words = sorted({_STATES.get(c, c) for c in xy.strip()})
             states[os.path.realpath(os.path.join(top, name))] = ", ".join(words)
+        tracked = _tracked(top, paths)
         for path in paths:
             if path in states:
                 dirty[path] = states[path]
+            elif tracked is not None and path not in tracked:
+                dirty[path] = "untracked (ignored by git)"
     return dirty
+
+
+def _tracked(top: str, paths: list[str]) -> set[str] | None:
+    """The given files that git tracks (an ignored file does not show in `git status` but has no copy in git)."""
+    found: set[str] = set()
+    for start in range(0, len(paths), 500):  # keep the command line short
+        chunk = [os.path.relpath(p, top) for p in paths[start : start + 500]]
+        out = _git(top, "--literal-pathspecs", "ls-files", "-z", "--", *chunk)
+        if out is None:
+            return None
+        found.update(os.path.realpath(os.path.join(top, name)) for name in out.split("\0") if name)
+    return found

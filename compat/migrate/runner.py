@@ -14,6 +14,8 @@ Order of work, and why:
 from __future__ import annotations
 
 import difflib
+import multiprocessing
+import multiprocessing.context
 import os
 import stat
 import tempfile
@@ -171,11 +173,9 @@ def migrate_paths(
             outcomes[index] = _process(target.path, data, options, rules, verify_idempotent)
             _apply(entries[index], outcomes[index], on_file)
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {
-                pool.submit(_process, target.path, data, options, rules, verify_idempotent): index
-                for index, target, data in candidates
-            }
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=_init_worker,
+                                 initargs=(options, rules, verify_idempotent)) as pool:
+            futures = {pool.submit(_process_in_worker, target.path, data): index for index, target, data in candidates}
             for future in as_completed(futures):
                 index = futures[future]
                 try:
@@ -219,6 +219,27 @@ def _decide_jobs(jobs: int | None, n_candidates: int) -> int:
         return max(1, min(jobs, n_candidates))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, n_candidates // FILES_PER_WORKER))
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Fork where there is fork: workers inherit the imported rules (and rules made in-process, e.g. by tests)
+    without pickling them; elsewhere the platform default, which pickles the initializer's arguments."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+_WORKER_STATE: tuple[Options, Sequence[Migration], bool] | None = None
+
+
+def _init_worker(options: Options, rules: Sequence[Migration], verify: bool) -> None:
+    global _WORKER_STATE
+    _WORKER_STATE = (options, rules, verify)
+
+
+def _process_in_worker(path: str, data: bytes) -> _Outcome:
+    assert _WORKER_STATE is not None, "worker not initialised"
+    options, rules, verify = _WORKER_STATE
+    return _process(path, data, options, rules, verify)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 # Fine-tune GPT-2 to write positive IMDB reviews with PPO (the classic TRL "gpt2-sentiment" recipe).
 # runs-on: trl>=0.4.2,<0.12
+# era: 1 (classic step loop, TRL 0.2-0.11)
 #
 # Era 1, the step loop: PPOConfig(model_name=...), value-head model, LengthSampler, ppo_trainer.generate/step/log_stats,
 # reward from the lvwerra/distilbert-imdb sentiment pipeline.

@@ -1,5 +1,6 @@
 # RLHF on Anthropic HH with a trained reward model, the classic TRL step loop (trl 0.4 - 0.11).
 # runs-on: trl>=0.4.2,<0.12
+# era: 1 (classic step loop, TRL 0.2-0.11)
 #
 # Era 1, the step loop with a reward *model* forward pass instead of a pipeline; reference model from
 # create_reference_model, fixed KL (adap_kl_ctrl=False), generation through respond_to_batch-era kwargs.

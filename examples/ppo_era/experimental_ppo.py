@@ -1,5 +1,6 @@
 # PPO on a Qwen chat model with trl.experimental.ppo (trl 0.26 - 1.12), configured from the command line.
 # runs-on: trl>=0.27,<1.13
+# era: 3 (trl.experimental.ppo, TRL 0.26-1.12)
 #
 # Era 3: the experimental home of PPO, HfArgumentParser over (ScriptArguments, PPOConfig, ModelConfig), a chat-format
 # prompt dataset tokenized with the chat template, reward and value models from reward_model_path.

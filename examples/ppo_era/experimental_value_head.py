@@ -1,5 +1,6 @@
 # Value-head PPO setup from trl.experimental.ppo.modeling_value_head (trl 0.27 - 1.12).
 # runs-on: trl>=0.27,<1.13
+# era: 3 (trl.experimental.ppo, TRL 0.26-1.12)
 #
 # Era 3: the value-head wrapper imported from its module path (the policy is loaded through it and its inner causal LM
 # handed to the trainer), a separate reference model, PPOConfig written in code with GPU-sized settings.

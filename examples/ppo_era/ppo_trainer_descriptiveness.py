@@ -1,5 +1,6 @@
 # PPO with LoRA on the descriptiveness task (trl 0.13 - 0.28: PPOTrainer(args=..., processing_class=..., ...)).
 # runs-on: trl>=0.18,<0.29
+# era: 2 (Trainer-style PPOTrainer, TRL 0.12-0.28)
 #
 # Era 2, the renamed keywords: args/processing_class/model/ref_model/reward_model/value_model/train_dataset/
 # peft_config; prompts tokenized to input_ids by the usual prepare_dataset map.

@@ -1,5 +1,6 @@
 # PPOv2 on TL;DR summarisation (trl 0.11: PPOv2Trainer/PPOv2Config, keywords config/tokenizer/policy/ref_policy).
 # runs-on: trl>=0.11,<0.12
+# era: 2 (Trainer-style PPOv2, TRL 0.9.3-0.12)
 #
 # Era 2, first Trainer-style API: pre-tokenized prompts (input_ids), separate reward and value models
 # (sequence classification, num_labels=1), trainer.train(), save_model, generate_completions.

@@ -149,7 +149,7 @@ class _Replace(cst.CSTTransformer):
         if isinstance(original_node, cst.BaseExpression) and id(original_node) not in self._attrs:
             key = code(original_node).strip()
             if key in self.mapping:
-                return self.mapping[key]
+                return self.mapping[key].deep_clone()  # a node may appear only once in a tree
         return updated_node
 
 
@@ -220,6 +220,10 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
         return plan
     # the query text: batch["query"] (a dataset column) or an explicit decode of the query tensors
     mapping: dict[str, cst.BaseExpression] = {code(resp_text).strip(): cst.Name("completions")}
+    # trainer attributes the scoring code may read (the moved code is not visited by the main transformer)
+    mapping[f"{trainer}.current_device"] = cst.parse_expression(f"{trainer}.accelerator.device")
+    mapping[f"{trainer}.config"] = cst.parse_expression(f"{trainer}.args")
+    mapping[f"{trainer}.tokenizer"] = cst.parse_expression(f"{trainer}.processing_class")
     query_exprs = []
     for b in batch_names:
         for key in ("query", "prompt", "text", "queries"):
@@ -227,6 +231,13 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
             query_exprs.append(f"{b}['{key}']")
     for q in query_exprs:
         mapping[q] = cst.Name("prompts")
+    # `queries = tokenizer.batch_decode(query_tensors)` before generation: those texts are the prompts
+    for i in range(0, gen_idx):
+        s = stmts[i]
+        targets = _assigned(s)
+        dec = _find_call(s, None, "batch_decode") or _find_call(s, None, "decode")
+        if dec is not None and len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Subscript)):
+            mapping[code(targets[0]).strip()] = cst.Name("prompts")
     scoring: list[cst.BaseStatement] = []
     for i in range(decode_idx + 1, step_idx):
         s = stmts[i]
@@ -239,8 +250,12 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
             mapping[code(targets[0]).strip()] = cst.Name("prompts")
             continue
         scoring.append(s)
-    body = [s.visit(_Replace(mapping)) for s in scoring]  # type: ignore[misc]
+    pairs = [(s, s.visit(_Replace(mapping))) for s in scoring]  # type: ignore[misc]
     rewards = scores.visit(_Replace(mapping))
+    # keep only what computes the rewards (reference-response scoring, logging, bookkeeping go)
+    pairs = _backward_slice(pairs, rewards)
+    scoring = [o for o, _ in pairs]
+    body = [b for _, b in pairs]
     # what the scoring code still needs from the loop: the loop vars, tensors, anything assigned in the loop
     # before the decode (other than by the scoring statements themselves)
     loop_local: set[str] = set(batch_names) | resp_tensor
@@ -291,6 +306,69 @@ def _reindent(stmt: cst.BaseStatement) -> cst.BaseStatement:
     # libcst stores indentation relative to the block, so moving a statement between blocks needs no change;
     # only drop leading blank lines/comments that belonged to the loop layout.
     return stmt.with_changes(leading_lines=[ln for ln in stmt.leading_lines if ln.comment is not None])
+
+
+def _defs(stmt: cst.CSTNode) -> set[str]:
+    """What a statement (also compound) binds: names, and the source of subscript/attribute targets."""
+    out: set[str] = set()
+
+    def add(t: cst.BaseExpression) -> None:
+        if isinstance(t, cst.Name):
+            out.add(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                add(e.value)
+        elif isinstance(t, (cst.Subscript, cst.Attribute)):
+            out.add(code(t).strip())
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, n: cst.Assign) -> None:
+            for t in n.targets:
+                add(t.target)
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            add(n.target)
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            add(n.target)
+
+        def visit_For(self, n: cst.For) -> None:
+            add(n.target)
+
+        def visit_WithItem(self, n: cst.WithItem) -> None:
+            if n.asname is not None:
+                add(n.asname.name)
+
+        def visit_Call(self, n: cst.Call) -> None:  # `xs.append(...)` builds xs
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend", "update"):
+                add(n.func.value)
+
+    stmt.visit(_V())
+    return out
+
+
+def _uses(node: cst.CSTNode) -> set[str]:
+    out = _names_used(node)
+
+    class _V(cst.CSTVisitor):
+        def visit_Subscript(self, n: cst.Subscript) -> None:
+            out.add(code(n).strip())
+
+    node.visit(_V())
+    return out
+
+
+def _backward_slice(
+    pairs: list[tuple[cst.BaseStatement, cst.BaseStatement]], result: cst.BaseExpression
+) -> list[tuple[cst.BaseStatement, cst.BaseStatement]]:
+    """The statements (in order) that the value of `result` depends on, judged on the rewritten statements."""
+    needed = _uses(result)
+    kept = []
+    for orig, new in reversed(pairs):
+        if _defs(new) & needed:
+            kept.append((orig, new))
+            needed |= _uses(new)
+    return list(reversed(kept))
 
 
 def _first_line(stmt: cst.BaseStatement) -> str:

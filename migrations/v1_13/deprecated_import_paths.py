@@ -1,9 +1,11 @@
-"""Deprecated import paths of promoted trainers: `trl.experimental.distillation` and `trl.experimental.kto` -> `trl`.
+"""Deprecated import paths that still work and warn on every line up to 1.16 (verified in the 1.9, 1.13, 1.16 wheels).
 
-`DistillationConfig`/`DistillationTrainer` became stable in TRL 1.10 and `KTOConfig`/`KTOTrainer` before 1.9; the
-experimental paths are subclasses that emit a `FutureWarning` ("removed in v2.0.0") on every line up to 1.16 (verified
-in the 1.13 and 1.16 wheels). The stable classes are the same objects' bases with identical signatures, so the imports
-move to `trl` with no other change.
+* `DistillationConfig`/`DistillationTrainer` became stable in TRL 1.10 and `KTOConfig`/`KTOTrainer` before 1.9; the
+  `trl.experimental.distillation` / `trl.experimental.kto` paths are subclasses that emit a `FutureWarning`
+  ("removed in v2.0.0"). The stable classes are their bases with identical signatures: the imports move to `trl`.
+* `trl.create_reference_model` (also `trl.models`, `trl.models.utils`) is a wrapper that warns "now located in
+  `trl.experimental.utils`" on every call; the imports move to `compat.trl.create_reference_model`, which is the
+  real function from `trl.experimental.utils` (same signature) on every line.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ _NAMES = {
 class DeprecatedImportPaths(SymbolMigration):
     id = "deprecated-import-paths"
     release = "1.13"
-    summary = "trl.experimental.distillation / trl.experimental.kto (deprecated aliases) -> trl"
+    summary = ("trl.experimental.distillation / trl.experimental.kto (deprecated aliases) -> trl; "
+               "trl.create_reference_model -> compat.trl.create_reference_model")
     anchor = "deprecated-import-paths"
-    triggers = ("distillation", "kto")
+    triggers = ("distillation", "kto", "create_reference_model")
     symbols = {f"{mod}.{name}": Moved("trl", name, "promoted to the stable API; the experimental alias warns")
                for mod, names in _NAMES.items() for name in names}
+    symbols.update({p: Moved("compat.trl", "create_reference_model", "the real function, without the FutureWarning")
+                    for p in ("trl.create_reference_model", "trl.models.create_reference_model",
+                              "trl.models.utils.create_reference_model")})
     # TRL 1.9 kept the implementation in submodules that 1.10 deleted
     symbols.update({
         "trl.experimental.distillation.distillation_config.DistillationConfig": Moved("trl", "DistillationConfig"),

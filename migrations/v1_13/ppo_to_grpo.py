@@ -102,8 +102,11 @@ class _Analysis(cst.CSTVisitor):
         self.fors: list[cst.For] = []
         self._stmt: list[cst.CSTNode] = []
         self.uses_step = False
-        self.tokenize_fns: dict[str, tuple[cst.FunctionDef, cst.BaseExpression]] = {}
+        self.tokenize_fns: dict[str, tuple[cst.FunctionDef, cst.BaseExpression, cst.Call | None]] = {}
         self.name_counts: dict[str, int] = {}
+        self.config_holders: dict[str, cst.Call] = {}  # dataclass field name -> the config its default builds
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self.local_calls: list[cst.Call] = []  # calls of plain names (maybe module functions taking a config)
         self.assign_stmts: dict[str, cst.CSTNode] = {}
         self._attr_names: set[int] = set()
         self.input_ids_strings: list[cst.SimpleString] = []
@@ -183,9 +186,10 @@ class _Analysis(cst.CSTVisitor):
         self.fors.append(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        text = _tokenized_text(node)
-        if text is not None:
-            self.tokenize_fns[node.name.value] = (node, text)
+        self.functions.setdefault(node.name.value, []).append(node)
+        found = _tokenized_text(node)
+        if found is not None:
+            self.tokenize_fns[node.name.value] = (node, *found)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if literal_value(node, None) == "input_ids":
@@ -209,6 +213,11 @@ class _Analysis(cst.CSTVisitor):
                     if isinstance(key, str):
                         self.subscript_sets.setdefault(t.target.value.value, {})[key] = node.value
         value = node.value
+        held = dotted(value)
+        if held and "." in held and held.rsplit(".", 1)[1] in self.config_holders and len(node.targets) == 1:
+            target = dotted(node.targets[0].target)
+            if target:
+                self.config_vars[target] = self.config_holders[held.rsplit(".", 1)[1]]  # `config = args.ppo_config`
         if isinstance(value, cst.Call):
             var = dotted(node.targets[0].target) if len(node.targets) == 1 else None
             if self.is_config_class(value.func):
@@ -242,6 +251,16 @@ class _Analysis(cst.CSTVisitor):
             parent = self.get_metadata(ParentNodeProvider, node, None)
             if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
                 var = dotted(parent.targets[0].target)
+            else:
+                # `ppo_config: PPOConfig = field(default_factory=lambda: PPOConfig(...))` in an arguments dataclass:
+                # `<anything>.ppo_config` is this config
+                up: cst.CSTNode | None = parent
+                for _ in range(5):
+                    if up is None or isinstance(up, (cst.BaseStatement, cst.AnnAssign)):
+                        break
+                    up = self.get_metadata(ParentNodeProvider, up, None)
+                if isinstance(up, cst.AnnAssign) and isinstance(up.target, cst.Name):
+                    self.config_holders[up.target.value] = node
             self.config_calls[id(node)] = var
             kws = {a.keyword.value for a in node.args if a.keyword is not None}
             self.votes["classic"] += 2 * len(kws & F.CLASSIC_ONLY)
@@ -272,6 +291,8 @@ class _Analysis(cst.CSTVisitor):
                 self.votes["trainer"] += 3
         else:
             f = node.func
+            if isinstance(f, cst.Name):
+                self.local_calls.append(node)
             if isinstance(f, cst.Attribute) and f.attr.value in ("step", "log_stats") and dotted(f.value):
                 self.uses_step = True
             if isinstance(f, cst.Attribute) and f.attr.value == "map" and node.args:
@@ -328,10 +349,11 @@ def _tokenizer_call_text(call: cst.BaseExpression) -> cst.BaseExpression | None:
     return call.args[0].value
 
 
-def _tokenized_text(fn: cst.FunctionDef) -> cst.BaseExpression | None:
+def _tokenized_text(fn: cst.FunctionDef) -> tuple[cst.BaseExpression, cst.Call | None] | None:
     """The text expression a PPO-style tokenizing function turns into `input_ids`, if it has that exact shape:
     `return {"input_ids": <tokenizer call on E>[, "lengths"/"attention_mask": ...]}` (directly, through
-    `outputs = tokenizer(E); outputs["input_ids"]`, or through `input_ids = tokenizer.apply_chat_template(E, ...)`)."""
+    `outputs = tokenizer(E); outputs["input_ids"]`, or through `input_ids = tokenizer.apply_chat_template(E, ...)`),
+    with the `apply_chat_template` call when that is what tokenizes."""
     body = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
     if not body or not fn.params.params:
         return None
@@ -355,6 +377,7 @@ def _tokenized_text(fn: cst.FunctionDef) -> cst.BaseExpression | None:
             continue  # docstring
         return None
     text = None
+    chat: cst.Call | None = None
     for el in ret.elements:
         if not isinstance(el, cst.DictElement):
             return None
@@ -368,9 +391,11 @@ def _tokenized_text(fn: cst.FunctionDef) -> cst.BaseExpression | None:
             text = _tokenizer_call_text(v)
             if text is None:
                 return None
+            if isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "apply_chat_template":
+                chat = v
         elif key not in ("lengths", "length", "attention_mask"):
             return None
-    return text
+    return None if text is None else (text, chat)
 
 
 def _dict_keys(node: cst.BaseExpression) -> set[str]:
@@ -410,13 +435,29 @@ class _Transformer(TrlTransformer):
                 continue
             cfg = arg_value(t.call, 0, "config") or kwarg_value(t.call, "args")
             name = dotted(cfg) if cfg is not None else None
-            if name in an.config_vars:
-                an.config_vars[f"{t.var}.config"] = an.config_vars[name]
-                an.config_vars[f"{t.var}.args"] = an.config_vars[name]
+            if self._is_config(name):
+                an.config_vars[f"{t.var}.config"] = self._config_call_of(name)
+                an.config_vars[f"{t.var}.args"] = self._config_call_of(name)
         self.tokenizers: set[str] = set()
         self._class_stack: list[tuple[str, str]] = []  # (class name, kind)
         self.host_fields: dict[str, dict[str, object]] = {}  # script-args dataclass -> PPO fields it now holds
         self._plan_loops()
+        # `def build_dataset(config): ... config.model_name` called as `build_dataset(ppo_config)`: inside that
+        # function the parameter is the config too
+        self.config_params: dict[int, dict[str, cst.Call | None]] = {}
+        for call in an.local_calls:
+            defs = an.functions.get(call.func.value, [])  # type: ignore[union-attr]
+            if len(defs) != 1:
+                continue
+            params = [p.name.value for p in defs[0].params.params]
+            for i, a in enumerate(call.args):
+                name = dotted(a.value)
+                if a.star or not self._is_config(name):
+                    continue
+                pname = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
+                if pname in params:
+                    self.config_params.setdefault(id(defs[0]), {})[pname] = self._config_call_of(name)
+        self._fn_stack: list[int] = []
         # models only built to be passed to the PPO trainer as value/reference model: their construction goes
         self.remove_stmts: dict[int, str] = {}
         for t in an.trainers:
@@ -433,12 +474,35 @@ class _Transformer(TrlTransformer):
                     self.remove_stmts[id(an.assign_stmts[d.value])] = d.value
         # tokenizing functions passed to `.map` whose `input_ids` nobody else reads: return the text as `prompt`
         self.tokenize_rewrites: dict[int, cst.BaseExpression] = {}
-        for name, (fn, text) in an.tokenize_fns.items():
+        self.chat_template_calls: set[int] = set()
+        for name, (fn, text, chat) in an.tokenize_fns.items():
             if name not in an.mapped_fns or not an.trainers:
                 continue
             outside = [s for s in an.input_ids_strings if not _inside(s, fn)]
             if not outside:
                 self.tokenize_rewrites[id(fn)] = text
+            elif chat is not None and kwarg_value(chat, "return_dict") is None:
+                # the token ids stay: keep them a list (transformers 5 returns a BatchEncoding by default)
+                self.chat_template_calls.add(id(chat))
+
+    def _is_config(self, recv: str | None) -> bool:
+        if recv is None:
+            return False
+        if any(recv in self.config_params.get(f, {}) for f in getattr(self, "_fn_stack", ())):
+            return True
+        return recv in self.an.config_vars or ("." in recv and recv.rsplit(".", 1)[1] in self.an.config_holders)
+
+    def _config_call_of(self, recv: str | None) -> cst.Call | None:
+        if recv is None:
+            return None
+        for f in reversed(getattr(self, "_fn_stack", ())):
+            if recv in self.config_params.get(f, {}):
+                return self.config_params[f][recv]
+        if recv in self.an.config_vars:
+            return self.an.config_vars[recv]
+        if "." in recv:
+            return self.an.config_holders.get(recv.rsplit(".", 1)[1])
+        return None
 
     def _only_feeds_trainer(self, name: str) -> bool:
         """`name = <model factory>(...)` once, as a plain statement, and read only by the trainer call."""
@@ -619,6 +683,10 @@ class _Transformer(TrlTransformer):
 
     # ---- calls ----
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.chat_template_calls:
+            self.changed = True
+            self.note(original_node, "apply_chat_template(..., return_dict=False): token ids stay a list on transformers 5")
+            return replace_args(updated_node, [*updated_node.args, make_kwarg("return_dict", cst.Name("False"))])
         if id(original_node) in self.an.config_calls:
             return self._config_call(original_node, updated_node)
         t = self.trainer_by_call.get(id(original_node))
@@ -865,7 +933,8 @@ class _Transformer(TrlTransformer):
         decode = cst.parse_statement(
             f'if "prompt" not in {name}.column_names:\n'
             f"    {name} = {name}.with_format(None).map(\n"
-            f'        lambda example: {{"prompt": {code(tok)}.decode(example["input_ids"], skip_special_tokens=True)}}\n'
+            f'        lambda example: {{"prompt": {code(tok)}.decode(example["input_ids"], skip_special_tokens=True)}},\n'
+            f'        remove_columns=[c for c in ("input_ids", "attention_mask") if c in {name}.column_names],\n'
             "    )\n"
         )
         decode = decode.with_changes(
@@ -937,13 +1006,13 @@ class _Transformer(TrlTransformer):
             if attr in ("dataloader", "kl_ctl", "value_model", "policy", "ref_policy", "reward_model"):
                 self.todo(original_node, f"{recv}.{attr} does not exist on {self.TrainerName}",
                           "ppo-trainer-attributes")
-        elif recv in self.an.config_vars and attr in F.PPO_ONLY_FIELDS:
+        elif self._is_config(recv) and attr in F.PPO_ONLY_FIELDS:
             new = F.renamed_field(attr, self.era, self.target)
             if new is not None and new != attr:
                 self.changed = True
                 return updated_node.with_changes(attr=cst.Name(new))
             if new is None:
-                call = self.an.config_vars.get(recv)
+                call = self._config_call_of(recv)
                 val = None
                 if call is not None:
                     for a in call.args:
@@ -1010,6 +1079,8 @@ class _Transformer(TrlTransformer):
         return updated_node.with_changes(body=body)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if self._fn_stack and self._fn_stack[-1] == id(original_node):
+            self._fn_stack.pop()
         text = self.tokenize_rewrites.get(id(original_node))
         if text is None:
             return updated_node
@@ -1023,6 +1094,7 @@ class _Transformer(TrlTransformer):
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[*doc, ret]))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._fn_stack.append(id(node))
         if not self._class_stack or self._class_stack[-1][1] != "trainer":
             return
         meth = node.name.value

@@ -33,7 +33,8 @@ from migrations.helpers import (
 CAUSAL = "AutoModelForCausalLMWithValueHead"
 SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
 WRAPPER = "PreTrainedModelWrapper"
-NAMES = frozenset({CAUSAL, SEQ2SEQ, WRAPPER, "ValueHead", "SUPPORTED_ARCHITECTURES"})
+GPT2_VH = "GPT2HeadWithValueModel"  # trl 0.0.x/0.1 (`trl.gpt2`)
+NAMES = frozenset({CAUSAL, SEQ2SEQ, WRAPPER, GPT2_VH, "ValueHead", "SUPPORTED_ARCHITECTURES"})
 VHEAD_KWARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy")
 ANCHOR = "value-head-models"
 MODEL_FACTORIES = ("from_pretrained", "get_peft_model", "from_config", "create_reference_model", "tiny_model")
@@ -44,8 +45,12 @@ class _Transformer(TrlTransformer):
         super().__init__(rule, ctx)
         self.vh_vars: dict[str, str] = {}  # variable -> wrapper class name
         self.model_vars: set[str] = set()  # variables bound to a model object (not a path)
+        self.class_aliases: dict[str, str] = {}  # variable -> value-head class it names
+        self.built_by_call: set[str] = set()  # variables assigned the result of a call (e.g. LoraConfig(...))
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
+        if ref.name == GPT2_VH:
+            return Replacement("transformers", "GPT2LMHeadModel") if ref.module == "trl.gpt2" else None
         if ref.name not in NAMES or not (ref.module in ("trl", "trl.models") or "value_head" in ref.module
                                          or "modeling_base" in ref.module or ref.module.startswith("trl.experimental.ppo")):
             return None
@@ -62,6 +67,9 @@ class _Transformer(TrlTransformer):
                           "trl.experimental.ppo.modeling_value_head")
 
     def _vh_class(self, node: cst.BaseExpression) -> str | None:
+        alias = dotted(node)
+        if alias in self.class_aliases:  # `model_class = AutoModelForCausalLMWithValueHead`
+            return self.class_aliases[alias]
         ref = self.trl_ref(node, NAMES)
         if ref is not None and self.replacement(ref) is not None:
             return ref.name
@@ -76,9 +84,16 @@ class _Transformer(TrlTransformer):
             return
         v = node.value
         if isinstance(v, cst.Call):
+            self.built_by_call.add(var)
+        if isinstance(v, (cst.Name, cst.Attribute)):
+            cls = self._vh_class(v)
+            if cls is not None:
+                self.class_aliases[var] = cls
+                return
+        if isinstance(v, cst.Call):
             f = v.func
             cls = self._vh_class(f.value) if isinstance(f, cst.Attribute) else self._vh_class(f)
-            if cls in (CAUSAL, SEQ2SEQ):
+            if cls in (CAUSAL, SEQ2SEQ, GPT2_VH):
                 self.vh_vars[var] = cls
                 self.model_vars.add(var)
                 return
@@ -91,7 +106,7 @@ class _Transformer(TrlTransformer):
         # X.from_pretrained(...)
         if isinstance(f, cst.Attribute) and f.attr.value == "from_pretrained":
             cls = self._vh_class(f.value)
-            if cls in (CAUSAL, SEQ2SEQ):
+            if cls in (CAUSAL, SEQ2SEQ, GPT2_VH):
                 return self._from_pretrained(cls, original_node, updated_node)
         cls = self._vh_class(f)
         if cls in (CAUSAL, SEQ2SEQ) and original_node.args:
@@ -139,10 +154,31 @@ class _Transformer(TrlTransformer):
         if peft is not None:
             if inner is call:
                 inner = drop_kwarg(call, "peft_config")
-            self.needed_imports.append(("peft", "get_peft_model"))
-            return cst.Call(func=cst.Name("get_peft_model"), args=[
-                cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(peft.value)])
+            return self._wrap_peft(inner, peft.value)
         return inner
+
+    def _wrap_peft(self, model: cst.BaseExpression, peft: cst.BaseExpression) -> cst.BaseExpression:
+        """What `from_pretrained(..., peft_config=p)` did: `get_peft_model(model, p)` when p is not None."""
+        if isinstance(peft, cst.Name) and peft.value == "None":
+            return model
+
+        def wrap(p: cst.BaseExpression, m: cst.BaseExpression) -> cst.Call:
+            return cst.Call(func=cst.Name("get_peft_model"), args=[
+                cst.Arg(m, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(p)])
+
+        self.needed_imports.append(("peft", "get_peft_model"))
+        sp = cst.SimpleWhitespace(" ")
+        if isinstance(peft, cst.IfExp) and code(peft.orelse).strip() == "None":
+            # `peft_config=cfg if use_peft else None`
+            return cst.IfExp(test=peft.test, body=wrap(peft.body, model), orelse=model.deep_clone(),
+                             whitespace_before_if=sp, whitespace_after_if=sp, whitespace_before_else=sp,
+                             whitespace_after_else=sp)
+        if isinstance(peft, (cst.Name, cst.Attribute)) and dotted(peft) not in self.built_by_call:
+            test = cst.parse_expression(f"{code(peft)} is not None")
+            return cst.IfExp(test=test, body=wrap(peft, model), orelse=model.deep_clone(),
+                             whitespace_before_if=sp, whitespace_after_if=sp, whitespace_before_else=sp,
+                             whitespace_after_else=sp)
+        return wrap(peft, model)
 
     def _seq2seq(self, node: cst.CSTNode) -> None:
         self.todo(node, "seq2seq value-head model: GRPOTrainer and OnlineDPOTrainer train causal LMs only; switch to a "
@@ -178,7 +214,8 @@ class ValueHeadModels(PythonMigration):
     release = "1.13"
     summary = "AutoModelFor*WithValueHead / PreTrainedModelWrapper -> transformers AutoModelForCausalLM / PreTrainedModel"
     anchor = ANCHOR
-    triggers = ("WithValueHead", "PreTrainedModelWrapper", "ValueHead", "SUPPORTED_ARCHITECTURES", "modeling_value_head")
+    triggers = ("WithValueHead", "PreTrainedModelWrapper", "ValueHead", "SUPPORTED_ARCHITECTURES", "modeling_value_head",
+                "HeadWithValueModel")
     order = 20
     requires = ("trl",)
 

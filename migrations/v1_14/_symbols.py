@@ -156,7 +156,7 @@ class _Collector(cst.CSTVisitor):
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
             name = dotted(alias.name) or ""
-            if self._import_action(name) is not None:
+            if self.rule.action_for(name) is not None:
                 self.relevant = True
         return False
 
@@ -172,9 +172,6 @@ class _Collector(cst.CSTVisitor):
             if self.rule.action_for(f"{module}.{alias.name.value}") is not None:
                 self.relevant = True
         return False
-
-    def _import_action(self, name: str) -> Action | None:
-        return self.rule.action_for(name)
 
     def _use(self, node: cst.Name | cst.Attribute) -> bool:
         for qname in sorted(imported_names(self, node)):

@@ -7,6 +7,7 @@ venv's real packages for the metadata lookups the doctor makes.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
 from pathlib import Path
@@ -104,4 +105,7 @@ def test_cli_forwards_argv(name: str, capsys: pytest.CaptureFixture[str]) -> Non
         assert "not available" in capsys.readouterr().err
         return
     assert cli.main([name, "--help"]) == 0  # the subcommand's own --help, reached through the dispatcher
-    assert "usage" in capsys.readouterr().out.lower()
+    out = capsys.readouterr().out
+    assert "usage" in out.lower()
+    if "prog" in inspect.signature(cli._load(module)).parameters:
+        assert f"usage: trl-compat {name}" in out

@@ -198,3 +198,18 @@ def test_compat_losses_resolves_to_the_expected_object():
             where = _expected(v)[name]
             assert getattr(compat.losses, name) is _object_at(where), (name, where)
             assert compat.losses.TABLE.resolution(name).origin == where
+
+
+@pytest.mark.slow  # imports reference_impl's trainers (torch, transformers)
+def test_without_trl_the_reference_implementation_stands_in(monkeypatch):
+    pytest.importorskip("torch")
+    import compat.trl
+
+    monkeypatch.setitem(sys.modules, "trl", None)  # `import trl` now fails as if it were not installed
+    table = NameTable("compat.trl", compat.trl._CANDIDATES)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer = table.lookup("GRPOTrainer")
+    assert trainer is importlib.import_module("reference_impl").GRPOTrainer
+    assert table.resolution("GRPOTrainer").is_reference
+    assert any(issubclass(w.category, CompatFallbackWarning) for w in caught)

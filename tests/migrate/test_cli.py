@@ -37,6 +37,16 @@ def repo(tmp_path):
 
 @pytest.mark.slow
 def test_diff_applies_with_git_apply_and_writes_nothing(repo):
+    extra = {
+        "bom.py": b"\xef\xbb\xbffrom trl import SFTConfig\r\nc = SFTConfig(loss_type='chunked_nll')",
+        "latin1.py": b"# -*- coding: latin-1 -*-\nfrom trl import SFTConfig\nx = '\xe9'\nSFTConfig(loss_type='chunked_nll')\n",
+        "nb.ipynb": json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                           "source": ["import trl\n", "trl.SFTConfig(loss_type='chunked_nll')"]}],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1).encode() + b"\n",
+    }
+    for name, data in extra.items():
+        (repo / name).write_bytes(data)
+    commit_all(repo)
     proc = run_cli("--diff", ".", "--only", "sft-chunked-nll-loss-type", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     assert git(repo, "status", "--porcelain") == ""  # nothing written
@@ -46,6 +56,8 @@ def test_diff_applies_with_git_apply_and_writes_nothing(repo):
     subprocess.run(["git", "apply", "-"], cwd=repo, input=patch, check=True)
     assert (repo / "train.py").read_text() == NEW_SFT
     assert (repo / "crlf_nonl.py").read_bytes() == b"import trl\r\ncfg = trl.SFTConfig(loss_type='nll')"
+    for name, data in extra.items():  # BOM, latin-1 and notebook JSON bytes: the patch carries the exact bytes
+        assert (repo / name).read_bytes() == data.replace(b"'chunked_nll'", b"'nll'")
     again = run_cli("--check", ".", "--only", "sft-chunked-nll-loss-type", cwd=repo)
     assert again.returncode == 0 and again.stdout == b""
 

@@ -137,17 +137,20 @@ def test_dirty_tree_guard(tmp_path):
     repo = git_repo(tmp_path / "repo")
     clean = write(repo / "clean.py", OLD_SFT)
     dirty = write(repo / "dirty.py", "x = 1\n")
+    write(repo / ".gitignore", "local_*.py\n")
     commit_all(repo)
     write(dirty, OLD_SFT)  # modified, not committed
     untracked = write(repo / "new.py", OLD_SFT)
-    report = migrate(repo)
+    ignored = write(repo / "local_settings.py", OLD_SFT)  # named explicitly: git ignores it, so has no copy of it
+    report = migrate(repo, ignored)
     assert report.exit_code == 2
-    assert set(report.refused_dirty) == {str(dirty), str(untracked)}
-    assert report.refused_dirty[str(dirty)] == "modified" and report.refused_dirty[str(untracked)] == "untracked"
+    assert report.refused_dirty == {
+        str(dirty): "modified", str(untracked): "untracked", str(ignored): "untracked (ignored by git)"
+    }
     assert clean.read_text() == OLD_SFT and dirty.read_text() == OLD_SFT  # nothing written at all
     report = migrate(repo, allow_dirty=True)
     assert report.exit_code == 0 and clean.read_text() == dirty.read_text() == untracked.read_text() == NEW_SFT
-    assert git(repo, "status", "--porcelain") != ""
+    assert ignored.read_text() == OLD_SFT  # not named this time: the walk honours .gitignore
 
 
 def test_check_and_diff_modes_write_nothing(tmp_path):

@@ -13,7 +13,7 @@ from migrations import all_migrations
 
 from ._util import RULE
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 IMPORTS = [
     "import trl", "import trl as t", "from trl import SFTConfig", "from trl import SFTConfig as C",

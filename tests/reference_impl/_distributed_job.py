@@ -2,7 +2,8 @@
 
 Trains SFT, DPO and GRPO (real `model.generate`) two steps each, then checks that every parameter is identical on
 all ranks: each rank saw different data, so equality means the gradients were all-reduced through the engine-head
-forward. Rank 0 writes a JSON summary to argv[1].
+forward. `import trl` is made impossible first, so this is also the "trains without TRL installed" check.
+Rank 0 writes a JSON summary to argv[1].
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+
+sys.modules["trl"] = None  # type: ignore[assignment]  # any `import trl` now raises ImportError
 
 import torch
 
@@ -50,6 +53,7 @@ def main(out_path: str, config_file: str) -> None:
                 "losses": [h["loss"] for h in logs],
                 "ranks_identical": bool(torch.allclose(sums[0], sums[1], rtol=0, atol=1e-9)),
                 "moved": bool((sums[0] - checksum(H.model()).to(sums.device)).abs().max() > 0),
+                "trl_importable": "trl" in sys.modules and sys.modules["trl"] is not None,
             }
             acc.wait_for_everyone()
         if acc.is_main_process:

@@ -33,7 +33,8 @@ def test_shipped_accelerate_configs_parse() -> None:
 
 @pytest.mark.slow
 def test_ddp_two_cpu_processes(tmp_path) -> None:
-    """`accelerate launch` with 2 gloo processes: SFT, DPO, GRPO train and stay in sync across ranks."""
+    """`accelerate launch` with 2 gloo processes: SFT, DPO, GRPO train (with `import trl` blocked) and stay in sync
+    across ranks."""
     out = tmp_path / "result.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
            "TRL_EXPERIMENTAL_SILENCE": "1", "CI": "1"}
@@ -47,3 +48,4 @@ def test_ddp_two_cpu_processes(tmp_path) -> None:
         assert r["num_processes"] == 2 and "MULTI_CPU" in r["distributed_type"], (name, r)
         assert len(r["losses"]) == 2 and all(abs(x) < 1e6 for x in r["losses"]), (name, r)
         assert r["ranks_identical"] and r["moved"], (name, r)
+        assert not r["trl_importable"], "the job must run with `import trl` blocked"

@@ -32,22 +32,13 @@ def test_reference_impl_never_imports_trl() -> None:
     assert not offenders, offenders
 
 
-@pytest.mark.slow
-def test_import_is_light_and_works_without_trl() -> None:
-    """`import reference_impl` loads no torch; every trainer and config imports with `trl` made unimportable."""
-    code = (
-        "import sys\n"
-        "sys.modules['trl'] = None  # any 'import trl' now raises ImportError\n"
-        "import reference_impl\n"
-        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'import reference_impl is heavy'\n"
-        "from reference_impl import (SFTTrainer, DPOTrainer, KTOTrainer, BCOTrainer, GRPOTrainer, RLOOTrainer,\n"
-        "    OnlineDPOTrainer, A2POTrainer, DistillationTrainer, RewardTrainer, SFTConfig, DPOConfig, KTOConfig,\n"
-        "    BCOConfig, GRPOConfig, RLOOConfig, OnlineDPOConfig, A2POConfig, DistillationConfig, RewardConfig,\n"
-        "    create_reference_model)\n"
-        "GRPOConfig('/tmp/x', use_cpu=True, num_generations=2, per_device_train_batch_size=2)\n"
-        "print('ok')\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+def test_import_is_light() -> None:
+    """`import reference_impl` loads neither torch nor transformers (exports are lazy). Training without TRL
+    importable is exercised by the DDP job (tests/reference_impl/_distributed_job.py blocks `import trl`)."""
+    code = ("import sys; import reference_impl; "
+            "heavy = [m for m in ('torch', 'transformers', 'trl') if m in sys.modules]; "
+            "assert not heavy, heavy; assert 'GRPOTrainer' in dir(reference_impl); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-3000:]
 
 

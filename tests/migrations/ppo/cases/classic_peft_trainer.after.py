@@ -50,7 +50,8 @@ def reward_fn(prompts, completions, **kwargs):
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in dataset.column_names:
     dataset = dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
+        remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
 ppo_trainer = GRPOTrainer(

@@ -21,7 +21,8 @@ reward_model = AutoModelForSequenceClassification.from_pretrained("EleutherAI/py
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
+        remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
 # TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`, and its construction): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)

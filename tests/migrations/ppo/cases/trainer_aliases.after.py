@@ -14,7 +14,8 @@ cfg = Cfg(
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in ds.column_names:
     ds = ds.with_format(None).map(
-        lambda example: {"prompt": tok.decode(example["input_ids"], skip_special_tokens=True)}
+        lambda example: {"prompt": tok.decode(example["input_ids"], skip_special_tokens=True)},
+        remove_columns=[c for c in ("input_ids", "attention_mask") if c in ds.column_names],
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)

@@ -23,7 +23,8 @@ print(training_args.beta, training_args.num_iterations, training_args.max_comple
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
+        remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
 # TODO(trl-compat): the value model `value_model` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)

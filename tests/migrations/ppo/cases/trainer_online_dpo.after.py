@@ -12,7 +12,8 @@ training_args = OnlineDPOConfig(
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
+        remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
 # TODO(trl-compat): the value model `value_model` is no longer used (Online DPO has no critic); remove its construction (see MIGRATION.md#ppo-value-model)
@@ -23,6 +24,6 @@ trainer = OnlineDPOTrainer(
     args=training_args,
     train_dataset=train_dataset,  # noqa: F821
     processing_class=tokenizer,  # noqa: F821
-    reward_processing_classes=tokenizer,  # noqa: F821
+    reward_processing_classes=tokenizer,
 )
 trainer.train()

@@ -14,7 +14,11 @@ config = GRPOConfig(
 
 
 def tokenize(element):
-    input_ids = tokenizer.apply_chat_template(element["messages"][:1], add_generation_prompt=True)  # noqa: F821
+    input_ids = tokenizer.apply_chat_template(
+        element["messages"][:1],
+        add_generation_prompt=True,
+        return_dict=False,
+    )  # noqa: F821
     return {"input_ids": input_ids, "lengths": len(input_ids)}
 
 
@@ -23,7 +27,8 @@ train_dataset = train_dataset.filter(lambda x: len(x["input_ids"]) <= 512)
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)}
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
+        remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
 # TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
