@@ -127,8 +127,8 @@ def iter_targets(
             rel = os.path.abspath(path).replace(os.sep, "/").lstrip("/")
         return exclude_spec.match_file(rel + "/" if is_dir else rel)
 
-    def take(path: str) -> Iterator[Target]:
-        real = os.path.realpath(path)
+    def take(path: str, real: str | None = None) -> Iterator[Target]:
+        real = real or os.path.realpath(path)
         if real in seen_files:
             return
         seen_files.add(real)
@@ -137,6 +137,8 @@ def iter_targets(
     for arg in paths:
         if os.path.isdir(arg):
             ignores = _outer_ignores(arg)
+            if _ignored(ignores, os.path.abspath(arg), True):
+                ignores = []  # a folder git ignores but the user named: walk it (its own .gitignore files still apply)
             deferred: list[tuple[str, list[_Ignore]]] = []  # links come last: a real path wins
             yield from _walk(arg, arg, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred)
             while deferred:
@@ -204,6 +206,6 @@ def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_er
             else:
                 deferred.append((path, ignores))
             continue
-        yield from take(path)
+        yield from take(path, os.path.join(real, entry.name))  # a plain file in a resolved folder: no lstat chain
     for sub in subdirs:
         yield from _walk(sub, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred)

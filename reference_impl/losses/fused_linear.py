@@ -27,12 +27,13 @@ __all__ = ["FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "F
 
 def _mean_logits_sum(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """``sum`` over rows and vocabulary of ``hidden @ weight.T + bias`` in O(N*H): ``hidden . sum_v W_v + N * sum b``."""
+    dtype = torch.promote_types(weight.dtype, torch.float32)
     with torch.no_grad():
-        w_sum = weight.sum(0, dtype=torch.float32)
+        w_sum = weight.sum(0, dtype=dtype)
         flat = hidden.reshape(-1, hidden.shape[-1])
-        total = (flat.float() @ w_sum).sum()
+        total = (flat.to(dtype) @ w_sum).sum()
         if bias is not None:
-            total = total + flat.shape[0] * bias.sum(dtype=torch.float32)
+            total = total + flat.shape[0] * bias.sum(dtype=dtype)
         return total
 
 

@@ -380,7 +380,10 @@ def orpo_loss(
     of the log odds ratio of the length-averaged chosen vs rejected probabilities. Extra metrics (TRL names):
     ``log_odds_ratio``, ``log_odds_chosen``, ``nll_loss``."""
     (chosen_logps, rejected_logps), nll = _average_and_nll(policy_logps, mask, True)
-    chosen_logps, rejected_logps = chosen_logps.float(), rejected_logps.float()
+    dtype = torch.promote_types(chosen_logps.dtype, torch.float32)
+    # an empty completion averages to log p = 0, where the odds are infinite: keep it a hair below 0
+    chosen_logps = chosen_logps.to(dtype).clamp(max=-1e-7)
+    rejected_logps = rejected_logps.to(dtype).clamp(max=-1e-7)
     log_odds = (chosen_logps - rejected_logps) - (_log1mexp(chosen_logps) - _log1mexp(rejected_logps))
     ratio = F.logsigmoid(log_odds)
     loss = nll - (beta * ratio).mean()

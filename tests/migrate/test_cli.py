@@ -159,6 +159,7 @@ def test_quiet_and_no_progress_bar_when_piped(repo):
 
 @pytest.mark.slow
 def test_progress_bar_on_a_terminal(repo):
+    pytest.importorskip("rich", reason="the progress bar is drawn with rich (the `dev` extra)")
     for i in range(3):
         (repo / f"extra{i}.py").write_text(OLD_SFT)
     master, slave = pty.openpty()

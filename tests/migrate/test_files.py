@@ -130,6 +130,9 @@ def test_walk_skips_vendored_folders_and_honours_gitignore_and_exclude(tmp_path)
     # a subfolder still obeys the .gitignore above it
     report = migrate(repo / "sub")
     assert [os.path.basename(f.path) for f in report.files] == ["b.py"]
+    # an ignored folder named explicitly is walked (the user asked for it)
+    report = migrate(repo / "generated")
+    assert [os.path.basename(f.path) for f in report.files] == ["x.py"]
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ output always parses, and a second run is a no-op. Run with the shipped rule alo
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,12 +78,14 @@ def _check(text: str, rules) -> None:
         assert result.text == text
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(modules())
 def test_shipped_rule_properties(text):
     _check(text, [RULE])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(modules())
 def test_all_registered_rules_properties(text):
