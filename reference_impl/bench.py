@@ -40,7 +40,8 @@ SHAPES = {
 }
 VARIANTS = ["naive", "fp32_upcast", "trl113", "trl116", "torch_lce", "liger", "ours", "ours_recompute", "ours_native"]
 CHUNK = 256
-TRL113_PATHS = ["/tmp/wheels/trl-1.13.0"]
+# where to find TRL 1.13 when it is not the installed trl: an unpacked wheel (never copied into this project)
+TRL113_PATHS = [p for p in (os.environ.get("REFERENCE_IMPL_TRL113_PATH"), "/tmp/wheels/trl-1.13.0") if p]
 
 
 # ------------------------------------------------------------------------------------------------------------------

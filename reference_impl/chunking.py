@@ -130,7 +130,13 @@ class _Plan:
             raise ValueError(f"chunk must be positive, got {chunk}")
         vocab = weight.shape[0]
         budget = max(1, chunk * vocab * weight.element_size())  # bytes
-        per_elem = torch.finfo(self.gemm).bits // 8 + (4 if self.dh_fp32 else 0)
+        if weight.device.type != "cpu":
+            # GPUs pay per kernel launch: 4x larger tiles keep s3 in 2 vocabulary blocks, s1 in 10 (README)
+            budget *= 4
+        # on a GPU the fp32 softmax runs on the whole tile at once (slabs would be one kernel launch each), so the
+        # tile shares the budget with about two fp32 temporaries of its size; on CPU the slabs are cache-sized
+        self.whole_tile = weight.device.type != "cpu"
+        per_elem = torch.finfo(self.gemm).bits // 8 + (4 if self.dh_fp32 else 0) + (8 if self.whole_tile else 0)
         w_rows = 1 if (self.upcast or self.dh_fp32) else 0  # fp32 [Cv, H] weight-block copies
         row_bytes = 4 * hdim
 
@@ -144,7 +150,7 @@ class _Plan:
             self.token_block = max(1, min(n, (budget // min_vb - row_bytes * (w_rows + 1)) // per_elem))
         self.split = self.token_block < n
         self.vocab_block = max(1, min(vocab, columns(self.token_block, self.split)))
-        self.slab = max(1, _SLAB_ELEMS // self.vocab_block)
+        self.slab = self.token_block if self.whole_tile else max(1, _SLAB_ELEMS // self.vocab_block)
         self.single_tile = not self.split and self.vocab_block >= vocab
 
     def tokens(self, h: torch.Tensor) -> torch.Tensor:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import importlib.abc
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -380,6 +381,24 @@ def patch_generation_config(mod: Any) -> None:
         return cls(pad_token_id=0, eos_token_id=1, bos_token_id=2)
 
     mod.GenerationConfig.from_pretrained = classmethod(from_pretrained)
+
+
+@on_import("transformers.utils.quantization_config")
+def patch_bnb_config(mod: Any) -> None:
+    """transformers 4.x checks the installed bitsandbytes when a BitsAndBytesConfig is built; quantization is dropped
+    in smoke runs anyway, so a CPU machine without bitsandbytes must still get through the script's config line."""
+    cls = getattr(mod, "BitsAndBytesConfig", None)
+    if cls is None:
+        return
+    real = cls.post_init
+
+    def post_init(self: Any) -> None:
+        try:
+            real(self)
+        except importlib.metadata.PackageNotFoundError:
+            notice("BitsAndBytesConfig built without bitsandbytes installed (quantization is dropped in smoke runs)")
+
+    cls.post_init = post_init
 
 
 @on_import("transformers.pipelines")

@@ -14,9 +14,9 @@ import sys
 from compat.smoke.runner import run
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m compat.smoke",
+        prog=prog or "python -m compat.smoke",
         description="Run a training script for 2 steps on CPU with tiny stand-ins for every model, tokenizer, "
                     "dataset and pipeline it loads; offline. Arguments after `--` go to the script.")
     parser.add_argument("script", help="the training script to run (as `python script.py`)")
@@ -32,13 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
+    """Run the smoke runner with command-line arguments; returns the exit status (0 passed, 1 failed, 2 usage)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1:]
-    parser = build_parser()
+    parser = build_parser(prog)
     try:
         opts = parser.parse_args(argv)
     except SystemExit as exc:

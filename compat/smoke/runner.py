@@ -227,8 +227,9 @@ def _hint(result: SmokeResult) -> str | None:
     removed_name = any(n in message for n in REMOVED_TRL_NAMES)
     if removed_name and (kind in ("ImportError", "ModuleNotFoundError") or (
             kind == "AttributeError" and message.startswith("module 'trl"))):
-        return (f"this TRL name no longer exists in the installed TRL {_installed_trl()} (the PPO family was removed "
-                "in 1.13): run `python -m compat.migrate` on this file, see MIGRATION.md")
+        return (f"this TRL name does not exist in the installed TRL {_installed_trl()} (TRL removed the PPO family: "
+                "the top-level names in 0.29, trl.experimental.ppo in 1.13): run `python -m compat.migrate` on this "
+                "file, see MIGRATION.md")
     if kind == "TypeError":
         match = re.search(r"(\w*(?:Config|Arguments|Trainer))\.__init__\(\) got an unexpected keyword argument '([^']+)'",
                           message)

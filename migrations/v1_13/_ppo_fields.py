@@ -147,6 +147,8 @@ OLD_DEFAULTS: dict[str, object] = {
     "stop_token": None, "stop_token_id": None, "kl_estimator": "k1", "sft_model_path": "EleutherAI/pythia-160m",
     "reward_model_path": "EleutherAI/pythia-160m", "model_adapter_name": None, "ref_adapter_name": None,
     "num_mini_batches": 1, "forward_batch_size": None,
+    # fields renamed for GRPO that Online DPO lacks
+    "kl_coef": 0.05, "init_kl_coef": 0.2, "num_ppo_epochs": 4, "ppo_epochs": 4, "cliprange": 0.2,
 }
 
 PPO_ONLY_FIELDS = CLASSIC_ONLY | set(CLASSIC_DROPPED) | set(TRAINER_DROPPED) | {
@@ -162,7 +164,7 @@ def renamed_field(name: str, era: Era, target: Target) -> str | None:
         table = {
             **common,
             "ppo_epochs": "num_iterations" if target == "grpo" else None,
-            "init_kl_coef": "beta",
+            "init_kl_coef": "beta" if target == "grpo" else None,
             "log_with": "report_to",
             "mini_batch_size": "per_device_train_batch_size",
         }
@@ -170,9 +172,10 @@ def renamed_field(name: str, era: Era, target: Target) -> str | None:
         table = {
             **common,
             "num_ppo_epochs": "num_iterations" if target == "grpo" else None,
-            "kl_coef": "beta",
+            "kl_coef": "beta" if target == "grpo" else None,  # ODPO's beta is the DPO temperature
             "response_length": "max_completion_length" if target == "grpo" else "max_new_tokens",
             "missing_eos_penalty": "missing_eos_penalty" if target == "online-dpo" else None,
+            "reward_model_path": "reward_model_path" if target == "online-dpo" else None,  # an (unused) ODPO field
         }
     return table.get(name, name if name not in PPO_ONLY_FIELDS else None)
 

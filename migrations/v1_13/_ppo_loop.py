@@ -125,6 +125,15 @@ def _target_names(t: cst.BaseExpression) -> set[str]:
     return set()
 
 
+def _range_count(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """N for `range(N)` / `trange(N)`, also wrapped (`tqdm(range(N))`); None otherwise."""
+    if m.matches(expr, m.Call(func=m.Name("range") | m.Name("trange"))) and len(expr.args) == 1:  # type: ignore[union-attr]
+        return expr.args[0].value  # type: ignore[union-attr]
+    if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None:
+        return _range_count(expr.args[0].value)
+    return None
+
+
 def iterates_dataloader(iter_expr: cst.BaseExpression, trainer: str) -> bool:
     """`trainer.dataloader`, possibly wrapped in tqdm(...)/enumerate(...)."""
     if dotted(iter_expr) == f"{trainer}.dataloader":
@@ -167,8 +176,7 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
             plan = LoopPlan(loop=loop, trainer=trainer)
             plan.reason = "the epoch loop does more than iterate the dataloader"
             return plan
-        if m.matches(loop.iter, m.Call(func=m.Name("range"))) and len(loop.iter.args) == 1:  # type: ignore[union-attr]
-            outer_epochs = loop.iter.args[0].value  # type: ignore[union-attr]
+        outer_epochs = _range_count(loop.iter)
         inner = fors[0]
     if not _calls_method(inner, trainer, "step"):
         return None

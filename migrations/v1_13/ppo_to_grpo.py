@@ -557,7 +557,17 @@ class _Transformer(TrlTransformer):
 
     def _loop_config_raw(self, plan: LoopPlan) -> None:
         extra = self.loop_extra
-        extra["num_train_epochs"] = plan.epochs if plan.epochs is not None else cst.Integer("1")
+        if plan.epochs is None:
+            extra["num_train_epochs"] = cst.Integer("1")
+        else:
+            epochs = self._static(plan.epochs)
+            total = self._total_ppo_epochs(plan.epochs)
+            if total is not None:
+                extra["num_train_epochs"] = cst.Integer(str(total))
+            elif literal_value(epochs, _MISSING) is not _MISSING:
+                extra["num_train_epochs"] = epochs
+            else:  # e.g. range(config.ppo_epochs): not known where the config is built
+                plan.removed.append(f"(epoch count {code(plan.epochs)}: set num_train_epochs)")
         call = plan.generate_call
         if call is None:
             return
@@ -605,6 +615,20 @@ class _Transformer(TrlTransformer):
             extra["generation_kwargs"] = cst.Dict(
                 [cst.DictElement(F.py_literal(k), v) for k, v in gen_extra.items()]
             )
+
+    def _total_ppo_epochs(self, expr: cst.BaseExpression) -> int | None:
+        """Classic `config.total_ppo_epochs` = ceil(steps / batch_size), when the config's values are literals."""
+        if not (isinstance(expr, cst.Attribute) and expr.attr.value == "total_ppo_epochs"):
+            return None
+        call = self._config_call_of(dotted(expr.value))
+        if call is None or any(a.star for a in call.args):
+            return None
+        given_steps, given_batch = kwarg_value(call, "steps"), kwarg_value(call, "batch_size")
+        steps = literal_value(given_steps, None) if given_steps is not None else 20000
+        batch = literal_value(given_batch, None) if given_batch is not None else 128
+        if not isinstance(steps, int) or not isinstance(batch, int) or batch <= 0:
+            return None
+        return -(-steps // batch)
 
     def _static(self, v: cst.BaseExpression) -> cst.BaseExpression:
         """A Name bound once to a literal -> the literal (module config lines come before those names)."""
@@ -779,11 +803,12 @@ class _Transformer(TrlTransformer):
     def _parser_todo(self, node: cst.Call) -> None:
         self.todo(
             node,
-            f"the config is parsed from the command line / a file as {self.ConfigName}: PPO flags are renamed "
-            "(--kl_coef/--init_kl_coef -> --beta, --cliprange -> --epsilon, --num_ppo_epochs -> --num_iterations, "
-            "--response_length -> --max_completion_length, --exp_name -> --run_name) or gone (--vf_coef, --gamma, "
-            "--lam, --cliprange_value, --whiten_rewards, --total_episodes, --sft_model_path, --reward_model_path, "
-            "...); GRPO needs --num_generations >= 2 dividing the generation batch",
+            f"the config is parsed from the command line / a file as {self.ConfigName}: PPO flags are renamed ("
+            + ("--kl_coef -> --beta, --cliprange -> --epsilon, --num_ppo_epochs -> --num_iterations, "
+               "--response_length -> --max_completion_length, " if self.grpo else "--response_length -> --max_new_tokens, ")
+            + "--exp_name -> --run_name) or gone (--vf_coef, --gamma, --lam, --cliprange_value, --whiten_rewards, "
+            "--total_episodes, ...; PPO fields the script reads moved to its own argument dataclass)"
+            + ("; GRPO needs --num_generations >= 2 dividing the generation batch" if self.grpo else ""),
             "ppo-config-sources",
         )
 

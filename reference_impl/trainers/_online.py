@@ -19,7 +19,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch

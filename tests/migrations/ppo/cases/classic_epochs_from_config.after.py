@@ -1,0 +1,49 @@
+import torch
+from tqdm import tqdm
+from trl import GRPOConfig, GRPOTrainer
+from transformers import AutoModelForCausalLM
+
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="gpt2" (tracking only; the model is the trainer's `model`); steps=2560 (informational in classic PPO; training length is num_train_epochs / max_steps) (see MIGRATION.md#ppo-config-fields)
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO scored 256 prompts x 1 response per step; GRPO now samples 32 prompt(s) x 8 completions per generation batch of 256 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+config = GRPOConfig(
+    num_iterations=2,
+    learning_rate=1.41e-5,
+    seed=0,
+    beta=0.2,
+    report_to="none",
+    max_grad_norm=0.0,
+    gradient_checkpointing=False,
+    bf16=False,
+    num_train_epochs=10,
+    max_completion_length=20,
+    per_device_train_batch_size=32,
+    steps_per_generation=8,
+    num_generations=8,
+)
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+
+
+def reward_fn(prompts, completions, **kwargs):
+    """Reward function built by trl-compat from the PPO loop's scoring code."""
+    rewards = [torch.tensor(float(len(r))) for r in completions]
+    return [float(r) for r in rewards]
+
+
+# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+if "prompt" not in dataset.column_names:
+    dataset = dataset.with_format(None).map(
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
+        remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
+    )
+
+ppo_trainer = GRPOTrainer(
+    model=model,
+    reward_funcs=reward_fn,
+    args=config,
+    train_dataset=dataset,
+    processing_class=tokenizer,
+)  # noqa: F821
+
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, m...; batch["response"] = tokenizer.batch_decode(response_tensors)  # noqa: F821; ppo_trainer.step(query_tensors, response_tensors, rewards) (see MIGRATION.md#ppo-step-loop)
+ppo_trainer.train()

@@ -1,0 +1,146 @@
+"""The ``trl.losses`` adapters against TRL 1.13's own ``trl.losses`` (and BCO against 1.13's experimental BCO).
+
+Runs where TRL 1.13 is the installed ``trl`` (the tox ``floor`` env); skipped elsewhere, since TRL 1.16 has no
+``trl.losses``. Oracles: TRL 1.13 ``trl.losses.FusedLinearDPOLoss``, ``FusedLinearKTOLoss``, ``FusedLinearGRPOLoss``,
+``FusedLinearJSDLoss`` (``compiled=False``), and ``trl.experimental.bco.BCOTrainer.bco_loss`` run unbound on a
+namespace carrying its config. fp32 inputs: 1.13 computes the JSD soft loss on logits in the input dtype, so only
+fp32 is comparable to the fp32-softmax adapters.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+
+trl = pytest.importorskip("trl")
+pytestmark = [
+    pytest.mark.trl,
+    pytest.mark.skipif(not trl.__version__.startswith("1.13"), reason=f"needs TRL 1.13 (installed {trl.__version__})"),
+]
+
+import reference_impl.losses as ours  # noqa: E402
+
+
+def _head(seed, b=4, t=7, h=16, v=211):
+    g = torch.Generator().manual_seed(seed)
+    hidden = torch.randn(b, t, h, generator=g)
+    weight = torch.randn(v, h, generator=g) * 0.3
+    bias = torch.randn(v, generator=g) * 0.1
+    targets = torch.randint(0, v, (b, t), generator=g)
+    targets[:, :2] = -100
+    targets[1, -2:] = -100
+    return hidden, weight, bias, targets
+
+
+def _grads(fn, *tensors):
+    tensors = [x.detach().clone().requires_grad_() for x in tensors]
+    out = fn(*tensors)
+    loss = out[0] if isinstance(out, tuple) else out
+    return out, torch.autograd.grad(loss, tensors)
+
+
+@pytest.mark.parametrize("loss_type", ["sigmoid", "hinge", "nca_pair", "robust", "bco_pair", "apo_zero", "discopop"])
+@pytest.mark.parametrize("average", [False, True])
+def test_dpo_adapter_vs_trl113(loss_type, average):
+    from trl.losses import FusedLinearDPOLoss
+
+    hidden, weight, bias, targets = _head(0)
+    ref_w = weight + 0.01
+    kw = dict(beta=0.2, compute_nll_loss=True, average_log_prob=average, loss_type=loss_type, label_smoothing=0.1)
+    theirs, tg = _grads(
+        lambda w, x, b: FusedLinearDPOLoss(compiled=False, **kw)(w, x, targets, b, x.detach(), ref_w, b),
+        weight, hidden, bias,
+    )
+    mine, mg = _grads(
+        lambda w, x, b: ours.FusedLinearDPOLoss(**kw)(w, x, targets, b, x.detach(), ref_w, b), weight, hidden, bias
+    )
+    torch.testing.assert_close(mine[0], theirs[0], atol=1e-5, rtol=1e-5)
+    for a, e in zip(mine[1], theirs[1], strict=True):
+        torch.testing.assert_close(a, e, atol=1e-4, rtol=1e-4)
+    for a, e in zip(mg, tg, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
+
+
+def test_kto_adapter_vs_trl113():
+    from trl.losses import FusedLinearKTOLoss
+
+    hidden, weight, bias, targets = _head(1)
+    labels = torch.tensor([True, False, True, False])
+    kl = torch.tensor(0.07)
+    args = lambda x, w, b: (x, w, targets, b, labels, x.detach(), w.detach() + 0.01, b.detach(), kl)  # noqa: E731
+    theirs, tg = _grads(lambda x, w, b: FusedLinearKTOLoss(compiled=False, use_ref_model=True)(*args(x, w, b)),
+                        hidden, weight, bias)
+    mine, mg = _grads(lambda x, w, b: ours.FusedLinearKTOLoss(use_ref_model=True)(*args(x, w, b)), hidden, weight, bias)
+    torch.testing.assert_close(mine[0], theirs[0], atol=1e-5, rtol=1e-5)
+    for a, e in zip(mine[1], theirs[1], strict=True):
+        torch.testing.assert_close(a, e, atol=1e-3, rtol=1e-4)
+    for a, e in zip(mg, tg, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo"])
+def test_grpo_adapter_vs_trl113(loss_type):
+    from trl.losses import FusedLinearGRPOLoss
+
+    hidden, weight, bias, targets = _head(2)
+    ids = targets.clamp(min=0)
+    mask = (targets != -100).long()
+    adv = torch.tensor([0.5, -1.0, 1.5, -0.2])
+    g = torch.Generator().manual_seed(3)
+    old = -torch.rand(4, 7, generator=g) * 6
+    ref = -torch.rand(4, 7, generator=g) * 6
+    kw = dict(beta=0.04, loss_type=loss_type, max_completion_length=7, temperature=0.9, epsilon_high=0.28)
+
+    def call(cls, **extra):
+        return lambda x, w, b: cls(**kw, **extra)(x, w, ids, mask, adv, b, ref, old)
+
+    theirs, tg = _grads(call(FusedLinearGRPOLoss, compiled=False), hidden, weight, bias)
+    mine, mg = _grads(call(ours.FusedLinearGRPOLoss), hidden, weight, bias)
+    torch.testing.assert_close(mine[0], theirs[0], atol=1e-5, rtol=1e-5)
+    for a, e in zip(mine[1], theirs[1], strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)
+    for a, e in zip(mg, tg, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0])
+def test_jsd_adapter_vs_trl113(beta):
+    from trl.losses import FusedLinearJSDLoss
+
+    hidden, weight, bias, targets = _head(4)
+    x, t = hidden.reshape(-1, 16), targets.reshape(-1)
+    tw = weight.flip(0)
+    kw = dict(beta=beta, temperature=1.2, weight_hard_loss=0.3, weight_soft_loss=0.7, return_soft_hard_loss=True)
+    theirs, tg = _grads(lambda a, w: FusedLinearJSDLoss(compiled=False, **kw)(a, w, x, tw, t), x, weight)
+    mine, mg = _grads(lambda a, w: ours.FusedLinearJSDLoss(**kw)(a, w, x, tw, t), x, weight)
+    for a, e in zip(mine, theirs, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)
+    for a, e in zip(mg, tg, strict=True):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
+
+
+def test_bco_loss_vs_trl113_experimental():
+    """Oracle: TRL 1.13 ``trl.experimental.bco.BCOTrainer.bco_loss`` (running baseline, UDM weights)."""
+    from trl.experimental.bco.bco_trainer import BCOTrainer, RunningMoments
+
+    class _Acc:
+        use_distributed = False
+
+    g = torch.Generator().manual_seed(5)
+    pc, pr, rc, rr = (-torch.rand(n, generator=g) * 10 for n in (3, 4, 3, 4))
+    running = RunningMoments(accelerator=_Acc())
+    prob = torch.tensor([0.2, 0.5, 0.7, 0.9])
+    ns = types.SimpleNamespace(
+        beta=0.1, running=running, match_underlying_distribution=True,
+        _get_udm_weight=lambda emb: ours.udm_density_ratio_weights(prob),
+    )
+    losses, chosen_r, rejected_r, delta = BCOTrainer.bco_loss(ns, pc, pr, rc, rr, None, None)
+    mine_running = ours.RunningMoments()
+    labels = torch.tensor([True] * 3 + [False] * 4)
+    loss, metrics = ours.bco_loss(torch.cat([pc, pr]), torch.cat([rc, rr]), labels, beta=0.1, running=mine_running,
+                                  rejected_weights=ours.udm_density_ratio_weights(prob))
+    torch.testing.assert_close(loss, losses.mean())
+    assert float(metrics["delta"]) == pytest.approx(float(delta))
+    assert mine_running.mean == pytest.approx(running.mean) and mine_running.var == pytest.approx(running.var)
