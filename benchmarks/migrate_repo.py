@@ -225,6 +225,8 @@ def main() -> int:
     print(f"tree: {len(files_a)} files, {size / 1e6:.1f} MB of transformers {transformers.__version__} "
           f"(every={args.every}); {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}", flush=True)
 
+    # (b) writes its tree: keep the originals of its Python files for the floors and the in-process run
+    originals = {str(p): p.read_text(encoding="utf-8", errors="replace") for p in tree_b.parent.rglob("*.py")}
     digest = tree_digest(tree_a)
     wall_a, cpu_a, rep_a = run_migrator(tree_a, work / "a.json", args.jobs, args.skip)
     unchanged = tree_digest(tree_a) == digest
@@ -249,7 +251,7 @@ def main() -> int:
     grep = cpu_time(lambda: [prefilter.candidate(p.name, p.read_bytes()) for p in all_b])
     parsed_entries = [f for f in rep_b["files"] if f["parsed"] and f["path"].endswith(".py")]
     parsed = [Path(f["path"]) for f in parsed_entries]
-    texts = [p.read_text(encoding="utf-8", errors="replace") for p in parsed]
+    texts = [originals[str(p)] for p in parsed]
     changes = [len(f["rules_applied"]) for f in parsed_entries]
     # the notebooks' code is tiny; the floors cover the .py files the migrator parsed
     ast_all = cpu_time(lambda: [ast.parse(p.read_bytes()) for p in files_a])
