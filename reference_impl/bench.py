@@ -238,8 +238,21 @@ def _gemm_rates(device: str) -> dict:
     return out
 
 
+def headline_dtype(device: str) -> str:
+    """The dtype every anchor runs in: bf16, unless this CPU emulates bf16 GEMMs (then every bf16 anchor is 6-7x
+    slower than its fp32 run and few finish in the budget), in which case fp32."""
+    if device == "cuda":
+        return "bf16"
+    import torch
+
+    from reference_impl.chunking import cpu_has_native_gemm
+
+    return "bf16" if cpu_has_native_gemm(torch.bfloat16) else "fp32"
+
+
 def plan(args) -> list[dict]:
     shapes = [s for s in args.shapes.split(",") if s]
+    head_dtype = headline_dtype(args.device)
     specs = []
     scale = args.scale or (4 if args.quick else 1)
     for key in shapes:
@@ -247,7 +260,7 @@ def plan(args) -> list[dict]:
         shape = (n // scale if key != "s3" else n, hdim, vocab // scale)
         for dtype in args.dtypes.split(","):
             for head in args.heads.split(","):
-                full = dtype == "bf16" and head == "trainable"
+                full = dtype == head_dtype and head == "trainable"
                 for variant in args.variants.split(","):
                     if variant == "ours_recompute" and head != "frozen":
                         continue
@@ -261,7 +274,7 @@ def plan(args) -> list[dict]:
                          "device": args.device, "repeats": args.repeats}
                     )
     # headline rows first so that a tight budget still fills them
-    specs.sort(key=lambda s: (s["dtype"] != "bf16" or s["head"] != "trainable", shapes.index(s["shape_key"])))
+    specs.sort(key=lambda s: (s["dtype"] != head_dtype or s["head"] != "trainable", shapes.index(s["shape_key"])))
     return specs
 
 
@@ -327,7 +340,8 @@ def plot(results: list[dict], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    rows = [r for r in results if r.get("status") == "ok" and r["dtype"] == "bf16" and r["head"] == "trainable"]
+    dtype = max(("bf16", "fp32"), key=lambda d: sum(r.get("status") == "ok" and r["dtype"] == d for r in results))
+    rows = [r for r in results if r.get("status") == "ok" and r["dtype"] == dtype and r["head"] == "trainable"]
     keys = list(dict.fromkeys(r["shape_key"] for r in rows))
     if not keys:
         return False
@@ -338,9 +352,9 @@ def plot(results: list[dict], path: Path) -> bool:
         colors = ["tab:green" if v.startswith("ours") else "tab:gray" for v in names]
         n, hdim, vocab = sub[0]["shape"]
         axes[0][j].barh(names, [r["time_s"] for r in sub], color=colors)
-        axes[0][j].set_title(f"{key}: {n}x{hdim}x{vocab} bf16\nfwd+bwd time (s)")
+        axes[0][j].set_title(f"{key}: {n}x{hdim}x{vocab} {dtype}\nfwd+bwd time (s)")
         axes[1][j].barh(names, [r["peak_mib"] for r in sub], color=colors)
-        axes[1][j].axvline(floor_mib(n, hdim, vocab, "bf16", "trainable"), color="tab:red", ls="--", label="floor")
+        axes[1][j].axvline(floor_mib(n, hdim, vocab, dtype, "trainable"), color="tab:red", ls="--", label="floor")
         axes[1][j].set_title("peak memory over inputs (MiB)")
         axes[1][j].legend()
     fig.tight_layout()

@@ -12,14 +12,18 @@ How it works (``reference_impl/README.md`` has the measurements behind each choi
 
 * **Tiles.** Positions whose target is ``ignore_index`` are dropped first (skipped, not computed and masked). The
   remaining ``n`` tokens are projected onto one vocabulary block at a time: a ``[n, Cv]`` tile in the compute dtype
-  (the weight's dtype, or the autocast dtype; bf16 stays bf16 and no fp32 copy of the weight ever exists). Each tile
-  is folded into online-logsumexp statistics in fp32, a slab of rows at a time so the fp32 scratch stays
-  cache-sized. The tile is sized from ``chunk`` so that memory stays at the floor ``V*H*b + N*H*b + C*V*(b+4)``.
+  (the weight's dtype, or the autocast dtype; no fp32 copy of the weight ever exists). Each tile is folded into
+  online-logsumexp statistics in fp32 -- on CPU a cache-sized slab of rows at a time, on GPU whole. The tile gets the
+  bytes a token-chunked loss spends on one ``chunk``-token chunk of logits (``chunk * V * b``; 4x on GPUs), so peak
+  memory stays at the tiled floor ``V*H*b + N*H*b + C*V*(b+4)``.
+* **CPU without bf16 hardware.** There oneDNN emulates bf16 GEMMs 6-7x slower than fp32, so each ``[Cv, H]`` weight
+  block (never the weight) is upcast and the GEMMs run in fp32 (:func:`cpu_has_native_gemm`).
 * **Weight gradient.** Because a tile spans *all* tokens of the call, the gradient of a vocabulary block,
   ``dW[block] = G[:, block].T @ h``, is one GEMM: its sum over tokens is accumulated in fp32 inside the GEMM and
-  rounded to the weight dtype once. There is no ``V*H*4`` fp32 accumulator and no per-chunk bf16 rounding. (Only a
-  call with more than ``token_block`` valid tokens splits the tokens, and then adds the few blocks in the weight
-  dtype.) The hidden-state gradient sums over vocabulary blocks into an fp32 ``[n, H]`` buffer (small).
+  rounded to the weight dtype once -- no ``V*H*4`` fp32 accumulator, no per-chunk bf16 rounding. When the tokens
+  must be split (``chunk`` tiny for ``N``), each block's gradient is summed over the token blocks in an fp32
+  ``[Cv, H]`` buffer. The hidden-state gradient sums over vocabulary blocks into an fp32 ``[n, H]`` buffer with
+  exact products (``out_dtype`` GEMM on CUDA, fp32 operands on CPU).
 * **Backward.** Trainable head: the backward recomputes each tile (what TRL 1.16 does); when every logit of the call
   fits in one tile, the forward's tile is kept instead and the recompute GEMM is skipped. Frozen head: the forward
   also accumulates ``sum_v p_v W_v`` (one more GEMM) so the backward needs no GEMM at all (``backward="auto"``);

@@ -9,7 +9,6 @@ errors, the summary, the progress bar) goes to stderr. Exit codes: 0 nothing to 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO

@@ -297,15 +297,22 @@ def disable_dropout(model: nn.Module) -> None:
 
 @contextlib.contextmanager
 def no_gradient_checkpointing(model: nn.Module, args: Any) -> Iterator[None]:
-    """Turn gradient checkpointing off for a no-grad pass (reference/old log-probs), back on afterwards."""
+    """Turn gradient checkpointing off for a no-grad pass (reference/old log-probs, generation), back on after.
+
+    transformers >= 5.x names it "activation checkpointing"; the older `gradient_checkpointing_*` names are used
+    where the new ones do not exist (4.56).
+    """
     inner = causal_lm(model)
-    flag = "is_activation_checkpointing" if hasattr(type(inner), "is_activation_checkpointing") else (
-        "is_gradient_checkpointing")
-    enabled = bool(getattr(inner, flag, False))
+    new_api = hasattr(type(inner), "is_activation_checkpointing")
+    enabled = bool(getattr(inner, "is_activation_checkpointing" if new_api else "is_gradient_checkpointing", False))
     if enabled:
-        inner.gradient_checkpointing_disable()
+        (inner.activation_checkpointing_disable if new_api else inner.gradient_checkpointing_disable)()
     try:
         yield
     finally:
         if enabled:
-            inner.gradient_checkpointing_enable(gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs)
+            kwargs = args.gradient_checkpointing_kwargs
+            if new_api:
+                inner.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+            else:
+                inner.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)

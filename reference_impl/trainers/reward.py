@@ -162,3 +162,14 @@ class RewardTrainer(_BaseTrainer):
             self._metrics[mode]["accuracy"].append(self._gathered_mean((chosen > rejected).float().mean()))
             self._metrics[mode]["margin"].append(self._gathered_mean((chosen - rejected).mean()))
         return (loss, outputs) if return_outputs else loss
+
+    def prediction_step(self, model: Any, inputs: dict[str, Any], prediction_loss_only: bool,
+                        ignore_keys: list[str] | None = None) -> tuple:
+        """Evaluation: the pairwise loss, and `[B, 2]` (chosen, rejected) scores as the predictions."""
+        inputs = self._prepare_inputs(inputs)
+        with torch.no_grad(), self.compute_loss_context_manager():
+            loss, outputs = self.compute_loss(model, inputs, return_outputs=True)
+        if prediction_loss_only:
+            return loss.detach(), None, None
+        chosen, rejected = outputs.logits.squeeze(-1).chunk(2)
+        return loss.detach(), torch.stack([chosen, rejected], dim=1), None

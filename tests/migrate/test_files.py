@@ -15,7 +15,7 @@ from compat.migrate.runner import unified_diff
 from compat.migrate.target import target_from_specifier
 from packaging.specifiers import SpecifierSet
 
-from ._util import NEW_SFT, OLD_SFT, RULE, commit_all, git, git_repo
+from ._util import NEW_SFT, OLD_SFT, RULE, commit_all, git_repo
 
 OLD_BODY = "cfg = SFTConfig(loss_type='chunked_nll')"
 
