@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, QualifiedNameSource
 
 from migrations.base import TODO_PREFIX, Migration, MigrationTransformer, RuleContext
 
@@ -519,7 +519,7 @@ class TrlTransformer(MigrationTransformer):
     imports the rewritten uses need; `transform_module` applies both steps.
     """
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider)
 
     def __init__(self, rule: Migration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)

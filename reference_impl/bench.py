@@ -274,7 +274,14 @@ def plan(args) -> list[dict]:
                          "device": args.device, "repeats": args.repeats}
                     )
     # headline rows first so that a tight budget still fills them
-    specs.sort(key=lambda s: (s["dtype"] != head_dtype or s["head"] != "trainable", shapes.index(s["shape_key"])))
+    order = ["ours", "naive", "trl113", "trl116", "fp32_upcast", "torch_lce", "liger", "ours_recompute", "ours_native"]
+    specs.sort(
+        key=lambda s: (
+            s["dtype"] != head_dtype or s["head"] != "trainable",
+            shapes.index(s["shape_key"]),
+            order.index(s["variant"]),
+        )
+    )
     return specs
 
 

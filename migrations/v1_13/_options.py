@@ -55,7 +55,7 @@ class OptionChange:
 
 class OptionMigration(PythonMigration):
     changes: ClassVar[tuple[OptionChange, ...]] = ()
-    requires: ClassVar[tuple[str, ...]] = ("trl",)  # every callee is a TRL name
+    requires: ClassVar[tuple[str, ...]] = ("from trl", "import trl")  # every callee is a TRL name
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         t = _OptionTransformer(self, ctx)

@@ -216,7 +216,7 @@ class PPOHelpers(PythonMigration):
     anchor = ANCHOR
     triggers = ("set_seed", "trl.core", "respond_to_batch", "trl.gpt2", "import *", "trl import core")
     order = 30
-    requires = ("trl",)
+    requires = ("from trl", "import trl")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | {"set_seed"}, CORE_MODULES):

@@ -19,7 +19,7 @@ PPOv2/PPO v0.9.3-v0.28; `trl.experimental.ppo` v0.26-1.12):
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, QualifiedNameSource
 
 from migrations.base import TODO_PREFIX, PythonMigration, RuleContext
 from migrations.helpers import (
@@ -82,7 +82,7 @@ class _Trainer:
 class _Analysis(cst.CSTVisitor):
     """First pass: find configs, trainers, their variables, subclasses, loops and static values."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider)
 
     def __init__(self) -> None:
         super().__init__()
@@ -1209,7 +1209,7 @@ class PPOToGRPO(PythonMigration):
     anchor = "ppo-to-grpo"
     triggers = ("PPOTrainer", "PPOConfig", "PPOv2Trainer", "PPOv2Config", "trl import *", "experimental.ppo")
     order = 10
-    requires = ("trl",)
+    requires = ("from trl", "import trl")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):

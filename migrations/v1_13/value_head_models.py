@@ -217,7 +217,7 @@ class ValueHeadModels(PythonMigration):
     triggers = ("WithValueHead", "PreTrainedModelWrapper", "ValueHead", "SUPPORTED_ARCHITECTURES", "modeling_value_head",
                 "HeadWithValueModel")
     order = 20
-    requires = ("trl",)
+    requires = ("from trl", "import trl")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not imports_trl(wrapper.module, NAMES, ("trl.models.modeling_value_head", "trl.models.modeling_base", "trl.experimental.ppo.modeling_value_head")):

@@ -92,7 +92,7 @@ class SymbolMigration(PythonMigration):
     # names whose move depends on each use (`convertible` decides)
     conditional: ClassVar[frozenset[str]] = frozenset()
     # every tabled name is a TRL name, reached through an import that spells `trl`
-    requires: ClassVar[tuple[str, ...]] = ("trl",)
+    requires: ClassVar[tuple[str, ...]] = ("from trl", "import trl")
 
     # -- hooks ------------------------------------------------------------------------------------------
     def convertible(self, qname: str, call: cst.Call | None) -> str | None:

@@ -37,7 +37,7 @@ class UseLigerKernel(PythonMigration):
     summary = 'use_liger_kernel=True (deprecated in 1.15) -> model_init_kwargs={"use_kernels": True}'
     anchor = "use-liger-kernel-to-kernels"
     triggers = ("use_liger_kernel",)
-    requires = ("trl",)
+    requires = ("from trl", "import trl")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         t = _Transformer(self, ctx)
