@@ -577,6 +577,47 @@ def patch_trainer(mod: Any) -> None:
     trainer_cls.push_to_hub = push_to_hub
 
 
+# ----------------------------------------------------------------------------------------------------- peft
+def _stand_in_adapter(model: Any, model_id: Any, is_trainable: bool) -> Any:
+    from peft import LoraConfig, get_peft_model
+
+    notice(f"adapter {os.fspath(model_id)!r} -> fresh tiny LoRA adapter (r=8)")
+    return get_peft_model(model, LoraConfig(r=8, lora_alpha=16, inference_mode=not is_trainable))
+
+
+@on_import("peft.peft_model")
+def patch_peft_model(mod: Any) -> None:
+    """`PeftModel.from_pretrained(model, "org/adapter")`: a hub adapter (or a local one that is not there) becomes a
+    fresh LoRA adapter on the tiny model; adapters that exist on disk load for real."""
+    real = mod.PeftModel.from_pretrained.__func__
+
+    def from_pretrained(cls: Any, model: Any, model_id: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.path.isdir(os.fspath(model_id)):
+            return real(cls, model, model_id, *args, **kwargs)
+        return _stand_in_adapter(model, model_id, bool(kwargs.get("is_trainable", False)))
+
+    mod.PeftModel.from_pretrained = classmethod(from_pretrained)
+
+
+@on_import("peft.auto")
+def patch_auto_peft(mod: Any) -> None:
+    """`AutoPeftModelForCausalLM.from_pretrained("org/adapter")`: tiny base model of the auto class + a fresh adapter."""
+    base = getattr(mod, "_BaseAutoPeftModel", None)
+    if base is None:
+        return
+    real = base.from_pretrained.__func__
+
+    def from_pretrained(cls: Any, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.path.isdir(os.fspath(pretrained_model_name_or_path)):
+            return real(cls, pretrained_model_name_or_path, *args, **kwargs)
+        target = getattr(cls, "_target_class", None)
+        kind = _kind_of(target) if target is not None else "causal-lm"
+        model = _standins().tiny_model_for(pretrained_model_name_or_path, kind, dict(kwargs))
+        return _stand_in_adapter(model, pretrained_model_name_or_path, bool(kwargs.get("is_trainable", False)))
+
+    base.from_pretrained = classmethod(from_pretrained)
+
+
 # ------------------------------------------------------------------------------------------------- datasets
 @on_import("datasets.load")
 def patch_load_dataset(mod: Any) -> None:
