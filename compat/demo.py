@@ -28,7 +28,10 @@ from pathlib import Path
 
 from compat.smoke import SmokeResult, run
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ppo_era"
+# The bundled repository lives in the source tree (not in the wheel): next to the package, else under the cwd.
+EXAMPLES = next((p for p in (Path(__file__).resolve().parent.parent / "examples" / "ppo_era",
+                             Path.cwd() / "examples" / "ppo_era") if p.is_dir()),
+                Path(__file__).resolve().parent.parent / "examples" / "ppo_era")
 TRAINER_RE = re.compile(r"\b(GRPOTrainer|OnlineDPOTrainer|RLOOTrainer)\b")
 
 
@@ -89,13 +92,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600, help="seconds per smoke run (600)")
     parser.add_argument("--no-smoke", action="store_true", help="migrate and report only")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR (kept) instead of a temp dir")
+    parser.add_argument("--examples", metavar="DIR", type=Path, default=EXAMPLES,
+                        help=f"the PPO-era repository to migrate (default: {EXAMPLES})")
     opts = parser.parse_args(argv)
+    if not opts.examples.is_dir():
+        print(f"trl-compat demo: no example repository at {opts.examples} (it ships in the source tree, "
+              "examples/ppo_era/; pass --examples DIR)", file=sys.stderr)
+        return 2
 
     work = Path(opts.keep).resolve() if opts.keep else Path(tempfile.mkdtemp(prefix="trl-compat-demo-"))
     repo = work / "ppo_era"
     if repo.exists():
         shutil.rmtree(repo)
-    shutil.copytree(EXAMPLES, repo)
+    shutil.copytree(opts.examples, repo)
     in_git = _git_init(repo)
     print(f"trl-compat demo: PPO-era example repository copied to {repo}"
           f"{' (git repository)' if in_git else ' (no git: --allow-dirty)'}; installed trl {_trl_version()}")

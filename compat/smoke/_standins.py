@@ -49,7 +49,6 @@ _MAX_PARAMS = 3_000_000
 # Like most real checkpoints, the embedding matrix is a bit larger than the tokenizer (512 tokens), so scripts that add
 # a pad token (`tokenizer.add_special_tokens({"pad_token": "[PAD]"})`) without resizing keep working, as they do there.
 MODEL_VOCAB = 576
-KINDS = ("causal-lm", "seq2seq-lm", "sequence-classification", "base")
 
 
 def infer_model_type(name: Any) -> str | None:

@@ -8,13 +8,15 @@ import pytest
 
 from compat import demo
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ppo_era"  # the source tree, also under tox's wheel
+
 
 @pytest.mark.slow
 @pytest.mark.trl
 def test_demo_migrates_reports_and_trains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("trl")
     work = tmp_path / "work"
-    code = demo.main(["--keep", str(work), "--scripts", "classic_gpt2_sentiment.py"])
+    code = demo.main(["--keep", str(work), "--examples", str(EXAMPLES), "--scripts", "classic_gpt2_sentiment.py"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "1. python -m compat.migrate --diff" in out
@@ -24,7 +26,7 @@ def test_demo_migrates_reports_and_trains(tmp_path: Path, capsys: pytest.Capture
     assert "trl-compat smoke: PASSED  classic_gpt2_sentiment.py  (2 training steps, GRPOTrainer" in out
     assert "1/1 migrated scripts trained for 2 steps" in out
     assert (work / "report.json").is_file()
-    original = (demo.EXAMPLES / "classic_gpt2_sentiment.py").read_text(encoding="utf-8")
+    original = (EXAMPLES / "classic_gpt2_sentiment.py").read_text(encoding="utf-8")
     assert "PPOTrainer" in original  # the bundled example itself is never rewritten
 
 
@@ -32,8 +34,13 @@ def test_demo_migrates_reports_and_trains(tmp_path: Path, capsys: pytest.Capture
 def test_demo_degrades_without_the_migrator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(demo, "_migrator_available", lambda: "compat.migrate cannot be imported (test)")
-    code = demo.main(["--keep", str(tmp_path / "work")])
+    code = demo.main(["--keep", str(tmp_path / "work"), "--examples", str(EXAMPLES)])
     out = capsys.readouterr().out
     assert code == 1
     assert "The migrator is not available in this checkout yet: compat.migrate cannot be imported (test)" in out
     assert "trl-compat smoke: FAILED" in out and "classic_gpt2_sentiment.py" in out
+
+
+def test_demo_without_the_example_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main(["--examples", str(tmp_path / "missing")]) == 2
+    assert "no example repository" in capsys.readouterr().err

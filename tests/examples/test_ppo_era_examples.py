@@ -94,3 +94,22 @@ def test_original_runs_on_the_trl_of_its_era(script: str, tmp_path: Path) -> Non
     result = run(EXAMPLES / script, cwd=tmp_path, timeout=600)
     assert result.passed, result.format(verbose=True) + "\n--- output ---\n" + result.output_tail
     assert result.steps == 2
+
+
+@pytest.mark.slow
+@pytest.mark.trl
+def test_migrated_to_online_dpo_trains_untouched(tmp_path: Path) -> None:
+    """`--to online-dpo` on one Trainer-style script (HfArgumentParser over the config: the field clash case)."""
+    trl = installed_trl()
+    if trl is None or trl < Version("1.13"):
+        pytest.skip(f"migrated scripts target TRL >= 1.13 (installed: {trl})")
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES, repo)
+    script = repo / "experimental_ppo.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "compat.migrate", "--to", "online-dpo", "--target-trl", str(trl), "--allow-dirty", "-q",
+         str(script)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = run(script, cwd=repo, timeout=600)
+    assert result.passed, result.format(verbose=True) + "\n--- output ---\n" + result.output_tail
+    assert result.trainers == ["OnlineDPOTrainer"] and result.steps == 2
