@@ -51,8 +51,8 @@ LOGPROB_OUTPUTS = ("logp", "entropy", "argmax_correct", "mean_logit", "logsumsq"
 DIVERGENCE_OUTPUTS = ("divergence", "entropy")
 
 DEFAULT_CHUNK = 256
-# fp32 scratch per slab of tile rows (elements): ~4 MiB, sized for the last-level cache
-_SLAB_ELEMS = 1 << 20
+# fp32 scratch per slab of tile rows (elements): ~1 MiB, sized for the caches
+_SLAB_ELEMS = 1 << 18
 # narrowest vocabulary block worth a GEMM; bounds the tokens per tile at budget / _MIN_VOCAB_BLOCK
 _MIN_VOCAB_BLOCK = 256
 
@@ -245,6 +245,7 @@ class _LogProbFunction(torch.autograd.Function):
             h_all = plan.tokens(hidden)
             for v0 in range(0, vocab, plan.vocab_block):
                 v1 = min(vocab, v0 + plan.vocab_block)
+                w_blk = None  # drop the previous block before the next fp32 copy exists
                 w_blk = plan.block(weight[v0:v1])
                 for t0 in range(0, n, plan.token_block):
                     t1 = min(n, t0 + plan.token_block)
@@ -371,6 +372,7 @@ class _LogProbFunction(torch.autograd.Function):
                 dw_acc = torch.empty(min(vocab, plan.vocab_block), hdim, device=device, dtype=sdtype)
             for v0 in range(0, vocab, plan.vocab_block):
                 v1 = min(vocab, v0 + plan.vocab_block)
+                w_blk = None  # drop the previous block before the next fp32 copy exists
                 w_blk = plan.block(weight[v0:v1])
                 for t0 in range(0, n, plan.token_block):
                     t1 = min(n, t0 + plan.token_block)
@@ -676,6 +678,7 @@ class _DivergenceFunction(torch.autograd.Function):
             dw_acc = torch.empty(min(vocab, vocab_block), hdim, device=dev, dtype=sdtype) if needs_w and split else None
             for v0 in range(0, vocab, vocab_block):
                 v1 = min(vocab, v0 + vocab_block)
+                w_blk = wg = None  # drop the previous block before the next copy exists
                 w_blk = ws[v0:v1].to(cs)
                 wg = w_blk.to(gdtype)
                 for t0 in range(0, n, token_block):
