@@ -15,6 +15,8 @@ A rule is cheap to skip: `triggers` are plain substrings, and a file containing 
 from __future__ import annotations
 
 import fnmatch
+import functools
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -76,6 +78,9 @@ class Migration:
     # when set, a file must ALSO contain one of these substrings (typically `("trl",)`: a rule that resolves TRL
     # names through imports cannot apply to a file that never mentions `trl`).
     requires: ClassVar[tuple[str, ...]] = ()
+    # Optional third gate, a regular expression that must also match (ASCII-only, so the engine can test it on the
+    # raw bytes too): for rules whose trigger substrings are everywhere (`.float()`) but whose shape is rare.
+    pattern: ClassVar[str | None] = None
     # The rule is needed by a target TRL at or above `release`; a rule may also stop applying at `until`
     # (exclusive), e.g. a rule that only makes sense while a name still exists.
     until: ClassVar[str | None] = None
@@ -88,8 +93,17 @@ class Migration:
         return self.until is None or target < Version(self.until)
 
     def triggered_by(self, text: str) -> bool:
-        """The cheap prefilter: does the text contain any trigger substring (and, if set, any `requires` one)?"""
-        return any(t in text for t in self.triggers) and (not self.requires or any(r in text for r in self.requires))
+        """The cheap prefilter: any trigger substring, and (if set) any `requires` substring and a `pattern` match."""
+        return (
+            any(t in text for t in self.triggers)
+            and (not self.requires or any(r in text for r in self.requires))
+            and (self.pattern is None or _compiled(self.pattern).search(text) is not None)
+        )
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(pattern: str | bytes) -> re.Pattern:
+    return re.compile(pattern)
 
 
 class PythonMigration(Migration):

@@ -17,6 +17,7 @@ import difflib
 import multiprocessing
 import multiprocessing.context
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -97,13 +98,20 @@ class _Prefilter:
     """
 
     def __init__(self, rules: Sequence[Migration]) -> None:
-        groups: dict[tuple[bytes, ...], list[bytes]] = {}
+        groups: dict[tuple[tuple[bytes, ...], str | None], list[bytes]] = {}
         for r in rules:
             if isinstance(r, PythonMigration):
                 gate = tuple(q.encode() for q in r.requires if q)
-                groups.setdefault(gate, []).extend(t.encode() for t in r.triggers if t)
-        # ungated rules first (no gate to pay for), each group's triggers deduplicated
-        self.groups = sorted(((gate, tuple(dict.fromkeys(trig))) for gate, trig in groups.items()), key=lambda g: len(g[0]))
+                groups.setdefault((gate, r.pattern), []).extend(t.encode() for t in r.triggers if t)
+        # ungated rules first (no gate to pay for), each group's triggers deduplicated; a rule's `pattern` (an
+        # ASCII regex) is tested last, on the bytes, only when its substrings matched
+        self.groups = sorted(
+            (
+                (gate, tuple(dict.fromkeys(trig)), None if pattern is None else re.compile(pattern.encode()))
+                for (gate, pattern), trig in groups.items()
+            ),
+            key=lambda g: (len(g[0]), g[2] is not None),
+        )
         self.manifests = [r for r in rules if isinstance(r, ManifestMigration)]
 
     def wants(self, name: str) -> bool:
@@ -116,8 +124,10 @@ class _Prefilter:
         if not name.endswith(SOURCE_SUFFIXES):
             return False
         return any(
-            (not gate or any(q in data for q in gate)) and any(t in data for t in triggers)
-            for gate, triggers in self.groups
+            (not gate or any(q in data for q in gate))
+            and any(t in data for t in triggers)
+            and (pattern is None or pattern.search(data) is not None)
+            for gate, triggers, pattern in self.groups
         )
 
 

@@ -59,9 +59,11 @@ WEIGHT_PREFIXES = frozenset({"w", "weight", "weights"})
 
 _CAST_RE = r"(?:\.float\(\)|\.double\(\)|\.to\([^()\n]*?(?:float32|float64|torch\.double|torch\.float)\))"
 _TRANSPOSE_RE = r"(?:\.t\(\)|\.T\b|\.transpose\([^()\n]*\))"
-_PREFILTER = re.compile(
+_PREFILTER = (
     rf"{_CAST_RE}\s*{_TRANSPOSE_RE}|{_TRANSPOSE_RE}\s*{_CAST_RE}|linear\([\s\S]{{0,300}}?{_CAST_RE}[\s\S]{{0,300}}?{_CAST_RE}"
 )
+
+_NON_HEAD_CLASS = re.compile(r"router|gate|gating|expert|moe|attention|attn|mlp", re.IGNORECASE)
 
 _MATMUL_FUNCS = frozenset({"torch.matmul", "torch.mm"})
 _LINEAR_FUNCS = frozenset({"torch.nn.functional.linear"})
@@ -94,12 +96,9 @@ class LMHeadFP32Upcast(PythonMigration):
     summary = "h.float() @ lm_head.weight.float().t() -> (h @ w.to(h.dtype).t()).float(): bf16 projection, fp32 result"
     anchor = "lm-head-fp32-upcast"
     triggers = (".float()", ".double()", "float32", "float64", "torch.double")
-
-    def triggered_by(self, text: str) -> bool:
-        """Substring triggers first, then a regex for an upcast next to a transpose (or two upcasts inside one
-        `linear(` call): most files that merely call `.float()` are never parsed (784 -> 39 of transformers'
-        2,912 files)."""
-        return super().triggered_by(text) and _PREFILTER.search(text) is not None
+    # an upcast next to a transpose, or two upcasts inside one `linear(` call: most files that merely call `.float()`
+    # are never parsed (784 -> 39 of transformers' 2,912 files)
+    pattern = _PREFILTER
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         t = _Transformer(self, ctx)
@@ -145,6 +144,7 @@ class _Transformer(MigrationTransformer):
         super().__init__(rule, ctx)
         self._scopes: list[dict[str, list[cst.BaseExpression]]] = [{}]
         self._head_context: list[set[str]] = []  # names handed to an enclosing `with ..lm_head..(w, b):`
+        self._classes: list[str] = []  # enclosing class names, innermost last
 
     # -- local origins: names assigned once in the current function ---------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -156,6 +156,21 @@ class _Transformer(MigrationTransformer):
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._scopes.pop()
         return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated_node
+
+    def _inside_non_head_module(self, weight: cst.BaseExpression) -> bool:
+        """`self.weight` of a class whose name says it is not an output head (an MoE router or gate, attention, an
+        MLP): such fp32 projections are deliberate and not candidates (e.g. transformers' MoE top-k routers)."""
+        owner = weight.value if isinstance(weight, cst.Attribute) else None
+        if not (isinstance(owner, cst.Name) and owner.value == "self" and self._classes):
+            return False
+        return _NON_HEAD_CLASS.search(self._classes[-1]) is not None
 
     def visit_With(self, node: cst.With) -> None:
         names: set[str] = set()
@@ -260,6 +275,8 @@ class _Transformer(MigrationTransformer):
             self.note(original, "lm_head projection on an upcast expression that is not a plain name: project in "
                                 "its dtype and upcast the result by hand (see the guide)",
                       severity="warning", changed=False)
+            return None
+        if self._inside_non_head_module(w.base):
             return None
         if self._looks_hidden(h.inner) or self._looks_weight(w.base):
             self.note(original, "possible fp32 lm_head projection (hidden states @ an unrecognised weight); not "

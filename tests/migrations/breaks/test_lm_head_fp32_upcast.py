@@ -136,6 +136,19 @@ def test_unsure_candidates_are_reported_not_rewritten():
     assert {f.line for f in findings} == {3, 4, 5}
 
 
+def test_router_weight_in_a_router_class_is_not_a_candidate():
+    """transformers' MoE routers project in fp32 on purpose (`F.linear(h.float(), self.weight.float())` in a
+    `...TopKRouter`): neither rewritten nor reported. The same line in a head-like class is still reported."""
+    router = (f"{T}class Ernie4_5_MoeTopKRouter(torch.nn.Module):\n"
+              "    def forward(self, hidden_states):\n"
+              "        return F.linear(hidden_states.float(), self.weight.float())\n")
+    out, findings = run(RULE, router, dedent=False)
+    assert out == router and findings == []
+    head = router.replace("Ernie4_5_MoeTopKRouter", "ValueHeadProjection")
+    out, findings = run(RULE, head, dedent=False)
+    assert out == head and [f.severity for f in findings] == ["warning"]
+
+
 def test_bias_not_upcast_is_left():
     src = f"{T}y = F.linear(h.float(), lm_head.weight.float(), b)\n"
     out, findings = run(RULE, src, dedent=False)
