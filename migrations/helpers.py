@@ -155,7 +155,7 @@ def _module_name(node: cst.ImportFrom) -> str | None:
     return dotted(node.module)
 
 
-def _attr_chain(name: str) -> cst.BaseExpression:
+def build_dotted(name: str) -> cst.BaseExpression:
     parts = name.split(".")
     expr: cst.BaseExpression = cst.Name(parts[0])
     for p in parts[1:]:
@@ -475,7 +475,7 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
             if mod in todo and todo[mod] and "" not in todo[mod]:
                 names = list(s.names)
                 last = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                extra = [cst.ImportAlias(name=_attr_chain(n)) for n in todo.pop(mod)]
+                extra = [cst.ImportAlias(name=build_dotted(n)) for n in todo.pop(mod)]
                 for j in range(len(extra) - 1):
                     extra[j] = extra[j].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
                 body[i] = stmt.with_changes(body=[s.with_changes(names=[*names[:-1], last, *extra])])
@@ -654,7 +654,7 @@ class TrlTransformer(MigrationTransformer):
             if target == mod:
                 out.append(node.with_changes(names=fixed, lpar=None, rpar=None))
             else:
-                out.append(cst.ImportFrom(module=_attr_chain(target), names=fixed))  # type: ignore[arg-type]
+                out.append(cst.ImportFrom(module=build_dotted(target), names=fixed))  # type: ignore[arg-type]
         return out
 
     def _rewrite_import(self, node: cst.Import) -> list[cst.BaseSmallStatement] | None:

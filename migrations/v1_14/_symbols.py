@@ -33,6 +33,12 @@ from libcst.metadata import (
 )
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.helpers import build_dotted, dotted, kwarg
+
+__all__ = [
+    "Gone", "Moved", "SymbolMigration", "SymbolTransformer", "build_dotted", "dotted", "imported_names", "kwarg",
+    "replace_string", "string_value",
+]
 
 
 @dataclass(frozen=True)
@@ -53,25 +59,6 @@ class Gone:
 
 
 Action = Moved | Gone
-
-
-def dotted(node: cst.BaseExpression | None) -> str | None:
-    """`a.b.c` for a Name/Attribute chain, None for anything else."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    return None
-
-
-def build_dotted(path: str) -> cst.BaseExpression:
-    """The Name/Attribute chain for `a.b.c`."""
-    parts = path.split(".")
-    node: cst.BaseExpression = cst.Name(parts[0])
-    for part in parts[1:]:
-        node = cst.Attribute(value=node, attr=cst.Name(part))
-    return node
 
 
 def imported_names(t: cst.CSTVisitor | cst.CSTTransformer, node: cst.CSTNode) -> set[str]:
@@ -375,13 +362,6 @@ def _commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
             comma=cst.MaybeSentinel.DEFAULT if last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
     return out
 
-
-def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
-    """The keyword argument `name=` of a call, if present."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
 
 
 def string_value(node: cst.BaseExpression) -> str | None:
