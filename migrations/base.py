@@ -130,12 +130,21 @@ class PythonMigration(Migration):
 
 
 class ManifestMigration(Migration):
-    """A rule over one dependency manifest, as text. `patterns` are fnmatch globs on the file's base name."""
+    """A rule over one dependency manifest, as text.
+
+    `patterns` are fnmatch globs: one without a `/` matches the file's base name (`requirements*.txt`), one with a `/`
+    matches the path's trailing components (`requirements/*.txt`: the files a `-r requirements/base.txt` names).
+    """
 
     patterns: ClassVar[tuple[str, ...]] = ()
 
-    def matches(self, filename: str) -> bool:
-        return any(fnmatch.fnmatch(filename, p) for p in self.patterns)
+    def matches(self, path: str) -> bool:
+        parts = path.replace("\\", "/").split("/")
+        for pattern in self.patterns:
+            depth = pattern.count("/") + 1
+            if len(parts) >= depth and fnmatch.fnmatch("/".join(parts[-depth:]), pattern):
+                return True
+        return False
 
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
         raise NotImplementedError

@@ -82,7 +82,7 @@ def file_kind(path: str | None, rules: Sequence[Migration]) -> Kind:
     name = os.path.basename(path)
     if name.endswith(".ipynb"):
         return "notebook"
-    if any(isinstance(r, ManifestMigration) and r.matches(name) for r in rules):
+    if any(isinstance(r, ManifestMigration) and r.matches(path) for r in rules):
         return "python+manifest" if name.endswith(".py") else "manifest"
     return "python"
 
@@ -246,7 +246,7 @@ def _migrate_manifest(result: Result, options: Options, rules: Sequence[Migratio
     name = os.path.basename(path)
     text = result.text
     for rule in rules:
-        if not isinstance(rule, ManifestMigration) or not rule.matches(name):
+        if not isinstance(rule, ManifestMigration) or not rule.matches(path):
             continue
         if rule.triggers and not rule.triggered_by(text):
             continue

@@ -171,7 +171,7 @@ def migrate_paths(
         except OSError as exc:
             entry.status, entry.errors = "failed", [MigrateError("read", exc.strerror or str(exc))]
             continue
-        if prefilter.candidate(os.path.basename(target.path), data):
+        if prefilter.candidate(target.path, data):
             candidates.append((len(entries) - 1, target, data))
     report.files = entries
 

@@ -110,7 +110,7 @@ def iter_targets(
     wanted: Callable[[str], bool] | None = None,
     on_error: Callable[[str, str], None] | None = None,
 ) -> Iterator[Target]:
-    """Files under `paths` to process, each once. `wanted(basename)` picks files found in folders (default: .py,
+    """Files under `paths` to process, each once. `wanted(path)` picks files found in folders (default: .py,
     .pyi, .ipynb); `on_error(path, reason)` hears about paths that cannot be read or do not exist."""
     wanted = wanted or (lambda name: name.endswith(SOURCE_SUFFIXES))
     excludes = [e for e in exclude if e]
@@ -148,7 +148,7 @@ def iter_targets(
                 else:
                     yield from take(path)
         elif os.path.lexists(arg):
-            if excluded(arg, os.getcwd(), False) or not wanted(os.path.basename(arg)):
+            if excluded(arg, os.getcwd(), False) or not wanted(arg):
                 continue
             if not os.path.exists(arg):
                 if on_error:
@@ -195,7 +195,7 @@ def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_er
             else:
                 subdirs.append(path)
             continue
-        if not wanted(entry.name):
+        if not wanted(entry.path):
             continue
         if _ignored(ignores, os.path.abspath(path), False) or excluded(path, root, False):
             continue

@@ -37,7 +37,7 @@ class DependencyManifests(ManifestMigration):
                 "liger")
     patterns = ("requirements*.txt", "*requirements.txt", "*-requirements-*.txt", "constraints*.txt", "pyproject.toml",
                 "setup.cfg", "setup.py", "environment.yml", "environment.yaml", "environment-*.yml",
-                "environment_*.yml")
+                "environment_*.yml", "requirements/*.txt", "requirements/*.in", "reqs/*.txt")
     order = 50
 
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:

@@ -217,3 +217,22 @@ def test_not_a_manifest_name_is_not_touched():
     text = "trl==0.11.4\n"
     result = migrate_source(text, options=Options(), rules=[RULE], path="repo/notes.txt")
     assert result.text == text
+
+
+def test_included_requirements_in_a_requirements_folder(tmp_path):
+    """`-r requirements/base.txt`: the included file is found by its folder, walked and rewritten like the top one."""
+    assert RULE.matches("repo/requirements/base.txt") and RULE.matches("requirements/dev.in")
+    assert not RULE.matches("repo/docs/base.txt") and not RULE.matches("base.txt")
+    from compat.migrate import migrate_paths
+
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements.txt").write_text("-r requirements/base.txt\n")
+    (tmp_path / "requirements" / "base.txt").write_text("# pinned stack\ntrl==0.11.4\npeft==0.12.0  # adapters\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "base.txt").write_text("trl==0.11.4\n")
+    report = migrate_paths([str(tmp_path)], options=Options(), rules=[RULE], mode="write", allow_dirty=True)
+    assert report.exit_code == 0
+    new = (tmp_path / "requirements" / "base.txt").read_text()
+    assert new.startswith("# pinned stack\ntrl==1.16.0\npeft") and new.endswith("  # adapters\n") and "0.12.0" not in new
+    assert (tmp_path / "requirements.txt").read_text() == "-r requirements/base.txt\n"
+    assert (tmp_path / "docs" / "base.txt").read_text() == "trl==0.11.4\n"
