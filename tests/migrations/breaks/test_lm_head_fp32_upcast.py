@@ -138,15 +138,20 @@ def test_unsure_candidates_are_reported_not_rewritten():
 
 def test_router_weight_in_a_router_class_is_not_a_candidate():
     """transformers' MoE routers project in fp32 on purpose (`F.linear(h.float(), self.weight.float())` in a
-    `...TopKRouter`): neither rewritten nor reported. The same line in a head-like class is still reported."""
+    `...TopKRouter`): neither rewritten nor reported (the prefilter does not even parse the file). A sub-module's
+    weight inside a head-like class is still reported as unsure; inside a router class it is not."""
     router = (f"{T}class Ernie4_5_MoeTopKRouter(torch.nn.Module):\n"
               "    def forward(self, hidden_states):\n"
               "        return F.linear(hidden_states.float(), self.weight.float())\n")
     out, findings = run(RULE, router, dedent=False)
     assert out == router and findings == []
-    head = router.replace("Ernie4_5_MoeTopKRouter", "ValueHeadProjection")
+    assert not RULE.triggered_by(router)
+    head = router.replace("Ernie4_5_MoeTopKRouter", "ValueHeadProjection").replace("self.weight", "self.proj.weight")
     out, findings = run(RULE, head, dedent=False)
     assert out == head and [f.severity for f in findings] == ["warning"]
+    gate = head.replace("ValueHeadProjection", "SparseMoeGate")
+    out, findings = run(RULE, gate, dedent=False)
+    assert out == gate and findings == []
 
 
 def test_bias_not_upcast_is_left():
