@@ -256,13 +256,18 @@ def patch_pretrained_model(mod: Any) -> None:
         return _standins().tiny_model_for(pretrained_model_name_or_path, _kind_of(cls), kwargs, model_class=cls)
 
     ptm.from_pretrained = classmethod(from_pretrained)
-    real_save = ptm.save_pretrained
+    _redirect_save_pretrained(ptm)
+
+
+def _redirect_save_pretrained(cls: Any) -> None:
+    """`cls.save_pretrained` writes into the smoke run's temp dir and never pushes."""
+    real_save = cls.save_pretrained
 
     def save_pretrained(self: Any, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
         kwargs["push_to_hub"] = False
         return real_save(self, redirect(save_directory), *args, **kwargs)
 
-    ptm.save_pretrained = save_pretrained
+    cls.save_pretrained = save_pretrained
 
 
 @on_import("transformers.utils.hub")
@@ -308,13 +313,7 @@ def patch_tokenizer_base(mod: Any) -> None:
         return _standins().tiny_tokenizer_for(pretrained_model_name_or_path, kwargs)
 
     base.from_pretrained = classmethod(from_pretrained)
-    real_save = base.save_pretrained
-
-    def save_pretrained(self: Any, save_directory: Any, *args: Any, **kwargs: Any) -> Any:
-        kwargs["push_to_hub"] = False
-        return real_save(self, redirect(save_directory), *args, **kwargs)
-
-    base.save_pretrained = save_pretrained
+    _redirect_save_pretrained(base)
 
 
 @on_import("transformers.models.auto.tokenization_auto")
