@@ -1,5 +1,9 @@
 """Every loss family on top of the engine against the same loss on a naive full-logits reference.
 
+This file tests the *engine* under each loss (statistics, gradients, dtypes, the TRL 1.13 adapters' wiring): the loss
+function is the same on both sides, so it cannot catch a wrong coefficient. The loss maths is tested against
+written-out float64 formulas in ``test_losses.py``.
+
 Oracle: the loss function evaluated on per-token statistics from ``tests/reference_impl/_naive.py`` (full ``[N, V]``
 float64 logits, ordinary autograd). Inputs are float64, so loss and gradients of hidden, weight and bias must agree to
 1e-9; a bf16 case checks that the engine is at least as close to fp64 as the naive bf16 path. The TRL comparisons are
@@ -114,7 +118,7 @@ def test_dpo_combined_wpo_ld_alpha_f_divergence():
         s = stats(h, w, b, t)
         ref = _ref_logps(stats, h, ref_w, b, t)
         total = dpo_loss(s["logp"], mask, ref, loss_type=["sigmoid", "sft"], loss_weights=[1.0, 0.5],
-                         use_weighting=True, logsumsq=s["logsumsq"], ld_alpha=0.5)[0]
+                         use_weighting=True, log_sum_sq_probs=s["logsumsq"], ld_alpha=0.5)[0]
         total = total + dpo_loss(s["logp"], mask, ref, f_divergence_type="js_divergence")[0]
         return total + dpo_loss(s["logp"], mask, None, reference_free=True, loss_type="ipo")[0]
 
