@@ -335,7 +335,13 @@ def cpo_loss(
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Contrastive Preference Optimization (https://huggingface.co/papers/2401.08417), TRL's experimental
     ``CPOTrainer``: a reference-free preference term on the policy log-probs plus ``cpo_alpha`` times the NLL of the
-    chosen completions.
+    chosen completions. With ``x = s_w - s_l`` (sequence sums; averages for ``ipo`` / ``simpo``), per pair::
+
+        sigmoid:  -(1 - eps) log sigmoid(beta x) - eps log sigmoid(-beta x)           (Eq. 3)
+        hinge:    relu(1 - beta x)
+        ipo:      (x - 1 / (2 beta))^2
+        simpo:    the sigmoid form on x - gamma / beta                                  (SimPO's margin)
+        loss = mean over pairs + cpo_alpha * (mean token NLL of the chosen completions)
 
     ``loss_type``: ``sigmoid`` (Eq. 3, with ``label_smoothing``), ``hinge``, ``ipo``, ``simpo`` (SimPO's margin
     ``simpo_gamma``; with ``cpo_alpha=0`` this is SimPO). ``ipo`` and ``simpo`` use length-averaged log-probs.

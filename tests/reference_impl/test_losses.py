@@ -235,8 +235,18 @@ def test_dpo_f_divergences(f_type):
         c = seq_sum(policy, mask, i) - seq_sum(ref, mask, i)
         r = seq_sum(policy, mask, B + i) - seq_sum(ref, mask, B + i)
         want += -logsig(beta * (score(c) - score(r))) / B
+    tol = 1e-10 if f_type != "alpha_divergence" else 1e-7  # TRL takes the alpha exp in float32
     loss, _ = dpo_loss(policy, mask, ref, beta=beta, f_divergence_type=f_type, f_alpha_divergence_coef=alpha)
-    close(loss, want, 1e-10 if f_type != "alpha_divergence" else 1e-7)  # TRL takes the alpha exp in float32
+    close(loss, want, tol)
+    # IPO divides each score by its length, so constants in f' (JS's log 2) no longer cancel
+    want = 0.0
+    for i in range(B):
+        c = seq_sum(policy, mask, i) - seq_sum(ref, mask, i)
+        r = seq_sum(policy, mask, B + i) - seq_sum(ref, mask, B + i)
+        want += (score(c) / seq_len(mask, i) - score(r) / seq_len(mask, B + i) - 1 / (2 * beta)) ** 2 / B
+    loss, _ = dpo_loss(policy, mask, ref, beta=beta, loss_type="ipo", f_divergence_type=f_type,
+                       f_alpha_divergence_coef=alpha)
+    close(loss, want, tol)
 
 
 def test_dpo_ld_alpha_and_wpo_weighting():
@@ -738,20 +748,21 @@ def test_fused_linear_dpo_and_kto_adapters():
     close(loss, want, 1e-9)
 
 
-@pytest.mark.parametrize("loss_type", ["grpo", "dr_grpo", "luspo", "dapo", "sapo"])
-def test_fused_linear_grpo_adapter(loss_type):
+@pytest.mark.parametrize("loss_type,level", [("grpo", "token"), ("dr_grpo", "token"), ("luspo", "token"),
+                                             ("dapo", "token"), ("sapo", "token"), ("bnpo", "sequence")])
+def test_fused_linear_grpo_adapter(loss_type, level):
     """TRL 1.13's reductions: luspo = sum_it l_it * L_i / (B * T); the per-token term is the 1.16 one."""
     h, w, w_ref, ids, mask = _adapter_batch(102, 4)
     lp, ref_lp = _token_logps(h, w, ids), _token_logps(h, w_ref, ids)
     old = lp + 0.3 * torch.cos(torch.arange(4 * T, dtype=F64)).view(4, T)
     adv = torch.tensor([1.3, -0.8, 0.4, -1.6], dtype=F64)
     module = FusedLinearGRPOLoss(beta=0.05, loss_type=loss_type, epsilon_low=0.2, epsilon_high=0.28,
-                                 max_completion_length=T + 1)
+                                 max_completion_length=T + 1, importance_sampling_level=level)
     loss, metrics = module(h, w, ids, mask, adv, ref_per_token_logps=ref_lp, old_per_token_logps=old)
     if loss_type == "luspo":  # 1.13 sums the padded positions too: (l * L_i).sum() / (B * T)
         per_tok = grpo_oracle("luspo", lp, old, ref_lp, adv, mask, beta=0.05, unmasked_per_token=True)
         want = sum(per_tok[i][t] * seq_len(mask, i) for i in range(4) for t in range(T)) / (4 * T)
     else:
-        want = grpo_oracle(loss_type, lp, old, ref_lp, adv, mask, beta=0.05, max_len=T + 1)
+        want = grpo_oracle(loss_type, lp, old, ref_lp, adv, mask, beta=0.05, max_len=T + 1, level=level)
     close(loss, want, 1e-6)  # the 1.13 adapter takes old / ref log-probs in float32, as 1.13 did
     assert len(metrics) == 2
