@@ -15,7 +15,7 @@ import importlib
 from typing import Any
 
 # the one export table lives in reference_impl.trainers (a cheap package: no torch until a trainer is used)
-from .trainers import EXPORTS as _TRAINER_EXPORTS  # noqa: E402
+from .trainers import EXPORTS as _TRAINER_EXPORTS
 
 __all__ = sorted(_TRAINER_EXPORTS)
 

@@ -17,13 +17,13 @@ One module per family; each module's ``__all__`` is its export list, and this pa
 """
 
 from . import distillation, fused_linear, policy, preference, reward, sft, unpaired
-from .distillation import *  # noqa: F403
-from .fused_linear import *  # noqa: F403
-from .policy import *  # noqa: F403
-from .preference import *  # noqa: F403
-from .reward import *  # noqa: F403
-from .sft import *  # noqa: F403
-from .unpaired import *  # noqa: F403
+from .distillation import *
+from .fused_linear import *
+from .policy import *
+from .preference import *
+from .reward import *
+from .sft import *
+from .unpaired import *
 
 FAMILIES = (sft, preference, unpaired, policy, reward, distillation, fused_linear)
 

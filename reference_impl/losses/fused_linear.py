@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from ..chunking import chunked_divergence, chunked_logprobs
-from .policy import k3_kl, policy_per_token_loss
+from .policy import k3_kl, log_importance_weights, policy_per_token_loss
 from .preference import dpo_loss
 
 __all__ = ["FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss"]
@@ -321,17 +321,13 @@ def _grpo_loss_113(logps, mask, advantages, *, ref, old, is_ratio, num_items_in_
     m = module
     adv = advantages.unsqueeze(1)
     log_ratio = logps - old
-    if m.importance_sampling_level == "token":
-        log_iw = log_ratio
-    elif m.importance_sampling_level == "sequence":
-        log_iw = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
-    else:
-        raise ValueError(f"Unknown importance sampling level: {m.importance_sampling_level}.")
+    log_iw = log_importance_weights(log_ratio, mask, m.importance_sampling_level)
     per_token_loss, extras = policy_per_token_loss(
         m.loss_type, logps, log_ratio, log_iw, adv, mask,
         epsilon_low=m.epsilon_low, epsilon_high=m.epsilon_high, delta=m.delta,
         sapo_temperature_pos=m.sapo_temperature_pos, sapo_temperature_neg=m.sapo_temperature_neg,
-        importance_sampling_ratio=is_ratio, **{f"vespo_{k}": v for k, v in m.vespo.items()},
+        importance_sampling_ratio=is_ratio, vespo_k_pos=m.vespo["k_pos"], vespo_lambda_pos=m.vespo["lambda_pos"],
+        vespo_k_neg=m.vespo["k_neg"], vespo_lambda_neg=m.vespo["lambda_neg"],
     )
     if "low_clipped" in extras:
         is_clipped = extras["low_clipped"] | extras["high_clipped"]

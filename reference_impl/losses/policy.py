@@ -30,6 +30,7 @@ __all__ = [
     "PPO_CLIP_LOSS_TYPES",
     "clipped_surrogate",
     "k3_kl",
+    "log_importance_weights",
     "policy_per_token_loss",
     "vespo_gamma_weights",
     "off_policy_mask",
@@ -141,6 +142,19 @@ def off_policy_mask(
     return ((advantages >= 0) | (avg <= threshold)).to(mask.dtype)
 
 
+def log_importance_weights(log_ratio: torch.Tensor, mask: torch.Tensor, level: str) -> torch.Tensor:
+    """``log r``: per token (``level="token"``, ``[B, T]``) or per sequence (``level="sequence"``, ``[B, T] -> [B, 1]``;
+    GSPO, https://huggingface.co/papers/2507.18071), the sequence ratio being the geometric mean of the token ratios::
+
+        log r_i = (1 / |y_i|) * sum_t log(pi(y_it) / pi_old(y_it))
+    """
+    if level == "token":
+        return log_ratio
+    if level == "sequence":
+        return ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
+    raise ValueError(f"Unknown importance_sampling_level {level!r}; expected 'token' or 'sequence'")
+
+
 def policy_per_token_loss(
     loss_type: str,
     per_token_logps: torch.Tensor,
@@ -168,7 +182,8 @@ def policy_per_token_loss(
         cispo (CISPO, https://huggingface.co/papers/2506.13585):  -sg(min(r, epsilon_high)) * A * logp
         sapo  (SAPO, https://huggingface.co/papers/2511.20347):  -(4 / tau) * sigmoid(tau * (r - 1)) * A,
               tau = sapo_temperature_pos if A > 0 else sapo_temperature_neg
-        vespo (https://huggingface.co/papers/2602.10693):  -sg(phi(w)) * A * logp, phi from :func:`vespo_gamma_weights` on ``log_ratio``
+        vespo (https://huggingface.co/papers/2602.10693):  -sg(phi(w)) * A * logp,
+              phi from :func:`vespo_gamma_weights` on ``log_ratio``
 
     ``sg`` = stop-gradient. Args are ``[B, T]`` (``advantages`` ``[B, 1]`` or ``[B, T]``). Returns the ``[B, T]``
     (or ``[B, 1]``-broadcast) loss and what the metrics need: ``low_clipped`` / ``high_clipped`` (PPO clip),
@@ -292,12 +307,7 @@ def grpo_loss(
         opm = off_policy_mask(advantages, per_token_logps, sampling, mask, off_policy_mask_threshold)  # [B, 1]
 
     log_ratio = per_token_logps - old  # [B, T]
-    if importance_sampling_level == "token":
-        log_iw = log_ratio
-    elif importance_sampling_level == "sequence":  # GSPO: [B, T] -> [B, 1]
-        log_iw = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
-    else:
-        raise ValueError(f"Unknown importance_sampling_level {importance_sampling_level!r}; expected token/sequence")
+    log_iw = log_importance_weights(log_ratio, mask, importance_sampling_level)  # [B, T] or [B, 1]
 
     if beta != 0.0:
         if ref_per_token_logps is None:

@@ -46,7 +46,8 @@ def kto_loss(
     ref_kl_logps: torch.Tensor | None = None,
     kl: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """KTO (https://huggingface.co/papers/2402.01306, Eq. 7) and APO-zero unpaired (https://huggingface.co/papers/2408.06266).
+    """KTO (https://huggingface.co/papers/2402.01306, Eq. 7) and APO-zero unpaired
+    (https://huggingface.co/papers/2408.06266).
 
     With ``r = log pi(y|x) - log pi_ref(y|x)`` per example (``[B]``)::
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 import reference_impl
-import reference_impl.losses as losses
+from reference_impl import losses
 from reference_impl.trainers import EXPORTS
 
 

@@ -132,7 +132,9 @@ def dpo_oracle(loss_type, policy, ref, mask, beta, eps=0.0, tau=0.05):
     losses = []
     if loss_type in ("aot", "aot_unpaired"):
         if loss_type == "aot":
-            x = [a - b for a, b in zip(sorted(lw[i] - ll[i] for i in range(B)), sorted(rw[i] - rl[i] for i in range(B)))]
+            policy_sorted = sorted(lw[i] - ll[i] for i in range(B))
+            ref_sorted = sorted(rw[i] - rl[i] for i in range(B))
+            x = [a - b for a, b in zip(policy_sorted, ref_sorted)]
         else:
             x = [a - b for a, b in zip(sorted(c), sorted(r))]
         return sum(-(1 - eps) * logsig(beta * xi) - eps * logsig(-beta * xi) for xi in x) / B
@@ -209,7 +211,8 @@ def test_dpo_metrics_are_the_implicit_rewards():
 def test_dpo_combined_loss_weights_and_reference_forms():
     policy, ref, mask = _pairs(seed=13)
     beta = 0.2
-    loss, _ = dpo_loss(policy, mask, ref, beta=beta, loss_type=["sigmoid", "sft", "hinge"], loss_weights=[0.8, 0.3, 2.0])
+    loss, _ = dpo_loss(policy, mask, ref, beta=beta, loss_type=["sigmoid", "sft", "hinge"],
+                       loss_weights=[0.8, 0.3, 2.0])
     close(loss, 0.8 * dpo_oracle("sigmoid", policy, ref, mask, beta) + 0.3 * dpo_oracle("sft", policy, ref, mask, beta)
           + 2.0 * dpo_oracle("hinge", policy, ref, mask, beta))
     # precomputed [2B] reference sums, and reference-free (log pi_ref = 0)
@@ -225,11 +228,11 @@ def test_dpo_f_divergences(f_type):
     policy, ref, mask = _pairs(seed=14)
     beta, alpha = 0.3, 0.4
     if f_type == "forward_kl":
-        score = lambda x: 1 - math.exp(-x)  # noqa: E731
+        score = lambda x: 1 - math.exp(-x)
     elif f_type == "js_divergence":
-        score = lambda x: math.log(2) + logsig(x)  # noqa: E731
+        score = lambda x: math.log(2) + logsig(x)
     else:
-        score = lambda x: (math.exp((alpha - 1) * x) - 1) / (alpha - 1)  # noqa: E731
+        score = lambda x: (math.exp((alpha - 1) * x) - 1) / (alpha - 1)
     want = 0.0
     for i in range(B):
         c = seq_sum(policy, mask, i) - seq_sum(ref, mask, i)
@@ -495,7 +498,7 @@ def test_grpo_every_loss_type(loss_type):
 def test_grpo_sequence_level_delta_and_bias_corrected_kl(loss_type):
     """GSPO (arXiv 2507.18071): one ratio per sequence; INTELLECT-2's delta cap; DeepSeek-V3.2's KL * ratio."""
     lp, old, ref, adv, mask = _rollouts(52)
-    kw = dict(beta=0.07, delta=1.3)
+    kw = {"beta": 0.07, "delta": 1.3}
     loss, _ = grpo_loss(lp, mask, adv, old_per_token_logps=old, ref_per_token_logps=ref, loss_type=loss_type,
                         importance_sampling_level="sequence", use_bias_correction_kl=True, epsilon=0.15,
                         epsilon_high=0.25, **kw)
@@ -549,12 +552,13 @@ def test_grpo_entropy_bonus_and_off_policy_mask():
     loss, _ = grpo_loss(lp, mask, adv, old_per_token_logps=old, epsilon_high=0.28, loss_type="bnpo",
                         off_policy_mask_threshold=threshold, sampling_per_token_logps=sampler)
     seq_mask = torch.tensor(keep, dtype=F64).unsqueeze(1)
-    full = grpo_oracle("bnpo", lp, old, ref, adv * seq_mask.squeeze(1), mask)  # masked sequences add 0
+    # beta = 0, so a dropped sequence is one whose advantage is 0: it adds exactly 0 (and still counts in N)
+    full = grpo_oracle("bnpo", lp, old, ref, adv * seq_mask.squeeze(1), mask)
     close(loss, full)
 
 
 def test_grpo_clip_metrics():
-    lp, old, ref, adv, mask = _rollouts(64)
+    lp, old, _, adv, mask = _rollouts(64)
     el, eh = 0.2, 0.28
     _, m = grpo_loss(lp, mask, adv, old_per_token_logps=old, epsilon=el, epsilon_high=eh)
     low = [[float(math.exp(lp[i, t] - old[i, t]) < 1 - el and adv[i] < 0) for t in range(T)] for i in range(4)]
@@ -574,7 +578,7 @@ def test_grpo_clip_metrics():
 
 def test_grpo_gradients_of_the_truncated_weights_are_detached():
     """CISPO / VESPO are REINFORCE with a stop-gradient weight: d loss / d logp = -weight * A / N."""
-    lp, old, ref, adv, mask = _rollouts(58)
+    lp, old, _, adv, mask = _rollouts(58)
     lp = lp.clone().requires_grad_()
     loss, _ = grpo_loss(lp, mask, adv, old_per_token_logps=old, loss_type="cispo", epsilon_high=1.2)
     (grad,) = torch.autograd.grad(loss, lp)
@@ -706,12 +710,14 @@ def test_jsd_with_hard_loss_and_fused_linear_jsd():
     valid = [i for i in range(len(labels)) if labels[i] != -100]
     soft = sum(jsd_oracle(zs[i].tolist(), zt[i].tolist(), 0.4, 1.5) for i in valid) / len(valid)
     hard = sum(-math.log(_softmax(zs[i].tolist())[int(labels[i])]) for i in valid) / len(valid)
-    loss, m = jsd_with_hard_loss(hs, ws, ht, wt, labels, beta=0.4, temperature=1.5, weight_hard_loss=0.3,
+    loss, _ = jsd_with_hard_loss(hs, ws, ht, wt, labels, beta=0.4, temperature=1.5, weight_hard_loss=0.3,
                                  weight_soft_loss=0.9)
     close(loss, 0.9 * soft + 0.3 * hard, 1e-8)
-    loss, s, h = FusedLinearJSDLoss(weight_hard_loss=0.3, weight_soft_loss=0.9, beta=0.4, temperature=1.5,
-                                    return_soft_hard_loss=True)(hs, ws, ht, wt, labels)
+    loss, soft_out, hard_out = FusedLinearJSDLoss(weight_hard_loss=0.3, weight_soft_loss=0.9, beta=0.4,
+                                                  temperature=1.5, return_soft_hard_loss=True)(hs, ws, ht, wt, labels)
     close(loss, 0.9 * soft + 0.3 * hard, 1e-8)
+    close(soft_out, soft, 1e-8)
+    close(hard_out, hard, 1e-8)
 
 
 # ------------------------------------------------------------------------------------ TRL 1.13 fused-linear adapters
