@@ -194,6 +194,10 @@ class Atlas:
         i = self._index(version)
         return sorted(m for m, runs in self._modules.items() if _at(runs, i))
 
+    def is_module(self, qualname: str) -> bool:
+        """Whether `qualname` is a module in any release."""
+        return qualname in self._modules
+
     def has_module(self, version: str | Version, module: str) -> bool:
         return _at(self._modules.get(module), self._index(version)) is not None
 
@@ -363,6 +367,59 @@ class Atlas:
                                                               Param("kwargs", "vk", None, None)), qualname,
                                                              external_base=base)
         return own
+
+    def accepts(self, version: str | Version, qualname: str, keyword: str, *,
+                transformers: str | None = None) -> str | None:
+        """Whether calling `qualname` (a function, or a class's constructor) with ``keyword=`` works in that release,
+        and why: ``"parameter"``, ``"alias"`` (an old name ``@deprecate_kwarg`` still maps), or, through ``**kwargs``:
+        ``"kwargs-key"`` (the body reads that key), ``"forwarded"`` (``**kwargs`` goes to ``super().__init__`` and the
+        next class in the chain accepts it), ``"opaque"`` (``**kwargs`` goes somewhere the atlas cannot follow, e.g.
+        ``model.generate(**kwargs)``, so the keyword may be fine), ``"ignored"`` (``**kwargs`` is taken and never
+        used). None: the call raises ``TypeError`` - including a trainer whose ``**kwargs`` only goes on to
+        ``transformers.Trainer.__init__``, which takes no such name. None also when the name or its signature is
+        unknown (ask :meth:`signature` first)."""
+        i = self._index(version)
+        sig = self.signature(version, qualname, transformers=transformers)
+        return None if sig is None else self._accepts(i, sig, keyword, transformers, 0)
+
+    def _accepts(self, i: int, sig: Signature, keyword: str, companion: str | None, depth: int) -> str | None:
+        p = sig.param(keyword)
+        if p is not None and p.kind != "po":
+            return "parameter"
+        if any(old == keyword for old, _ in sig.renamed):
+            return "alias"
+        if sig.var_keyword is None:
+            return None
+        if keyword in sig.kwargs_keys:
+            return "kwargs-key"
+        supers = [f for f in sig.kwargs_forward if f.startswith("super(") and f.endswith(").__init__")]
+        others = [f for f in sig.kwargs_forward if f not in supers]
+        if others:
+            return "opaque"
+        if not supers:
+            return "ignored" if sig.external_base is None else "opaque"
+        base = self._next_init(i, sig.origin, companion)
+        if base is None or depth > 10:
+            return "opaque"
+        atlas, release_index, base_sig = base
+        verdict = atlas._accepts(release_index, base_sig, keyword, companion, depth + 1)
+        return "forwarded" if verdict is not None else None
+
+    def _next_init(self, i: int, origin: str, companion: str | None) -> tuple[Atlas, int, Signature] | None:
+        """The constructor ``super().__init__`` reaches from class `origin` (its first base's)."""
+        info = self._class(i, origin)
+        if info is None or not info[0]:
+            return None
+        base = info[0][0]
+        if base.split(".")[0] == self.package:
+            r = self._resolve(i, base, 0)
+            found = self._init(i, r.qualname, companion, set()) if r is not None and r.kind == "class" else None
+            return None if found is None else (self, i, found)
+        other = self._external(base, i, companion)
+        if other is None:
+            return None
+        found = other[0].signature(other[1], base)
+        return None if found is None else (other[0], other[0]._index(other[1]), found)
 
     def config_fields(self, version: str | Version, qualname: str, *,
                       transformers: str | None = None) -> dict[str, Field] | None:
