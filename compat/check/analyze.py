@@ -304,21 +304,24 @@ class Checker:
         last = past[-1] if past else None
         if last is None or last.kind == "added":
             added = next((e for e in future if e.kind in ("added", "renamed")), None)
-            return None, f"added in TRL {added.release}" if added else "not in this release"
+            return None, f"added in {added.release}" if added else "not in this release"
         if last.kind == "renamed":
-            return last.release, f"renamed to `{last.to[0]}` in TRL {last.release}"
+            return last.release, f"renamed to `{last.to[0]}` in {last.release}"
         if last.kind == "moved":
-            went = f" to `{last.to[0]}`" if last.to else ""
-            return last.release, f"moved{went} in TRL {last.release}"
-        return last.release, f"removed in TRL {last.release}"
+            if not last.to:
+                return last.release, f"moved in {last.release}"
+            gone = "" if self.has(last.to[0]) else f", gone by {self.target} too"
+            return last.release, f"moved to `{last.to[0]}` in {last.release}{gone}"
+        return last.release, f"removed in {last.release}"
 
-    def _where_now(self, qual: str) -> str:
+    def _where_now(self, qual: str, why: str) -> str:
+        """Where the target exports a name of that spelling, if somewhere not already said."""
         name = qual.rsplit(".", 1)[-1]
-        found = self.atlas.moved_to(self.target, name, exclude=qual.rsplit(".", 1)[0])
+        found = [q for q in self.atlas.moved_to(self.target, name, exclude=qual.rsplit(".", 1)[0])
+                 if f"`{q}`" not in why]
         if not found:
-            return f"; TRL {self.target} has no `{name}` anywhere" if "." in qual else ""
-        shown = ", ".join(f"`{q}`" for q in found[:3])
-        return f"; TRL {self.target} has {shown}"
+            return ""
+        return f"; {self.target} has " + ", ".join(f"`{q}`" for q in found[:2])
 
     def check(self, text: str, *, cell: int | None = None) -> list[Problem]:
         """Every problem in one Python source (raises SyntaxError / RecursionError if it does not parse)."""
@@ -337,12 +340,12 @@ class Checker:
         return Problem(node.lineno, node.col_offset + 1, code, name, message, since, cell)  # type: ignore[attr-defined]
 
     def _missing(self, node: ast.AST, qual: str, cell: int | None) -> Problem:
-        is_module = self.atlas.is_module(qual)
         since, why = self._gone(qual)
-        code = "missing-module" if is_module else "missing-name"
-        what = "module" if is_module else "name"
-        return self._problem(node, code, qual, f"TRL {self.target} has no {what} `{qual}` ({why}){self._where_now(qual)}",
-                             since, cell)
+        if self.atlas.is_module(qual):
+            return self._problem(node, "missing-module", qual, f"TRL {self.target} has no module `{qual}`: {why}",
+                                 since, cell)
+        return self._problem(node, "missing-name", qual,
+                             f"TRL {self.target} has no `{qual}`: {why}{self._where_now(qual, why)}", since, cell)
 
     def _imports(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
         for node, _scope in c.imports:
@@ -441,7 +444,7 @@ class Checker:
             since, why = self._gone(qual, kw.arg)
             hint = self._config_hint(qual, kw.arg)
             yield self._problem(kw, "unknown-keyword", f"{qual}({kw.arg}=)",
-                                f"{short}() in TRL {self.target} takes no `{kw.arg}=` ({why}){hint}", since, cell)
+                                f"{short}() in TRL {self.target} takes no `{kw.arg}=`: {why}{hint}", since, cell)
         if starred or splat:
             return
         for p in sig.params:
