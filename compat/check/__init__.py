@@ -9,6 +9,7 @@ notebooks and manifests. :func:`check_paths` is the programmatic entry; :mod:`co
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
@@ -27,7 +28,10 @@ __all__ = ["CheckReport", "FileResult", "Problem", "Target", "check_paths", "che
 
 SCHEMA = "trl-compat/check-report/1"
 _MANIFEST = re.compile(r"^(requirements.*\.txt|pyproject\.toml|setup\.cfg|environment\.ya?ml)$")
-_MAGIC = re.compile(r"^\s*[%!]|^\s*\S.*\?\s*$")
+#: An absolute TRL import statement somewhere (`from trl...`, `import trl`, `import os, trl.x as t`); a file without
+#: one cannot reach TRL's names (relative imports and strings do not count), so it is not parsed.
+_TRL_IMPORT = re.compile(r"(?:^|;)[ \t]*(?:from[ \t]+trl\b|import[ \t]+[^\n#]*\btrl\b)", re.M)
+_MAGIC = re.compile(r"^\s*[%!]|^\s*[\w.]+\?{1,2}\s*$")
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,20 @@ def _mask_magics(source: str) -> str | None:
     return "\n".join(out)
 
 
+def _notebook_module(units: list[tuple[int | None, str]]) -> tuple[str, list[tuple[int, int]]] | None:
+    """All code cells joined into one module text, with (cell, first line) of each; None if no cell imports TRL."""
+    parts, starts, line = [], [], 1
+    for cell, source in units:
+        code = _mask_magics(source)
+        if code is None or cell is None:
+            continue
+        starts.append((cell, line))
+        parts.append(code)
+        line += code.count("\n") + 1
+    text = "\n".join(parts)
+    return (text, starts) if _TRL_IMPORT.search(text) else None
+
+
 def check_source(path: str, text: str, checker: Checker) -> FileResult:
     """Problems and markers of one file's text (Python, notebook JSON, or a manifest)."""
     result = FileResult(path)
@@ -161,7 +179,22 @@ def check_source(path: str, text: str, checker: Checker) -> FileResult:
     for cell, source in units:
         if MARKER_TAG in source:
             result.markers.extend(scan_python(source, cell=cell))
-        if "trl" not in source:
+    if cell_code := _notebook_module(units) if path.endswith(".ipynb") else None:
+        # cells share one namespace: check them as one module, then give each problem its cell and line
+        code, starts = cell_code
+        try:
+            problems = checker.check(code)
+        except (SyntaxError, RecursionError, MemoryError):
+            pass  # a cell that does not parse: check cell by cell below
+        else:
+            for p in problems:
+                k = max(i for i, (_, start) in enumerate(starts) if start <= p.line)
+                cell, start = starts[k]
+                result.problems.append(dataclasses.replace(p, line=p.line - start + 1, cell=cell))
+            result.checked = True
+            return result
+    for cell, source in units:
+        if "trl" not in source or (cell is None and not _TRL_IMPORT.search(source)):
             continue
         code = _mask_magics(source) if cell is not None else source
         if code is None:

@@ -339,9 +339,9 @@ class Checker:
                  cell: int | None) -> Problem:
         return Problem(node.lineno, node.col_offset + 1, code, name, message, since, cell)  # type: ignore[attr-defined]
 
-    def _missing(self, node: ast.AST, qual: str, cell: int | None) -> Problem:
+    def _missing(self, node: ast.AST, qual: str, cell: int | None, module: bool = False) -> Problem:
         since, why = self._gone(qual)
-        if self.atlas.is_module(qual):
+        if module or self.atlas.is_module(qual):
             return self._problem(node, "missing-module", qual, f"TRL {self.target} has no module `{qual}`: {why}",
                                  since, cell)
         return self._problem(node, "missing-name", qual,
@@ -352,12 +352,12 @@ class Checker:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if _is_trl(alias.name) and not self.atlas.has_module(self.target, alias.name):
-                        yield self._missing(node, alias.name, cell)
+                        yield self._missing(node, alias.name, cell, module=True)
                 continue
             assert isinstance(node, ast.ImportFrom)
             module = node.module or ""
             if not self.atlas.has_module(self.target, module):
-                yield self._missing(node, module, cell)
+                yield self._missing(node, module, cell, module=True)
                 continue
             for alias in node.names:
                 if alias.name == "*":

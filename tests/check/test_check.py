@@ -242,3 +242,13 @@ def test_the_command_never_imports_torch_or_trl(tmp_path):
             "print(rc, 'torch' in sys.modules, 'trl' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
     assert out.stdout.split()[-4:] == ["1", "False", "False", "False"], out.stderr
+
+
+def test_notebook_cells_share_one_namespace(c116):
+    nb = {"cells": [
+        {"cell_type": "code", "source": ["!pip install trl\n", "from trl import SFTTrainer\n"]},
+        {"cell_type": "markdown", "source": ["text"]},
+        {"cell_type": "code", "source": ["t = SFTTrainer(\n", "    model=m,\n", "    tokenizer=tok)\n"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = check_source("n.ipynb", json.dumps(nb), c116)
+    assert [(p.cell, p.line, p.column, p.name) for p in result.problems] == [(2, 3, 5, "trl.SFTTrainer(tokenizer=)")]
