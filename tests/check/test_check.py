@@ -252,3 +252,16 @@ def test_notebook_cells_share_one_namespace(c116):
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     result = check_source("n.ipynb", json.dumps(nb), c116)
     assert [(p.cell, p.line, p.column, p.name) for p in result.problems] == [(2, 3, 5, "trl.SFTTrainer(tokenizer=)")]
+
+
+def test_console_script_subcommand_and_pre_commit_hook(tmp_path, capsys):
+    import yaml
+
+    from compat.cli import main as trl_compat
+
+    _write(tmp_path, {"t.py": "from trl import SFTTrainer\nSFTTrainer(model='m', tokenizer=1)\n"})
+    assert trl_compat(["check", str(tmp_path / "t.py"), "--target-trl", "1.16"]) == 1
+    assert "unknown-keyword" in capsys.readouterr().out
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = [h for h in hooks if h["id"] == "trl-compat-check"]
+    assert hook["entry"] == "trl-compat check" and hook["language"] == "python"
