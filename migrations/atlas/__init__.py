@@ -116,6 +116,10 @@ class Event:
         return f"{self.kind} at {self.release}{where}{f' ({self.detail})' if self.detail else ''}"
 
 
+#: Bases that add neither constructor parameters nor fields.
+_TRIVIAL_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"})
+
+
 def _at(runs: list[list[int]] | None, i: int) -> int | None:
     """The value a range list holds at release index i (1 for value-less ranges), else None."""
     for run in runs or ():
@@ -343,6 +347,10 @@ class Atlas:
         if own is not None and [p.kind for p in own.params] not in (["va", "vk"], ["vk"], ["va"]):
             return own
         if dc and own is None:
+            unknown = self._unknown_base(i, qualname, companion, set())
+            if unknown is not None:  # inherited fields the atlas cannot list: accept any keyword
+                return Signature((Param("args", "va", None, None), Param("kwargs", "vk", None, None)), qualname,
+                                 external_base=unknown)
             fields = self._fields(i, qualname, companion, set())
             if fields is not None:
                 params = tuple(Param(f.name, "pk", f.default if not f.factory else f"{f.default}()", f.annotation)
@@ -355,7 +363,7 @@ class Atlas:
                     found = self._init(i, r.qualname, companion, seen)
                     if found is not None:
                         return found
-            elif base not in ("object", "ABC", "abc.ABC", "Generic") and not base.startswith("typing."):
+            elif base not in _TRIVIAL_BASES:
                 other = self._external(base, i, companion)
                 if other is not None:
                     atlas, release = other
@@ -420,6 +428,32 @@ class Atlas:
             return None
         found = other[0].signature(other[1], base)
         return None if found is None else (other[0], other[0]._index(other[1]), found)
+
+    def _unknown_base(self, i: int, qualname: str, companion: str | None, seen: set[str]) -> str | None:
+        """The first base up the chain of a class that no atlas describes (None: every base is known)."""
+        if qualname in seen:
+            return None
+        seen.add(qualname)
+        info = self._class(i, qualname)
+        for base in info[0] if info else ():
+            if base.split(".")[0] == self.package:
+                r = self._resolve(i, base, 0)
+                if r is None or r.kind != "class":
+                    return base
+                found = self._unknown_base(i, r.qualname, companion, seen)
+            elif base in _TRIVIAL_BASES:
+                continue
+            else:
+                other = self._external(base, i, companion)
+                if other is None:
+                    return base
+                r = other[0].resolve(other[1], base)
+                if r is None or r.kind != "class":
+                    return base
+                found = other[0]._unknown_base(other[0]._index(other[1]), r.qualname, companion, set())
+            if found is not None:
+                return found
+        return None
 
     def config_fields(self, version: str | Version, qualname: str, *,
                       transformers: str | None = None) -> dict[str, Field] | None:

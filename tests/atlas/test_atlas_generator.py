@@ -114,3 +114,18 @@ def test_generator_on_a_synthetic_package(tmp_path):
     again = tmp_path / "again.json.gz"
     main(["toy", "--versions", "1.0.0", "1.1.0", "--cache", str(tmp_path), "--out", str(again)])
     assert again.read_bytes() == out.read_bytes()
+
+
+def test_a_dataclass_with_a_base_no_atlas_describes_accepts_any_keyword(tmp_path):
+    files = {"toy/__init__.py": "",
+             "toy/cfg.py": "from dataclasses import dataclass\nfrom peftish import LoraLike\n"
+                           "@dataclass\nclass MyLora(LoraLike):\n    extra: int = 1\n"
+                           "@dataclass\nclass Plain:\n    a: int = 1\n"}
+    _wheel(tmp_path, "1.0.0", files)
+    out = tmp_path / "toy.json.gz"
+    assert main(["toy", "--versions", "1.0.0", "--cache", str(tmp_path), "--out", str(out)]) == 0
+    atlas = Atlas(json.load(gzip.open(out)))
+    assert atlas.signature("1.0.0", "toy.cfg.MyLora").external_base == "peftish.LoraLike"
+    assert atlas.accepts("1.0.0", "toy.cfg.MyLora", "r") == "opaque"  # LoraLike's fields are unknown
+    assert atlas.accepts("1.0.0", "toy.cfg.Plain", "a") == "parameter"
+    assert atlas.accepts("1.0.0", "toy.cfg.Plain", "b") is None
