@@ -306,12 +306,18 @@ class Checker:
             added = next((e for e in future if e.kind in ("added", "renamed")), None)
             return None, f"added in {added.release}" if added else "not in this release"
         if last.kind == "renamed":
-            return last.release, f"renamed to `{last.to[0]}` in {last.release}"
+            guess = " (probably)" if "heuristic" in last.detail else ""
+            return last.release, f"renamed to `{last.to[0]}`{guess} in {last.release}"
+        if last.kind == "moved" and keyword is not None:
+            return last.release, f"moved to `{last.to[0]}` in {last.release}"
         if last.kind == "moved":
             if not last.to:
                 return last.release, f"moved in {last.release}"
             gone = "" if self.has(last.to[0]) else f", gone by {self.target} too"
             return last.release, f"moved to `{last.to[0]}` in {last.release}{gone}"
+        renamed = next((e for e in reversed(past) if e.kind == "renamed" and e.to), None)
+        if renamed is not None:  # the deprecated alias went away later
+            return last.release, f"renamed to `{renamed.to[0]}` in {renamed.release}, old name removed in {last.release}"
         return last.release, f"removed in {last.release}"
 
     def _where_now(self, qual: str, why: str) -> str:

@@ -533,8 +533,12 @@ class Atlas:
         """What happened to a module, a name, or (with `keyword`) a parameter of a callable, release by release.
 
         ``added`` / ``removed`` at the first release with / without it; ``moved`` instead of ``removed`` when the
-        same name is exported by another module in that release (``to``: those paths, shortest first); for a
-        keyword, ``renamed`` when the release accepts it only through ``@deprecate_kwarg`` (``to``: the new name).
+        same name is exported by another module in that release (``to``: those paths, shortest first); ``changed``
+        when a keyword's default changes. For a keyword: ``renamed`` when the release accepts it only through
+        ``@deprecate_kwarg`` (``to``: the new name), or, marked ``heuristic`` in ``detail``, when it is the only
+        parameter that release removed and exactly one was added with the same kind and default; ``moved`` when a
+        ``XTrainer`` keyword disappears and ``XConfig`` has a field of that name in that release (``to``:
+        ``trl.XConfig.keyword``).
         """
         events: list[Event] = []
         previous: object = None
@@ -548,7 +552,7 @@ class Atlas:
                     to = self.moved_to(release, gone, exclude=qualname.rsplit(".", 1)[0])
                     events.append(Event("moved", release, tuple(to)) if to else Event("removed", release))
                 else:
-                    events.append(Event("removed", release))
+                    events.append(self._keyword_gone(i, qualname, keyword))
             elif previous is None:
                 events.append(Event("added", release) if not (isinstance(state, tuple) and state[0] == "renamed")
                               else Event("renamed", release, (state[1],)))
@@ -558,6 +562,26 @@ class Atlas:
                 events.append(Event("changed", release, detail=f"{previous} -> {state}"))
             previous = state
         return events
+
+    def _keyword_gone(self, i: int, qualname: str, keyword: str) -> Event:
+        release = self._releases[i]
+        if not self.has(release, qualname):
+            return Event("removed", release, detail=f"{qualname} itself is gone")
+        now = self.signature(release, qualname)
+        before = self.signature(self._releases[i - 1], qualname) if i else None
+        if now is not None and before is not None:
+            removed = set(before.names()) - set(now.names())
+            added = [p for p in now.params if p.kind not in ("va", "vk") and before.param(p.name) is None]
+            old = before.param(keyword)
+            if removed == {keyword} and len(added) == 1 and old is not None \
+                    and (added[0].kind, added[0].default) == (old.kind, old.default):
+                return Event("renamed", release, (added[0].name,),
+                             "heuristic: the only parameter removed and the only one added, same kind and default")
+        if qualname.endswith("Trainer"):
+            config = qualname[: -len("Trainer")] + "Config"
+            if self.has(release, config) and keyword in (self.config_fields(release, config) or {}):
+                return Event("moved", release, (f"{config}.{keyword}",), f"a field of {config.rsplit('.', 1)[-1]}")
+        return Event("removed", release)
 
     def _state(self, i: int, qualname: str, keyword: str | None) -> object:
         release = self._releases[i]

@@ -60,6 +60,15 @@ def test_sft_trainer_tokenizer_renamed_at_0_12_and_gone_at_0_16(trl):
     assert events[-2].to == ("processing_class",)
 
 
+def test_trainer_keywords_that_moved_into_the_config(trl):
+    # trl 0.12.2 DPOTrainer.__init__ takes beta=; 0.13.0 does not, and DPOConfig declares `beta`
+    assert trl.history("trl.DPOTrainer", keyword="beta")[-1] == Event("moved", "0.13.0", ("trl.DPOConfig.beta",),
+                                                                       "a field of DPOConfig")
+    assert trl.history("trl.SFTTrainer", keyword="packing")[-1].to == ("trl.SFTConfig.packing",)
+    assert trl.accepts("0.12.2", "trl.DPOTrainer", "beta") == "parameter"
+    assert trl.accepts("0.13.0", "trl.DPOTrainer", "beta") is None
+
+
 def test_trainer_kwargs_are_in_the_config_on_1_16(trl):
     sft = trl.signature("1.16.0", "trl.SFTTrainer")
     assert sft.var_keyword is None and "max_seq_length" not in sft.names()

@@ -109,7 +109,8 @@ def test_generator_on_a_synthetic_package(tmp_path):
                                                                         "toy.trainer.core.OldTrainer"))]
     assert atlas.history("toy.experimental") == [Event("added", "1.1.0")]
     assert atlas.history("toy.OldTrainer", keyword="tokenizer") == [Event("renamed", "1.0.0", ("processing_class",)),
-                                                                 Event("removed", "1.1.0")]
+                                                                 Event("removed", "1.1.0", (),
+                                                                       "toy.OldTrainer itself is gone")]
     # deterministic output: the same input gives the same bytes
     again = tmp_path / "again.json.gz"
     main(["toy", "--versions", "1.0.0", "1.1.0", "--cache", str(tmp_path), "--out", str(again)])
