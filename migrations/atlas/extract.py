@@ -177,7 +177,7 @@ def _fields(cls: ast.ClassDef) -> tuple[tuple, ...]:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
         ann = _text(stmt.annotation) or ""
-        if ann.startswith(("ClassVar", "typing.ClassVar")):
+        if ann.startswith(("ClassVar", "typing.ClassVar")) or ann in ("KW_ONLY", "dataclasses.KW_ONLY"):
             continue
         default, factory, init = _text(stmt.value), False, True
         v = stmt.value

@@ -102,11 +102,11 @@ def fetch_archive(package: str, version: str, cache: str) -> str:
     return found
 
 
-def archive_files(path: str, package: str) -> tuple[dict[str, bytes], str, list[str]]:
-    """(relative path -> source of every .py under the package, build date, Requires-Dist) of a wheel or sdist."""
+def archive_files(path: str, top: str) -> tuple[dict[str, bytes], str, list[str]]:
+    """(relative path -> source of every .py under the import package `top`, build date, Requires-Dist) of a wheel
+    or sdist."""
     files: dict[str, bytes] = {}
     date, requires = "", []
-    top = package.replace("-", "_")
     if path.endswith(".whl"):
         with zipfile.ZipFile(path) as z:
             for info in z.infolist():
@@ -135,11 +135,14 @@ def _requires(metadata: str) -> list[str]:
     return [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
 
 
-def read_release(package: str, version: str, cache: str, include: Callable[[str], bool] | None) -> Release:
+def read_release(package: str, version: str, cache: str, include: Callable[[str], bool] | None,
+                 module: str | None = None) -> Release:
+    """One release of distribution `package`, whose import package is `module` (default: the name, `-` -> `_`)."""
+    top = module or package.replace("-", "_")
     path = fetch_archive(package, version, cache)
-    files, date, requires = archive_files(path, package)
+    files, date, requires = archive_files(path, top)
     return Release(version, "wheel" if path.endswith(".whl") else "sdist", os.path.basename(path), date, requires,
-                   read_package(files, package.replace("-", "_"), include))
+                   read_package(files, top, include))
 
 
 # ---------------------------------------------------------------------------------------------- encoding
@@ -233,7 +236,8 @@ def prefix_filter(prefixes: Iterable[str]) -> Callable[[str], bool]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m migrations.atlas.generate", description=__doc__.split("\n")[0])
-    parser.add_argument("package")
+    parser.add_argument("package", help="the distribution on the index (trl, transformers, peft, accelerate)")
+    parser.add_argument("--module", help="its import package when it is named differently (default: PACKAGE)")
     parser.add_argument("--versions", nargs="*", help="these releases (default: every final release in the range)")
     parser.add_argument("--low", default="0.4.0", help="oldest release (default 0.4.0)")
     parser.add_argument("--high", help="newest release (default: the newest on the index)")
@@ -246,11 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     include = prefix_filter(args.include.split(",")) if args.include else None
     releases = []
     for v in sorted(versions, key=Version):
-        rel = read_release(args.package, v, args.cache, include)
+        rel = read_release(args.package, v, args.cache, include, args.module)
         releases.append(rel)
         print(f"{args.package} {v}: {rel.source} {rel.archive}, {len(rel.modules)} modules", file=sys.stderr)
     out = args.out or os.path.join(DATA_DIR, f"{args.package}.json.gz")
-    size = write(encode(args.package, releases), out)
+    size = write(encode(args.module or args.package, releases), out)
     sdists = [r.version for r in releases if r.source == "sdist"]
     print(f"wrote {out}: {len(releases)} releases, {size / 1024:.0f} KiB, "
           f"{time.perf_counter() - started:.1f} s; sdists: {', '.join(sdists) or 'none'}", file=sys.stderr)
