@@ -265,3 +265,25 @@ def test_console_script_subcommand_and_pre_commit_hook(tmp_path, capsys):
     hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
     (hook,) = [h for h in hooks if h["id"] == "trl-compat-check"]
     assert hook["entry"] == "trl-compat check" and hook["language"] == "python"
+
+
+def test_every_example_of_issue_12_is_flagged_on_1_16(c116):
+    """The names and keywords issue 12 lists as rejected by TRL 1.16 (each verified there against the 1.16 wheel)."""
+    code = (Path(__file__).parent / "issue12_examples.py.txt").read_text()
+    found = {p.name for p in c116.check(code) if p.code != "missing-argument"}
+    names = ("ORPOConfig ORPOTrainer CPOTrainer OnlineDPOTrainer GKDTrainer BCOTrainer XPOTrainer NashMDTrainer "
+             "PRMTrainer IterativeSFTTrainer DDPOTrainer AlignPropTrainer setup_chat_format "
+             "DataCollatorForCompletionOnlyLM get_kbit_device_map DPOScriptArguments TextEnvironment").split()
+    expected = {f"trl.{n}" for n in names}
+    expected |= {f"trl.trainer.{n}" for n in ("ConstantLengthDataset", "RunningMoments", "FDivergenceConstants")}
+    expected |= {f"trl.trainer.utils.{n}" for n in ("prepare_deepspeed", "SIMPLE_CHAT_TEMPLATE",
+                                                     "SIMPLE_QUERY_CHAT_TEMPLATE", "cap_exp")}
+    expected |= {"trl.commands.cli_utils", "trl.import_utils.is_npu_available", "trl.core"}
+    expected |= {f"trl.DPOTrainer({k}=)" for k in ("beta", "tokenizer", "max_length", "max_prompt_length")}
+    expected |= {f"trl.SFTTrainer({k}=)" for k in ("dataset_text_field", "max_seq_length", "packing", "tokenizer",
+                                                  "model_init_kwargs")}
+    expected |= {"trl.RewardTrainer(tokenizer=)", "trl.KTOTrainer(tokenizer=)"}
+    expected |= {f"trl.RLOOTrainer({k}=)" for k in ("config", "tokenizer", "policy", "ref_policy", "reward_model")}
+    assert found == expected
+    # and the same file against the TRL of its era: only what that era lacked
+    assert {p.name for p in Checker("0.8.6").check(code)} >= {"trl.GKDTrainer", "trl.RLOOTrainer"}
