@@ -29,7 +29,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from migrations.atlas import Atlas
+from migrations.atlas import Atlas, Event, Signature
 
 ROOT = "trl"
 
@@ -278,8 +278,10 @@ class Checker:
         self.atlas = atlas or Atlas.load("trl")
         self.target = self.atlas.release(target)
         self.transformers = transformers or self.atlas.companion_release(self.target)
-        self._sigs: dict[str, object] = {}
+        self._sigs: dict[str, Signature | None] = {}
         self._has: dict[str, bool] = {}
+        self._history: dict[tuple[str, str | None], list[Event]] = {}
+        self._accepts: dict[tuple[str, str], str | None] = {}
 
     # cached atlas queries
     def has(self, qual: str) -> bool:
@@ -287,14 +289,26 @@ class Checker:
             self._has[qual] = self.atlas.has(self.target, qual)
         return self._has[qual]
 
-    def signature(self, qual: str):  # -> Signature | None
+    def signature(self, qual: str) -> Signature | None:
         if qual not in self._sigs:
             self._sigs[qual] = self.atlas.signature(self.target, qual, transformers=self.transformers)
         return self._sigs[qual]
 
+    def history(self, qual: str, keyword: str | None = None) -> list[Event]:
+        key = (qual, keyword)
+        if key not in self._history:
+            self._history[key] = self.atlas.history(qual, keyword)
+        return self._history[key]
+
+    def accepts(self, qual: str, keyword: str) -> str | None:
+        key = (qual, keyword)
+        if key not in self._accepts:
+            self._accepts[key] = self.atlas.accepts(self.target, qual, keyword, transformers=self.transformers)
+        return self._accepts[key]
+
     def _gone(self, qual: str, keyword: str | None = None) -> tuple[str | None, str]:
         """(since, explanation) for something the target lacks, from the atlas history."""
-        events = self.atlas.history(qual, keyword)
+        events = self.history(qual, keyword)
         target_v = self.atlas._index(self.target)
         past = [e for e in events if self.atlas._index(e.release) <= target_v]
         future = [e for e in events if self.atlas._index(e.release) > target_v]
@@ -427,7 +441,7 @@ class Checker:
                 continue
             yield from self._call(call, qual, sig, skip, cell)
 
-    def _call(self, call: ast.Call, qual: str, sig, skip: int, cell: int | None) -> Iterator[Problem]:
+    def _call(self, call: ast.Call, qual: str, sig: Signature, skip: int, cell: int | None) -> Iterator[Problem]:
         short = qual.rsplit(".", 1)[-1]
         starred = any(isinstance(a, ast.Starred) for a in call.args)
         splat = any(k.arg is None for k in call.keywords)
@@ -444,7 +458,7 @@ class Checker:
             if kw.arg is None:
                 continue
             given.add(kw.arg)
-            verdict = self.atlas.accepts(self.target, qual, kw.arg, transformers=self.transformers)
+            verdict = self.accepts(qual, kw.arg)
             if verdict is not None:
                 continue
             since, why = self._gone(qual, kw.arg)
