@@ -331,7 +331,8 @@ class Checker:
             return last.release, f"moved to `{last.to[0]}` in {last.release}{gone}"
         renamed = next((e for e in reversed(past) if e.kind == "renamed" and e.to), None)
         if renamed is not None:  # the deprecated alias went away later
-            return last.release, f"renamed to `{renamed.to[0]}` in {renamed.release}, old name removed in {last.release}"
+            return last.release, (f"renamed to `{renamed.to[0]}` in {renamed.release}, "
+                                  f"old name removed in {last.release}")
         return last.release, f"removed in {last.release}"
 
     def _where_now(self, qual: str, why: str) -> str:

@@ -42,7 +42,10 @@ class Step:
 
     def text(self) -> str:
         """`path:line:col: manual: [rule] message`, the way the migrator prints manual steps."""
-        where = f"{self.path}:{self.line}:{self.column}" if self.cell is None else f"{self.path}:cell {self.cell}:{self.line}"
+        if self.cell is None:
+            where = f"{self.path}:{self.line}:{self.column}"
+        else:
+            where = f"{self.path}:cell {self.cell}:{self.line}"
         guide = f" (see {GUIDE}#{self.anchor})" if self.anchor else ""
         rule = f"[{self.rule}] " if self.rule and not self.message.startswith(f"[{self.rule}]") else ""
         return f"{where}: manual: {rule}{self.message}{guide}"

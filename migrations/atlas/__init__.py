@@ -25,7 +25,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from packaging.requirements import InvalidRequirement, Requirement

@@ -128,14 +128,14 @@ def signature_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> Si
     params: list[Param] = []
     positional = [*a.posonlyargs, *a.args]
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    for i, (arg, default) in enumerate(zip(positional, defaults)):
+    for i, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
         if method and i == 0:
             continue
         kind = "po" if i < len(a.posonlyargs) else "pk"
         params.append((arg.arg, kind, _text(default), _text(arg.annotation)))
     if a.vararg:
         params.append((a.vararg.arg, "va", None, _text(a.vararg.annotation)))
-    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
         params.append((arg.arg, "ko", _text(default), _text(arg.annotation)))
     keys: list[str] = []
     forward: list[str] = []
@@ -181,7 +181,7 @@ def _fields(cls: ast.ClassDef) -> tuple[tuple, ...]:
             continue
         default, factory, init = _text(stmt.value), False, True
         v = stmt.value
-        if isinstance(v, ast.Call) and (getattr(v.func, "id", None) == "field" or getattr(v.func, "attr", None) == "field"):
+        if isinstance(v, ast.Call) and "field" in (getattr(v.func, "id", None), getattr(v.func, "attr", None)):
             default = None
             for k in v.keywords:
                 if k.arg == "default":
@@ -266,7 +266,7 @@ class _ModuleReader:
                     if isinstance(n, ast.Name) and isinstance(t, (ast.Name, ast.Tuple, ast.List)):
                         self.bind(n.id, "var")
                 if isinstance(t, ast.Name) and t.id == "_import_structure" and isinstance(s.value, ast.Dict):
-                    for k, v in zip(s.value.keys, s.value.values):
+                    for k, v in zip(s.value.keys, s.value.values, strict=True):
                         if isinstance(k, ast.Constant):
                             self.lazy_add(k.value, v)
                 if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "_import_structure"

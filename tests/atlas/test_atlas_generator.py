@@ -55,7 +55,8 @@ class NewConfig(TrainingArguments):
 }
 
 V2 = dict(V1)
-V2["toy/__init__.py"] = V1["toy/__init__.py"].replace('"OldTrainer", ', "").replace("from .trainer import OldTrainer", "pass")
+V2["toy/__init__.py"] = (V1["toy/__init__.py"].replace('"OldTrainer", ', "")
+                         .replace("from .trainer import OldTrainer", "pass"))
 V2["toy/experimental/__init__.py"] = "from ..trainer.core import OldTrainer\n"
 
 
@@ -64,7 +65,8 @@ def _wheel(folder, version, files):
     with zipfile.ZipFile(path, "w") as z:
         for name, text in files.items():
             z.writestr(name, text)
-        z.writestr(f"toy-{version}.dist-info/METADATA", f"Name: toy\nVersion: {version}\nRequires-Dist: transformers>=4.56.2\n")
+        z.writestr(f"toy-{version}.dist-info/METADATA",
+                   f"Name: toy\nVersion: {version}\nRequires-Dist: transformers>=4.56.2\n")
 
 
 def test_generator_on_a_synthetic_package(tmp_path):

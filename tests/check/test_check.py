@@ -191,7 +191,8 @@ def test_markers_and_notebooks(c116, tmp_path):
     result = check_source("n.ipynb", json.dumps(nb), c116)
     assert [(p.cell, p.line, p.code) for p in result.problems] == [(1, 2, "missing-name")]
     assert [(m.cell, m.line, m.rule) for m in result.markers] == [(2, 2, "ppo-to-grpo")]
-    py = check_source("a.py", 's = "# TODO(trl-compat): in a string"\n# TODO(trl-compat): x (see MIGRATION.md#ppo)\n', c116)
+    text = 's = "# TODO(trl-compat): in a string"\n# TODO(trl-compat): x (see MIGRATION.md#ppo)\n'
+    py = check_source("a.py", text, c116)
     assert [(m.line, m.column, m.rule) for m in py.markers] == [(2, 1, "ppo")]
     req = check_source("requirements.txt", "trl>=1.16  # TODO(trl-compat): [pins] check\n", c116)
     assert [(m.line, m.rule) for m in req.markers] == [(1, "pins")]
