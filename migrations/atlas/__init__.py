@@ -297,6 +297,28 @@ class Atlas:
     def _is_package(self, i: int, module: str) -> bool:
         return _at(self._data["packages"].get(module), i) is not None
 
+    def gone(self, old: str | Version, new: str | Version, *, modules: str | None = None) -> dict[str, Event]:
+        """Every public ``module.name`` (and public module) that `old` has and `new` lacks, with the last event
+        :meth:`history` records for it up to `new` (removed / moved, and where). `modules` keeps only qualified
+        names under that prefix (``"trl.trainer"``)."""
+        i, j = self._index(old), self._index(new)
+        out: dict[str, Event] = {}
+        prefix = modules or self.package
+        for module, runs in self._modules.items():
+            if not (module == prefix or module.startswith(prefix + ".")) or not _at(runs, i):
+                continue
+            if any(part.startswith("_") for part in module.split(".")):
+                continue
+            candidates = [module] if not _at(runs, j) else []
+            candidates += [f"{module}.{name}" for name in self._by_module.get(module, ())
+                           if not name.startswith("_") and self._binding(i, module, name) is not None
+                           and self._binding(j, module, name) is None and _at(runs, j)]
+            for qual in candidates:
+                events = [e for e in self.history(qual) if self._index(e.release) <= j]
+                if events and events[-1].kind in ("removed", "moved"):
+                    out[qual] = events[-1]
+        return dict(sorted(out.items()))
+
     # ------------------------------------------------------------------ signatures and fields
     def _class(self, i: int, qualname: str) -> list | None:
         value = _at(self._classes.get(qualname), i)

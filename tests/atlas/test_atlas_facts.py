@@ -106,3 +106,12 @@ def test_loading_is_cheap_and_imports_no_torch_or_trl():
     t = time.perf_counter()
     Atlas.load("trl")
     assert time.perf_counter() - t < 0.01  # cached
+
+
+def test_gone_lists_what_an_old_release_has_and_a_new_one_lacks(trl):
+    gone = trl.gone("0.8.6", "1.16.0")
+    assert gone["trl.PPOTrainer"].kind == "moved" and gone["trl.PPOTrainer"].release == "0.29.0"
+    assert gone["trl.core"] == Event("removed", "0.25.0")
+    assert "trl.SFTTrainer" not in gone and "trl.core.LengthSampler" not in gone  # its module is listed instead
+    assert set(trl.gone("1.13.0", "1.16.0", modules="trl.experimental")) >= {"trl.experimental.bco",
+                                                                            "trl.experimental.xpo"}
