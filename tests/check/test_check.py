@@ -288,3 +288,14 @@ def test_every_example_of_issue_12_is_flagged_on_1_16(c116):
     assert found == expected
     # and the same file against the TRL of its era: only what that era lacked
     assert {p.name for p in Checker("0.8.6").check(code)} >= {"trl.GKDTrainer", "trl.RLOOTrainer"}
+
+
+def test_a_pathological_file_fails_alone(tmp_path, capsys):
+    _write(tmp_path, {"deep.py": "import trl\nx = " + "+".join(["a"] * 20000) + "\n",
+                      "parens.py": "import trl\nx = " + "(" * 5000 + ")" * 5000 + "\n",
+                      "ok.py": "from trl import PPOTrainer\n"})
+    assert main([str(tmp_path), "--target-trl", "1.16", "--format", "json"]) == 2
+    files = {Path(f["path"]).name: f for f in json.loads(capsys.readouterr().out)["files"]}
+    assert files["deep.py"]["errors"] == ["too deeply nested to parse"]
+    assert "does not parse" in files["parens.py"]["errors"][0]
+    assert files["ok.py"]["problems"][0]["name"] == "trl.PPOTrainer"
