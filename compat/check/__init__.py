@@ -102,11 +102,15 @@ class CheckReport:
 
 def choose_target(paths: Sequence[str], trl: str | None = None, transformers: str | None = None) -> Target:
     """The TRL to check against: `trl` if given (any release the atlas holds), else what `compat.migrate` would
-    migrate to (the repository's pins, else the newest). A pin newer than the atlas uses the atlas's newest."""
+    migrate to (the repository's pins, else the newest). A pin newer than the atlas uses the atlas's newest.
+    ``trl="pinned"``: the newest release the repository's own `trl` pins allow, old ones included (the TRL the code
+    was written for)."""
     from migrations.atlas import Atlas
 
     atlas = Atlas.load("trl")
-    if trl:
+    if trl == "pinned":
+        release, note = _pinned(atlas, paths)
+    elif trl:
         release, note = atlas.release(trl), "from --target-trl"
     else:
         from compat.migrate.target import detect_target
@@ -123,6 +127,27 @@ def choose_target(paths: Sequence[str], trl: str | None = None, transformers: st
         transformers = atlas.companion_release(release)
         tnote = "the transformers release of its era the atlas holds"
     return Target(release, transformers, f"{note}; transformers {transformers}: {tnote}")
+
+
+def _pinned(atlas, paths: Sequence[str]) -> tuple[str, str]:
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    from compat.migrate.target import trl_pins
+    from migrations.atlas import AtlasError
+
+    spec, found = SpecifierSet(), []
+    for p in paths:
+        for path, line in trl_pins(p if os.path.isdir(p) else (os.path.dirname(p) or ".")):
+            spec &= Requirement(line).specifier
+            found.append(f"{os.path.relpath(path)}: {line}")
+    if not found:
+        raise AtlasError("--target-trl pinned: no `trl` requirement found in the manifests of the given paths "
+                         "(requirements*.txt, pyproject.toml, setup.cfg, setup.py, environment.yml); pass a version")
+    allowed = [r for r in atlas.releases() if spec.contains(r, prereleases=True)]
+    if not allowed:
+        raise AtlasError(f"--target-trl pinned: no TRL release in the atlas satisfies {spec} ({'; '.join(found)})")
+    return allowed[-1], "the repository's own pins: " + "; ".join(dict.fromkeys(found))
 
 
 def _decode(data: bytes) -> str:

@@ -26,8 +26,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
     parser.add_argument("--target-trl", metavar="VERSION",
-                        help="any TRL release 0.4.0 .. 1.16.0 (default: what the repo's trl pins allow, as "
-                             "`compat.migrate` picks it, else the newest)")
+                        help="any TRL release 0.4.0 .. 1.16.0, or `pinned`: the newest the repo's own trl pins "
+                             "allow, old ones included (default: the migration target `compat.migrate` picks from "
+                             "the pins, else the newest)")
     parser.add_argument("--target-transformers", metavar="VERSION",
                         help="the transformers whose TrainingArguments fields configs inherit (default: the one of "
                              "the target TRL's era in the atlas)")
