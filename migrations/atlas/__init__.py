@@ -297,10 +297,12 @@ class Atlas:
     def _is_package(self, i: int, module: str) -> bool:
         return _at(self._data["packages"].get(module), i) is not None
 
-    def gone(self, old: str | Version, new: str | Version, *, modules: str | None = None) -> dict[str, Event]:
+    def gone(self, old: str | Version, new: str | Version, *, modules: str | None = None,
+             incidental: bool = False) -> dict[str, Event]:
         """Every public ``module.name`` (and public module) that `old` has and `new` lacks, with the last event
         :meth:`history` records for it up to `new` (removed / moved, and where). `modules` keeps only qualified
-        names under that prefix (``"trl.trainer"``)."""
+        names under that prefix (``"trl.trainer"``). Names a plain module only imports (``trl.x.y.torch``) are left
+        out unless `incidental`; re-exports from packages (``trl.PPOTrainer``) are kept."""
         i, j = self._index(old), self._index(new)
         out: dict[str, Event] = {}
         prefix = modules or self.package
@@ -310,9 +312,14 @@ class Atlas:
             if any(part.startswith("_") for part in module.split(".")):
                 continue
             candidates = [module] if not _at(runs, j) else []
-            candidates += [f"{module}.{name}" for name in self._by_module.get(module, ())
-                           if not name.startswith("_") and self._binding(i, module, name) is not None
-                           and self._binding(j, module, name) is None and _at(runs, j)]
+            package = self._is_package(i, module)
+            for name in self._by_module.get(module, ()) if _at(runs, j) else ():
+                binding = self._binding(i, module, name)
+                if name.startswith("_") or binding is None or self._binding(j, module, name) is not None:
+                    continue
+                if binding[0] == "import" and not package and not incidental:
+                    continue
+                candidates.append(f"{module}.{name}")
             for qual in candidates:
                 events = [e for e in self.history(qual) if self._index(e.release) <= j]
                 if events and events[-1].kind in ("removed", "moved"):

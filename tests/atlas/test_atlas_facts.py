@@ -115,3 +115,16 @@ def test_gone_lists_what_an_old_release_has_and_a_new_one_lacks(trl):
     assert "trl.SFTTrainer" not in gone and "trl.core.LengthSampler" not in gone  # its module is listed instead
     assert set(trl.gone("1.13.0", "1.16.0", modules="trl.experimental")) >= {"trl.experimental.bco",
                                                                             "trl.experimental.xpo"}
+
+
+def test_the_atlas_command_line(capsys):
+    from migrations.atlas.__main__ import main
+
+    assert main(["history", "trl.SFTTrainer", "--keyword", "packing"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["added at 0.4.2",
+                                                    "moved at 0.13.0 -> trl.SFTConfig.packing (a field of SFTConfig)"]
+    assert main(["gone", "1.15.0", "1.16.0"]) == 0
+    assert "trl.experimental.ssd: removed at 1.16.0" in capsys.readouterr().out.splitlines()
+    assert main(["fields", "1.16", "trl.SFTConfig"]) == 0
+    assert "max_length: int | None = 1024  # trl.trainer.sft_config.SFTConfig" in capsys.readouterr().out
+    assert main(["signature", "9.9", "trl.SFTTrainer"]) == 2
