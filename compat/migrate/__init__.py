@@ -10,12 +10,16 @@ Python API (the CLI, `python -m compat.migrate`, is a thin layer over it):
 The engine knows nothing of TRL: the rules, and which of them a target TRL needs, come from `migrations`.
 """
 
-from migrations.base import Finding, Options
+from compat._shadow import own_first
 
-from .engine import MigrateError, Result, migrate_source
-from .report import to_json, to_sarif
-from .runner import FileEntry, Report, migrate_paths
-from .target import detect_target
+own_first("migrations")  # before the first `import migrations`: a repository's own migrations/ must not win
+
+from migrations.base import Finding, Options  # noqa: E402
+
+from .engine import MigrateError, Result, migrate_source  # noqa: E402
+from .report import to_json, to_sarif  # noqa: E402
+from .runner import FileEntry, Report, migrate_paths  # noqa: E402
+from .target import detect_target  # noqa: E402
 
 __all__ = [
     "FileEntry",

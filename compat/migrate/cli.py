@@ -22,7 +22,7 @@ from .ledger import Step
 from .ledger import build as build_ledger
 from .report import dumps
 from .runner import FileEntry, Report, migrate_paths
-from .target import detect_target
+from .target import UnsupportedTargetError, check_target, detect_target
 
 
 class _UsageError(Exception):
@@ -167,6 +167,10 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
             target = Version(args.target_trl)
         except InvalidVersion:
             raise _UsageError(f"--target-trl {args.target_trl!r} is not a version (e.g. 1.16 or 1.14.2)") from None
+        try:
+            check_target(target)
+        except UnsupportedTargetError as exc:
+            raise _UsageError(f"--target-trl: {exc}") from None
         note = "from --target-trl"
     else:
         choice = detect_target(paths)
