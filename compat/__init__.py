@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: ``python -m X`` for these modules (and their submodules, for the last three) is one of compat's own tools.
-_TOOL_MODULES = ("compat", "compat.__main__", "compat.cli")
+_TOOL_MODULES = ("compat", "compat.__main__", "compat.cli", "compat.explain")
 _TOOL_PACKAGES = ("compat.migrate", "compat.smoke", "compat.demo", "compat.check")
 _TOOL_SCRIPTS = ("trl-compat",)
 _DOCTORS = ("python -m compat", "python -m compat.__main__", "trl-compat doctor", "trl-compat")

@@ -29,7 +29,11 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from migrations.atlas import Atlas, Event, Signature
+from compat._shadow import own_first
+
+own_first("migrations")  # a repository's own migrations/ package must not shadow the atlas
+
+from migrations.atlas import Atlas, Event, Signature  # noqa: E402
 
 ROOT = "trl"
 
