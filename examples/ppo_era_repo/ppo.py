@@ -7,8 +7,8 @@
 #   - trl.PPOConfig dataclass fields: model_name, query_dataset, reward_model ("task:model" string), learning_rate,
 #     batch_size, mini_batch_size, gradient_accumulation_steps, ppo_epochs, init_kl_coef, adap_kl_ctrl, target_kl,
 #     early_stopping, log_with, seed, steps, tracker_project_name (trl/trainer/ppo_config.py)
-#   - tyro.cli over a ScriptArguments dataclass holding a PPOConfig default_factory (the style of TRL 0.7.x examples, e.g. v0.7.4;
-#     trl 0.8.6 itself still requires tyro and annotates PPOConfig fields for it)
+#   - tyro.cli over a ScriptArguments dataclass holding a PPOConfig default_factory (the style of TRL's v0.7.4
+#     examples; trl 0.8.6 still requires tyro and annotates PPOConfig fields for it)
 #   - trl.AutoModelForCausalLMWithValueHead.from_pretrained, trl.create_reference_model(model, num_shared_layers=None)
 #   - trl.PPOTrainer(config, model, ref_model, tokenizer, dataset, optimizer, data_collator, num_shared_layers,
 #     lr_scheduler) (trl/trainer/ppo_trainer.py)
