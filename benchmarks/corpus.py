@@ -4,6 +4,7 @@
     python benchmarks/corpus.py --mirrors /work/.mirror --only llama-trl --json out.json
     python benchmarks/corpus.py --tree ~/code/my-rlhf-repo               # any local folder (a copy is migrated)
     python benchmarks/corpus.py --mirrors /work/.mirror --smoke          # also smoke-run the documented entry scripts
+    python benchmarks/corpus.py --mirrors /work/.mirror --compare benchmarks/results/corpus_baseline.json  # what moved
 
 The corpus is pointers only (`benchmarks/corpus.toml`: repository, commit, era, TRL pin, entry scripts, negative
 controls). The trees come from local git mirrors, one per repository, at `MIRRORS/OWNER+NAME/repo` (a bare git dir,
@@ -478,6 +479,32 @@ def print_table(results: list[dict[str, Any]], check_ok: bool) -> None:
                       f"{(s.get('error_message') or '')[:120]}")
 
 
+def _summary(r: dict[str, Any]) -> dict[str, Any]:
+    out = {k: r.get(k) for k in ("changed", "failed", "markers_in_files", "markers_in_report", "ruff_new")}
+    for t, c in (r.get("check") or {}).items():
+        if "error" not in c:
+            out[f"pass {t}"] = c["pass_after"]
+    return out
+
+
+def print_comparison(before: dict[str, Any], results: list[dict[str, Any]]) -> None:
+    """Entry by entry, the figures that differ from an earlier run (`--compare OLD.json`)."""
+    old = {e["name"]: e for e in before.get("entries", []) if "error" not in e}
+    print()
+    print(f"compared with the earlier run ({len(old)} entries):")
+    moved = 0
+    for r in results:
+        if "error" in r or r["name"] not in old:
+            continue
+        a, b = _summary(old[r["name"]]), _summary(r)
+        diff = [f"{k} {a.get(k)}->{b.get(k)}" for k in b if a.get(k) != b.get(k)]
+        if diff:
+            moved += 1
+            print(f"  {r['name']}: {', '.join(diff)}")
+    if not moved:
+        print("  no figure moved")
+
+
 def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
     tot: dict[str, Any] = {k: sum(r[k] for r in results) for k in ("trl_files", "changed", "failed",
                                                                    "markers_in_files", "wall_s")}
@@ -525,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke-timeout", type=int, default=300)
     ap.add_argument("--json", type=Path, help="write every figure to this file")
     ap.add_argument("--keep", action="store_true", help="keep the migrated trees (their path is printed)")
+    ap.add_argument("--compare", type=Path, help="an earlier --json output: print what moved, entry by entry")
     opts = ap.parse_args(argv)
 
     if opts.tree:
@@ -569,6 +597,8 @@ def main(argv: list[str] | None = None) -> int:
                    "check_available": check_ok, "ruff": ruff, "totals": totals(ok), "entries": results}
         opts.json.write_text(json.dumps(payload, indent=2, default=str))
         print(f"wrote {opts.json}")
+    if opts.compare:
+        print_comparison(json.loads(opts.compare.read_text()), results)
     bad = totals(ok)["negative_failures"]
     return 1 if bad or len(ok) < len(results) else 0
 

@@ -1,14 +1,13 @@
 # RLHF step 3: PPO against a sentiment reward (positive movie reviews), the classic TRL step loop.
 #
 #   python ppo.py                      # defaults below
-#   accelerate launch ppo.py --ppo_config.log_with wandb
+#   accelerate launch ppo.py --log_with wandb
 #
 # Written against trl==0.8.6 (see requirements.txt). What this script exercises, each checked against the 0.8.6 wheel:
 #   - trl.PPOConfig dataclass fields: model_name, query_dataset, reward_model ("task:model" string), learning_rate,
 #     batch_size, mini_batch_size, gradient_accumulation_steps, ppo_epochs, init_kl_coef, adap_kl_ctrl, target_kl,
 #     early_stopping, log_with, seed, steps, tracker_project_name (trl/trainer/ppo_config.py)
-#   - tyro.cli over a ScriptArguments dataclass holding a PPOConfig default_factory (the style of TRL's v0.7.4
-#     examples; trl 0.8.6 still requires tyro and annotates PPOConfig fields for it)
+#   - PPOConfig built from a HfArgumentParser ScriptArguments dataclass (the project's own flags)
 #   - trl.AutoModelForCausalLMWithValueHead.from_pretrained, trl.create_reference_model(model, num_shared_layers=None)
 #   - trl.PPOTrainer(config, model, ref_model, tokenizer, dataset, optimizer, data_collator, num_shared_layers,
 #     lr_scheduler) (trl/trainer/ppo_trainer.py)
@@ -20,10 +19,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import torch
-import tyro
 from datasets import load_dataset
 from tqdm import tqdm
-from transformers import AutoTokenizer, pipeline
+from transformers import AutoTokenizer, HfArgumentParser, pipeline
 
 from trl import AutoModelForCausalLMWithValueHead, PPOConfig, PPOTrainer, create_reference_model, set_seed
 from trl.core import LengthSampler
@@ -31,34 +29,45 @@ from trl.core import LengthSampler
 
 @dataclass
 class ScriptArguments:
-    ppo_config: PPOConfig = field(
-        default_factory=lambda: PPOConfig(
-            model_name="lvwerra/gpt2-imdb",
-            query_dataset="stanfordnlp/imdb",
-            reward_model="sentiment-analysis:lvwerra/distilbert-imdb",
-            learning_rate=1.41e-5,
-            batch_size=16,
-            mini_batch_size=4,
-            gradient_accumulation_steps=1,
-            ppo_epochs=2,
-            init_kl_coef=0.2,
-            adap_kl_ctrl=True,
-            target_kl=6.0,
-            early_stopping=False,
-            steps=2048,
-            log_with=None,
-            tracker_project_name="ppo-era-repo",
-        )
-    )
-    min_query_tokens: int = 2
-    max_query_tokens: int = 8
-    min_new_tokens: int = 4
-    max_new_tokens: int = 16
-    output_dir: Optional[str] = "checkpoints/ppo"
+    model_name: Optional[str] = field(default="lvwerra/gpt2-imdb", metadata={"help": "the policy to tune"})
+    reward_model: Optional[str] = field(default="sentiment-analysis:lvwerra/distilbert-imdb")
+    dataset_name: Optional[str] = field(default="stanfordnlp/imdb")
+    learning_rate: Optional[float] = field(default=1.41e-5)
+    batch_size: Optional[int] = field(default=16)
+    mini_batch_size: Optional[int] = field(default=4)
+    ppo_epochs: Optional[int] = field(default=2)
+    init_kl_coef: Optional[float] = field(default=0.2)
+    target_kl: Optional[float] = field(default=6.0)
+    total_steps: Optional[int] = field(default=2048, metadata={"help": "prompts to train on, in total"})
+    log_with: Optional[str] = field(default=None, metadata={"help": "'wandb' or 'tensorboard'"})
+    seed: Optional[int] = field(default=0)
+    min_query_tokens: Optional[int] = field(default=2)
+    max_query_tokens: Optional[int] = field(default=8)
+    min_new_tokens: Optional[int] = field(default=4)
+    max_new_tokens: Optional[int] = field(default=16)
+    output_dir: Optional[str] = field(default="checkpoints/ppo")
 
 
-script_args = tyro.cli(ScriptArguments)
-config = script_args.ppo_config
+script_args = HfArgumentParser(ScriptArguments).parse_args_into_dataclasses()[0]
+
+config = PPOConfig(
+    model_name=script_args.model_name,
+    query_dataset=script_args.dataset_name,
+    reward_model=script_args.reward_model,
+    learning_rate=script_args.learning_rate,
+    batch_size=script_args.batch_size,
+    mini_batch_size=script_args.mini_batch_size,
+    gradient_accumulation_steps=1,
+    ppo_epochs=script_args.ppo_epochs,
+    init_kl_coef=script_args.init_kl_coef,
+    adap_kl_ctrl=True,
+    target_kl=script_args.target_kl,
+    early_stopping=False,
+    steps=script_args.total_steps,
+    log_with=script_args.log_with,
+    seed=script_args.seed,
+    tracker_project_name="ppo-era-repo",
+)
 
 set_seed(config.seed)
 
