@@ -241,8 +241,7 @@ def parse_check(output: str) -> dict[str, list[Any]]:
                 result[str(entry["path"])] = probs
     else:
         raise ValueError("unrecognised compat.check JSON: no 'files'")
-    return {os.path.normpath(k).lstrip("./") if k.startswith("./") else os.path.normpath(k): v
-            for k, v in result.items()}
+    return {os.path.normpath(k): v for k, v in result.items()}
 
 
 def run_check(root: Path, target: str, check_path: list[str]) -> dict[str, Any]:
@@ -250,7 +249,8 @@ def run_check(root: Path, target: str, check_path: list[str]) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "compat.check", ".", "--target-trl", target, "--format", "json"]
     res = subprocess.run(cmd, cwd=root, env=_env(check_path), capture_output=True, text=True)
     try:
-        return {"files": parse_check(res.stdout)}
+        files = parse_check(res.stdout)
+        return {"files": {os.path.relpath(k, root) if os.path.isabs(k) else k: v for k, v in files.items()}}
     except (ValueError, AttributeError) as exc:
         return {"error": f"rc={res.returncode}: {exc}; stderr: {res.stderr.strip()[-300:]}"}
 
