@@ -34,6 +34,7 @@ read n/a too.
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import dataclasses
 import json
@@ -216,43 +217,82 @@ def check_available(check_path: list[str]) -> bool:
     return res.returncode == 0
 
 
-def _problems_of(entry: Any) -> list[Any]:
-    if isinstance(entry, dict):
-        for key in ("problems", "findings", "issues", "errors"):
-            if isinstance(entry.get(key), list):
-                return entry[key]
-    return []
-
-
-def parse_check(output: str) -> dict[str, list[Any]]:
-    """`compat.check --format json` output -> {path: [problem, ...]} (an empty list: the file passes)."""
+def parse_check(output: str) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """`compat.check --format json` output (schema trl-compat/check-report/1: `files` = [{path, problems, markers,
+    errors}]) -> ({path: problems}, {path: markers}). A file's read/parse errors count as problems: an empty list
+    means the file passes."""
     data = json.loads(output)
-    files = data.get("files") if isinstance(data, dict) else data
-    result: dict[str, list[Any]] = {}
-    if isinstance(files, dict):
-        for path, entry in files.items():
-            result[str(path)] = entry if isinstance(entry, list) else _problems_of(entry)
-    elif isinstance(files, list):
-        for entry in files:
-            if isinstance(entry, dict) and "path" in entry:
-                probs = _problems_of(entry)
-                if not probs and entry.get("ok") is False:
-                    probs = [{"message": "check says not ok"}]
-                result[str(entry["path"])] = probs
-    else:
-        raise ValueError("unrecognised compat.check JSON: no 'files'")
-    return {os.path.normpath(k): v for k, v in result.items()}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        raise ValueError("unrecognised compat.check JSON: no 'files' list")
+    problems: dict[str, list[Any]] = {}
+    markers: dict[str, list[Any]] = {}
+    for entry in files:
+        if not isinstance(entry, dict) or "path" not in entry:
+            continue
+        path = os.path.normpath(str(entry["path"]))
+        probs = list(entry.get("problems") or [])
+        probs += [{"line": None, "message": f"error: {e}"} for e in entry.get("errors") or []]
+        problems[path] = probs
+        markers[path] = list(entry.get("markers") or [])
+    return problems, markers
 
 
 def run_check(root: Path, target: str, check_path: list[str]) -> dict[str, Any]:
-    """One static-check run over the tree: {"files": {path: problems}} or {"error": ...}."""
+    """One static-check run over the tree: {"files": {path: problems}, "markers": {path: markers}} or {"error"}."""
     cmd = [sys.executable, "-m", "compat.check", ".", "--target-trl", target, "--format", "json"]
     res = subprocess.run(cmd, cwd=root, env=_env(check_path), capture_output=True, text=True)
     try:
-        files = parse_check(res.stdout)
-        return {"files": {os.path.relpath(k, root) if os.path.isabs(k) else k: v for k, v in files.items()}}
+        problems, markers = parse_check(res.stdout)
     except (ValueError, AttributeError) as exc:
         return {"error": f"rc={res.returncode}: {exc}; stderr: {res.stderr.strip()[-300:]}"}
+
+    def rel(k: str) -> str:
+        return os.path.relpath(k, root) if os.path.isabs(k) else k
+
+    return {"files": {rel(k): v for k, v in problems.items()}, "markers": {rel(k): v for k, v in markers.items()}}
+
+
+def _cell_source(path: Path, cell: int | None) -> str | None:
+    if path.suffix != ".ipynb":
+        return path.read_bytes().decode("utf-8", "replace")
+    try:
+        cells = [c for c in json.loads(path.read_bytes()).get("cells", []) if c.get("cell_type") == "code"]
+        src = cells[cell or 0].get("source", "")
+    except (ValueError, IndexError, AttributeError, TypeError):
+        return None
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def is_marked(root: Path, path: str, problem: dict[str, Any], markers: list[dict[str, Any]]) -> bool:
+    """Does a `# TODO(trl-compat)` marker sit at the offending statement: on one of its lines, or in the block of
+    comment lines right above it (where the migrator writes markers)?"""
+    line = problem.get("line")
+    if not line:
+        return False
+    cell = problem.get("cell")
+    marker_lines = {m.get("line") for m in markers if m.get("cell") == cell}
+    source = _cell_source(root / path, cell)
+    if source is None:
+        return line in marker_lines or line - 1 in marker_lines
+    first, last = line, line
+    try:
+        stmts = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.stmt)
+                 and n.lineno <= line <= (n.end_lineno or n.lineno)]
+        if stmts:
+            inner = max(stmts, key=lambda n: n.lineno)
+            first, last = inner.lineno, inner.end_lineno or inner.lineno
+    except (SyntaxError, ValueError):
+        pass
+    if any(first <= m <= last for m in marker_lines if m):
+        return True
+    lines = source.splitlines()
+    k = first - 1
+    while 1 <= k <= len(lines) and lines[k - 1].lstrip().startswith("#"):
+        if k in marker_lines:
+            return True
+        k -= 1
+    return False
 
 
 def problem_text(problem: Any) -> str:
@@ -379,12 +419,20 @@ def run_entry(entry: dict[str, Any], mirrors: Path | None, opts: argparse.Namesp
             if "error" in before or "error" in after:
                 result["check"][target] = {"error": before.get("error") or after.get("error")}
                 continue
-            b, a = before["files"], after["files"]
+            b, a, marks = before["files"], after["files"], after["markers"]
             still = {f: problem_text(a[f][0]) for f in trl if a.get(f)}
+            unmarked = {f: [problem_text(p) for p in a[f] if not is_marked(root, f, p, marks.get(f, []))]
+                        for f in still}
+            unmarked = {f: v for f, v in unmarked.items() if v}
             result["check"][target] = {
                 "pass_before": sum(1 for f in trl if not b.get(f)),
                 "pass_after": sum(1 for f in trl if not a.get(f)),
                 "failing_after": still,
+                "problems_after": sum(len(a[f]) for f in still),
+                "unmarked_files": len(unmarked),
+                "unmarked_problems": sum(len(v) for v in unmarked.values()),
+                "unmarked": unmarked,
+                "markers_seen": sum(len(v) for v in marks.values()),
             }
     else:
         result["check"] = None
@@ -416,18 +464,27 @@ def _checkcell(r: dict[str, Any], target: str) -> str:
     return f"{c['pass_before']}->{c['pass_after']}/{r['trl_files']}"
 
 
+def _unmarkedcell(r: dict[str, Any], target: str) -> str:
+    c = (r.get("check") or {}).get(target)
+    if not c or "error" in c:
+        return "n/a"
+    return str(c["unmarked_problems"])
+
+
 def print_table(results: list[dict[str, Any]], check_ok: bool) -> None:
-    cols = ["name", "era", "trl", "chg", "fail", "mark f/r", "1.16 pass", "1.13 pass", "ruff+", "wall s"]
+    cols = ["name", "era", "trl", "chg", "fail", "mark f/r", "1.16 pass", "unm", "1.13 pass", "unm", "ruff+",
+            "wall s"]
     rows = []
     for r in results:
         if "error" in r:
-            rows.append([r["name"], r.get("era", "?"), "-", "-", "-", "-", "-", "-", "-", "ERROR"])
+            rows.append([r["name"], r.get("era", "?"), *["-"] * 9, "ERROR"])
             continue
         mark = f"{r['markers_in_files']}/{r['markers_in_report'] if r['markers_in_report'] is not None else '?'}"
         if r["marker_disagreements"]:
             mark += "!"
         rows.append([r["name"] + (" (neg)" if r["negative"] else ""), r["era"], str(r["trl_files"]),
-                     str(r["changed"]), str(r["failed"]), mark, _checkcell(r, "1.16.0"), _checkcell(r, "1.13.0"),
+                     str(r["changed"]), str(r["failed"]), mark, _checkcell(r, "1.16.0"), _unmarkedcell(r, "1.16.0"),
+                     _checkcell(r, "1.13.0"), _unmarkedcell(r, "1.13.0"),
                      "n/a" if r["ruff_new"] is None else str(r["ruff_new"]), f"{r['wall_s']:.1f}"])
     widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" if i < 2 else f"{{:>{w}}}" for i, w in enumerate(widths))
@@ -448,13 +505,21 @@ def print_table(results: list[dict[str, Any]], check_ok: bool) -> None:
         for t in CHECK_TARGETS:
             c = tot["check"][t]
             pct = 100.0 * c["pass_after"] / max(1, tot["trl_files"])
+            if c.get("errors"):
+                print(f"static check on TRL {t}: {c['errors']} entries could not be checked (see JSON)")
+                continue
             print(f"static check on TRL {t}: {c['pass_before']} -> {c['pass_after']} of {tot['trl_files']} trl files "
-                  f"pass ({pct:.1f}% after)")
+                  f"pass ({pct:.1f}% after); {c['unmarked_problems']} problems in {c['unmarked_files']} failing files "
+                  f"carry no marker at the offending statement")
     for r in ok:
         if r["negative"] and r["changed"]:
             print(f"FAIL: negative control {r['name']} changed {r['changed']} file(s): {', '.join(r['changed_files'][:8])}")
         if r["marker_disagreements"]:
             print(f"marker mismatch in {r['name']}: {json.dumps(r['marker_disagreements'])[:400]}")
+        seen = {c.get("markers_seen") for c in (r.get("check") or {}).values() if "error" not in c}
+        if seen and seen != {r["markers_in_files"]}:
+            print(f"marker count of compat.check differs in {r['name']}: check {sorted(seen)}, "
+                  f"files {r['markers_in_files']}")
         if r["failed_files"]:
             for f, why in r["failed_files"].items():
                 print(f"failed file in {r['name']}: {f}: {why}")
@@ -468,8 +533,10 @@ def print_table(results: list[dict[str, Any]], check_ok: bool) -> None:
     if check_ok:
         for r in ok:
             still = (r.get("check") or {}).get("1.16.0", {}).get("failing_after") or {}
+            unmarked = (r.get("check") or {}).get("1.16.0", {}).get("unmarked") or {}
             for f, why in still.items():
-                print(f"still fails 1.16 check: {r['name']}/{f}: {why}")
+                flag = " [UNMARKED]" if f in unmarked else ""
+                print(f"still fails 1.16 check{flag}: {r['name']}/{f}: {why}")
     if any(r.get("smoke") for r in ok):
         print()
         for r in ok:
@@ -518,8 +585,8 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
             if any("error" in c for c in cs):
                 tot["check"][t] = {"pass_before": 0, "pass_after": 0, "errors": sum("error" in c for c in cs)}
                 continue
-            tot["check"][t] = {"pass_before": sum(c["pass_before"] for c in cs),
-                               "pass_after": sum(c["pass_after"] for c in cs)}
+            tot["check"][t] = {k: sum(c[k] for c in cs) for k in ("pass_before", "pass_after", "problems_after",
+                                                                   "unmarked_files", "unmarked_problems")}
     else:
         tot["check"] = None
     tot["negative_failures"] = [r["name"] for r in results if r["negative"] and r["changed"]]

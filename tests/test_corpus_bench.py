@@ -84,16 +84,34 @@ def test_trl_import_detector(line, imports):
     assert bool(corpus.TRL_IMPORT.search(line + "\n")) is imports
 
 
-def test_parse_check_accepts_list_and_mapping_shapes():
-    as_list = json.dumps({"files": [{"path": "./a.py", "problems": []},
-                                    {"path": "b/c.py", "problems": [{"line": 3, "message": "no keyword 'beta'"}]}]})
-    got = corpus.parse_check(as_list)
-    assert got == {"a.py": [], "b/c.py": [{"line": 3, "message": "no keyword 'beta'"}]}
-    assert corpus.problem_text(got["b/c.py"][0]) == "3: no keyword 'beta'"
-    as_map = json.dumps({"files": {"a.py": {"findings": [{"message": "x"}]}}})
-    assert corpus.parse_check(as_map) == {"a.py": [{"message": "x"}]}
+def test_parse_check_reads_the_check_report_schema():
+    out = json.dumps({"schema": "trl-compat/check-report/1", "files": [
+        {"path": "./a.py", "problems": [], "markers": [], "errors": []},
+        {"path": "b/c.py", "problems": [{"line": 3, "message": "no keyword 'beta'", "cell": None}],
+         "markers": [{"line": 2, "cell": None}], "errors": []},
+        {"path": "d.py", "problems": [], "markers": [], "errors": ["cannot parse"]}]})
+    problems, markers = corpus.parse_check(out)
+    assert problems["a.py"] == [] and markers["b/c.py"] == [{"line": 2, "cell": None}]
+    assert corpus.problem_text(problems["b/c.py"][0]) == "3: no keyword 'beta'"
+    assert problems["d.py"] == [{"line": None, "message": "error: cannot parse"}]  # an unreadable file fails
     with pytest.raises(ValueError):
         corpus.parse_check(json.dumps({"nothing": 1}))
+
+
+def test_is_marked_looks_at_the_whole_statement_and_the_comment_block_above(tmp_path):
+    (tmp_path / "t.py").write_text(
+        "import x\n"                                  # 1
+        "# TODO(trl-compat): beta moved\n"            # 2
+        "# more words\n"                              # 3
+        "trainer = DPOTrainer(\n"                     # 4
+        "    model,\n"                                # 5
+        "    beta=0.1,\n"                             # 6
+        ")\n"                                         # 7
+        "other = DPOTrainer(beta=0.2)\n")             # 8
+    marks = [{"line": 2, "cell": None}]
+    assert corpus.is_marked(tmp_path, "t.py", {"line": 6, "cell": None}, marks)
+    assert not corpus.is_marked(tmp_path, "t.py", {"line": 8, "cell": None}, marks)
+    assert not corpus.is_marked(tmp_path, "t.py", {"line": None, "cell": None}, marks)
 
 
 @pytest.mark.slow
