@@ -11,7 +11,7 @@ from typing import Literal
 
 import libcst as cst
 
-from migrations.helpers import code, literal_value
+from migrations.kinds.cst import code, literal_value
 
 Era = Literal["classic", "trainer"]
 Target = Literal["grpo", "online-dpo"]

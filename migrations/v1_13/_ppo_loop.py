@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from migrations.helpers import code, dotted
+from migrations.kinds.cst import code, dotted
 
 __all__ = ["LoopPlan", "analyse_loop"]
 

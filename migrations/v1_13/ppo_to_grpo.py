@@ -4,7 +4,7 @@ TRL 1.13 deleted PPO. This rule migrates the three PPO API eras (classic step lo
 PPOv2/PPO v0.9.3-v0.28; `trl.experimental.ppo` v0.26-1.12):
 
 * imports and every use of `PPOConfig`/`PPOv2Config`/`PPOTrainer`/`PPOv2Trainer`, resolved by qualified name through
-  every import form (see `migrations.helpers`);
+  every import form (see `migrations.kinds.symbols`);
 * config calls field by field (`_ppo_fields.map_config`): renames, semantic changes with a TODO, removed fields listed
   with their old values, the old defaults written out, GRPO's batch constraint solved when the sizes are static;
   configs spread from a visible dict literal are mapped in the dict; parser- or YAML-built configs are flagged;
@@ -22,20 +22,9 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, QualifiedNameSource
 
 from migrations.base import TODO_PREFIX, PythonMigration, RuleContext
-from migrations.helpers import (
-    arg_value,
-    imports_trl,
-    Replacement,
-    TrlRef,
-    TrlTransformer,
-    code,
-    dotted,
-    literal_value,
-    make_kwarg,
-    replace_args,
-    split_qualified,
-    star_imports,
-)
+from migrations.kinds.cst import arg_value, code, dotted, literal_value, make_kwarg, replace_args
+from migrations.kinds.imports import TrlRef, imports_trl, split_qualified, star_imports
+from migrations.kinds.symbols import Replacement, SymbolTransformer
 from migrations.v1_13 import _ppo_fields as F
 from migrations.v1_13._ppo_loop import LoopPlan, analyse_loop, build_reward_fn
 
@@ -412,7 +401,7 @@ def _dict_keys(node: cst.BaseExpression) -> set[str]:
     return set()
 
 
-class _Transformer(TrlTransformer):
+class _Transformer(SymbolTransformer):
     def __init__(self, rule: "PPOToGRPO", ctx: RuleContext, an: _Analysis, src: cst.Module) -> None:
         super().__init__(rule, ctx)
         self.an = an
@@ -1203,10 +1192,7 @@ def _relayout_dict(node: cst.Dict, els: list[cst.BaseDictElement]) -> cst.Dict:
 
 
 class PPOToGRPO(PythonMigration):
-    id = "ppo-to-grpo"
-    release = "1.13"
     summary = "PPOConfig/PPOTrainer (all eras) -> GRPOConfig/GRPOTrainer (or Online DPO with --to online-dpo)"
-    anchor = "ppo-to-grpo"
     triggers = ("PPOTrainer", "PPOConfig", "PPOv2Trainer", "PPOv2Config", "trl import *", "experimental.ppo")
     order = 10
     requires = ("from trl", "import trl")

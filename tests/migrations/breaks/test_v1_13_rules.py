@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrations.v1_13.dataset_formatting import MIGRATION as FORMATTING
+from migrations.v1_13.removed_dataset_formatting import MIGRATION as FORMATTING
 from migrations.v1_13.deprecated_import_paths import MIGRATION as PATHS
 from migrations.v1_13.deprecated_options import MIGRATION as OPTIONS
 from tests.migrations.breaks._driver import check, noop, run

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from migrations.v1_14.bco import MIGRATION as BCO
-from migrations.v1_14.grpo_with_replay_buffer import MIGRATION as REPLAY
-from migrations.v1_14.gspo_token import MIGRATION as GSPO
-from migrations.v1_14.nash_md import MIGRATION as NASH
-from migrations.v1_14.prm import MIGRATION as PRM
-from migrations.v1_14.trl_losses import MIGRATION as LOSSES
-from migrations.v1_14.xpo import MIGRATION as XPO
+from migrations.v1_14.removed_bco import MIGRATION as BCO
+from migrations.v1_14.removed_grpo_with_replay_buffer import MIGRATION as REPLAY
+from migrations.v1_14.removed_gspo_token import MIGRATION as GSPO
+from migrations.v1_14.removed_nash_md import MIGRATION as NASH
+from migrations.v1_14.removed_prm import MIGRATION as PRM
+from migrations.v1_14.trl_losses_to_compat import MIGRATION as LOSSES
+from migrations.v1_14.removed_xpo import MIGRATION as XPO
 from tests.migrations.breaks._driver import check, noop, run
 
 # -- BCO ---------------------------------------------------------------------------------------------------------

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import textwrap
 
-from migrations.v1_15.deprecated_options import MIGRATION as DEPRECATED
-from migrations.v1_15.dft_loss import MIGRATION as DFT
-from migrations.v1_15.minillm import MIGRATION as MINILLM
-from migrations.v1_15.patch_chunked_lm_head import MIGRATION as PATCH
-from migrations.v1_15.prepare_multimodal_messages_vllm import MIGRATION as PMMV
-from migrations.v1_15.use_liger_kernel import MIGRATION as LIGER
-from migrations.v1_16.ssd import MIGRATION as SSD
+from migrations.v1_15.deprecated_options_1_15 import MIGRATION as DEPRECATED
+from migrations.v1_15.removed_dft_loss import MIGRATION as DFT
+from migrations.v1_15.removed_minillm import MIGRATION as MINILLM
+from migrations.v1_15.patch_chunked_lm_head_to_fused import MIGRATION as PATCH
+from migrations.v1_15.removed_prepare_multimodal_messages_vllm import MIGRATION as PMMV
+from migrations.v1_15.use_liger_kernel_to_kernels import MIGRATION as LIGER
+from migrations.v1_16.removed_ssd import MIGRATION as SSD
 from tests.migrations.breaks._driver import check, noop, run
 
 # -- use_liger_kernel ---------------------------------------------------------------------------------------------

@@ -6,18 +6,10 @@ import libcst as cst
 import pytest
 
 from migrations.base import Migration, RuleContext
-from migrations.helpers import (
-    Replacement,
-    TrlRef,
-    TrlTransformer,
-    code,
-    dedupe_header_todos,
-    ensure_imports,
-    imports_trl,
-    literal_value,
-    replace_args,
-    split_qualified,
-)
+from migrations.base import dedupe_header_todos
+from migrations.kinds.cst import code, literal_value, replace_args
+from migrations.kinds.imports import TrlRef, ensure_imports, imports_trl, split_qualified
+from migrations.kinds.symbols import Replacement, SymbolTransformer
 
 
 class _Rule(Migration):
@@ -27,7 +19,7 @@ class _Rule(Migration):
     anchor = "ppo-to-grpo"
 
 
-class _Rename(TrlTransformer):
+class _Rename(SymbolTransformer):
     """PPOTrainer -> trl.GRPOTrainer, set_seed -> transformers.set_seed, LengthSampler -> local (no import)."""
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
@@ -57,7 +49,7 @@ def run(src: str) -> str:
         ("import trl\ntrl.PPOTrainer()\n", "import trl\ntrl.GRPOTrainer()\n"),
         (
             "import trl.trainer.ppo_trainer\ntrl.trainer.ppo_trainer.PPOTrainer()\n",
-            "import trl\nfrom trl import GRPOTrainer\nGRPOTrainer()\n",
+            "import trl\nfrom trl import GRPOTrainer\n\nGRPOTrainer()\n",
         ),
         (
             "from trl.trainer.ppo_trainer import PPOTrainer\nPPOTrainer()\n",

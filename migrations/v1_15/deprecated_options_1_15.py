@@ -9,16 +9,13 @@ so both get a TODO. (`compute_loss_func=dft_loss` is rewritten by `removed-dft-l
 
 from __future__ import annotations
 
-from migrations.v1_13._options import SFT_CONFIGS, OptionChange, OptionMigration
+from migrations.kinds.options import OptionChange, OptionMigration, SFT_CONFIGS
 
 _SFT_TRAINERS = frozenset({"trl.SFTTrainer", "trl.trainer.SFTTrainer", "trl.trainer.sft_trainer.SFTTrainer"})
 
 
 class DeprecatedOptions115(OptionMigration):
-    id = "deprecated-options-1-15"
-    release = "1.15"
     summary = "SFTTrainer(compute_loss_func=), SFTConfig(label_smoothing_factor=) deprecated in 1.15 -> TODO"
-    anchor = "deprecated-options-1-15"
     triggers = ("compute_loss_func", "label_smoothing_factor")
     changes = (
         OptionChange(_SFT_TRAINERS, "compute_loss_func", "todo",

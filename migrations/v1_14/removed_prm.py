@@ -6,7 +6,7 @@ and the model head, so the rule marks every import and use with a TODO.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import SymbolMigration
+from migrations.kinds.symbols import SymbolMigration
 
 _MSG = (
     "trl.experimental.prm was removed in TRL 1.14 with no successor: keep TRL 1.13 for this code; trl.RewardTrainer "
@@ -15,10 +15,7 @@ _MSG = (
 
 
 class RemovedPRM(SymbolMigration):
-    id = "removed-prm"
-    release = "1.14"
     summary = "trl.experimental.prm (removed in 1.14, no successor) -> TODO"
-    anchor = "removed-prm"
     triggers = ("prm",)
     removed_modules = {"trl.experimental.prm": _MSG}
 

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrations.v1_14._symbols import Moved, SymbolMigration, SymbolTransformer
+from migrations.kinds.symbols import Moved, SymbolMigration, SymbolTransformer
 
 _TO = Moved("trl.trainer", "add_fused_lm_head", "new signature")
 _PARAMS = ("model", "chunk_size", "temperature", "output_router_logits")
 
 
 class PatchChunkedLMHead(SymbolMigration):
-    id = "patch-chunked-lm-head-to-fused"
-    release = "1.15"
     summary = "trl.trainer.patch_chunked_lm_head (removed in 1.15) -> add_fused_lm_head(model, temperature=..., outputs=...)"
-    anchor = "patch-chunked-lm-head-to-fused"
     triggers = ("patch_chunked_lm_head",)
     symbols = {"trl.trainer.patch_chunked_lm_head": _TO, "trl.trainer.utils.patch_chunked_lm_head": _TO}
 

@@ -9,17 +9,14 @@ exact replacement.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Gone, SymbolMigration
+from migrations.kinds.symbols import Gone, SymbolMigration
 
 _MOD = "trl.extras.dataset_formatting"
 _FUNCS = "SFTTrainer formats conversational and prompt/completion datasets itself: drop the formatting function"
 
 
 class DatasetFormatting(SymbolMigration):
-    id = "removed-dataset-formatting"
-    release = "1.13"
     summary = "trl.extras.dataset_formatting (removed in 1.13) -> TODO with the replacement"
-    anchor = "removed-dataset-formatting"
     triggers = ("dataset_formatting",)
     removed_modules = {_MOD: f"{_MOD} was removed in TRL 1.13 with no successor"}
     symbols = {

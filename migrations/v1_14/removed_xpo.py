@@ -6,7 +6,7 @@ bonus changes the method, so the rule marks every import and use with a TODO ins
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import SymbolMigration
+from migrations.kinds.symbols import SymbolMigration
 
 _MSG = (
     "trl.experimental.xpo was removed in TRL 1.14 with no successor: keep TRL 1.13 for this code, or use "
@@ -15,10 +15,7 @@ _MSG = (
 
 
 class RemovedXPO(SymbolMigration):
-    id = "removed-xpo"
-    release = "1.14"
     summary = "trl.experimental.xpo (removed in 1.14, no successor) -> TODO"
-    anchor = "removed-xpo"
     triggers = ("xpo",)
     removed_modules = {"trl.experimental.xpo": _MSG}
 

@@ -10,12 +10,12 @@ otherwise), with a TODO when it is passed as `compute_loss_func` to a config tha
 from __future__ import annotations
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import RemoveImportsVisitor
 
 from migrations.base import RuleContext
-from migrations.v1_13._options import SFT_CONFIGS
-from migrations.v1_14._symbols import Moved, SymbolMigration, SymbolTransformer, imported_names, kwarg
+from migrations.kinds.cst import kwarg
+from migrations.kinds.imports import drop_unused_import, imported_names
+from migrations.kinds.options import SFT_CONFIGS
+from migrations.kinds.symbols import Moved, SymbolMigration, SymbolTransformer
 
 _OLD = "trl.trainer.sft_trainer.dft_loss"
 _NAMES = frozenset({_OLD, "compat.trl.dft_loss"})
@@ -23,10 +23,7 @@ SFT_TRAINERS = frozenset({"trl.SFTTrainer", "trl.trainer.SFTTrainer", "trl.train
 
 
 class DFTLoss(SymbolMigration):
-    id = "removed-dft-loss"
-    release = "1.15"
     summary = 'trl.trainer.sft_trainer.dft_loss (removed in 1.15) -> SFTConfig(loss_type="dft") / compat.trl.dft_loss'
-    anchor = "removed-dft-loss"
     triggers = ("dft_loss",)
     symbols = {_OLD: Moved("compat.trl", "dft_loss", 'prefer SFTConfig(loss_type="dft")')}
 
@@ -35,9 +32,7 @@ class DFTLoss(SymbolMigration):
         if module is wrapper.module:
             return module
         # once every compute_loss_func=dft_loss became loss_type="dft", the import has no use left: drop it
-        context = CodemodContext()
-        RemoveImportsVisitor.remove_unused_import(context, "compat.trl", "dft_loss")
-        return RemoveImportsVisitor(context).transform_module(module)
+        return drop_unused_import(module, "compat.trl", "dft_loss")
 
     def other_call(self, t: SymbolTransformer, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not imported_names(t, original.func) & SFT_TRAINERS:

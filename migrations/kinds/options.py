@@ -1,4 +1,4 @@
-"""Shared machinery for rules that rewrite keyword arguments of TRL calls (deprecated config options and values).
+"""Renamed and removed keywords and config fields: rules that rewrite keyword arguments of TRL calls.
 
 An `OptionMigration` lists `OptionChange`s, each bound to a set of qualified callee names (e.g. every path under which
 `GRPOConfig` is importable, and TRL's own subclasses of it). Calls are matched by qualified name through aliases and
@@ -9,7 +9,8 @@ every import form; a call of an unrelated `GRPOConfig` (a user's own class) is l
 * rename a literal string value (`packing_strategy="bfd-requeue"` -> `"bfd_split"`);
 * TODO only (a deprecated option whose successor needs a human decision).
 
-The leading underscore keeps the module out of the registry.
+`config_paths` and the `*_CONFIGS` sets name the qualified paths of TRL's config classes, for any rule that matches
+config calls.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.v1_14._symbols import imported_names, kwarg, string_value
+from migrations.kinds.cst import kwarg, replace_string, string_value
+from migrations.kinds.imports import imported_names
+
+__all__ = [
+    "DPO_CONFIGS", "GRPO_CONFIGS", "KTO_CONFIGS", "REWARD_CONFIGS", "RLOO_CONFIGS", "SFT_CONFIGS", "OptionChange",
+    "OptionMigration", "OptionTransformer", "config_paths",
+]
 
 
 def config_paths(name: str, module: str, *extra: str) -> frozenset[str]:
@@ -42,6 +49,8 @@ REWARD_CONFIGS = config_paths("RewardConfig", "reward_config")
 
 @dataclass(frozen=True)
 class OptionChange:
+    """One change to the keyword `key` of calls of `callees` (see the module docstring for the kinds)."""
+
     callees: frozenset[str]
     key: str
     kind: Literal["rename-key", "rename-value", "todo"]
@@ -54,16 +63,20 @@ class OptionChange:
 
 
 class OptionMigration(PythonMigration):
+    """A rule defined by a tuple of `OptionChange`s."""
+
     changes: ClassVar[tuple[OptionChange, ...]] = ()
     requires: ClassVar[tuple[str, ...]] = ("from trl", "import trl")  # every callee is a TRL name
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        t = _OptionTransformer(self, ctx)
+        t = OptionTransformer(self, ctx)
         module = wrapper.visit(t)
         return module if t.changed else wrapper.module
 
 
-class _OptionTransformer(MigrationTransformer):
+class OptionTransformer(MigrationTransformer):
+    """Applies an `OptionMigration`'s changes to every call whose callee resolves to one of their `callees`."""
+
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
     def __init__(self, rule: OptionMigration, ctx: RuleContext) -> None:
@@ -91,8 +104,7 @@ class _OptionTransformer(MigrationTransformer):
             elif change.kind == "rename-value":
                 if not isinstance(arg.value, cst.SimpleString) or string_value(arg.value) != change.old_value:
                     continue
-                quote = arg.value.quote
-                new_value = arg.value.with_changes(value=f"{arg.value.prefix}{quote}{change.new_value}{quote}")
+                new_value = replace_string(arg.value, change.new_value)
                 call = call.with_changes(args=[arg.with_changes(value=new_value) if a is arg else a for a in call.args])
                 self.note(original_node, f'{change.key}="{change.old_value}" -> "{change.new_value}" ({change.message})')
             else:  # todo

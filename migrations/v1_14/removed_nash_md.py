@@ -7,7 +7,7 @@ marks every import and use with a TODO.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import SymbolMigration
+from migrations.kinds.symbols import SymbolMigration
 
 _MSG = (
     "trl.experimental.nash_md was removed in TRL 1.14 with no successor: keep TRL 1.13 for this code, or move to "
@@ -16,10 +16,7 @@ _MSG = (
 
 
 class RemovedNashMD(SymbolMigration):
-    id = "removed-nash-md"
-    release = "1.14"
     summary = "trl.experimental.nash_md (removed in 1.14, no successor) -> TODO"
-    anchor = "removed-nash-md"
     triggers = ("nash_md",)
     removed_modules = {"trl.experimental.nash_md": _MSG}
 

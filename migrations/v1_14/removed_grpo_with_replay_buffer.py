@@ -7,7 +7,7 @@ to `GRPOTrainer` and drop the replay buffer) and reports them.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import SymbolMigration
+from migrations.kinds.symbols import SymbolMigration
 
 _MSG = (
     "trl.experimental.grpo_with_replay_buffer was removed in TRL 1.14 with no successor: keep TRL 1.13 for this "
@@ -16,10 +16,7 @@ _MSG = (
 
 
 class RemovedGRPOWithReplayBuffer(SymbolMigration):
-    id = "removed-grpo-with-replay-buffer"
-    release = "1.14"
     summary = "trl.experimental.grpo_with_replay_buffer (removed in 1.14, no successor) -> TODO"
-    anchor = "removed-grpo-with-replay-buffer"
     triggers = ("grpo_with_replay_buffer",)
     removed_modules = {"trl.experimental.grpo_with_replay_buffer": _MSG}
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _MOD = "trl.experimental.minillm"
 
@@ -44,10 +44,7 @@ TRAINER_KWARGS = frozenset({
 
 
 class MiniLLM(SymbolMigration):
-    id = "removed-minillm"
-    release = "1.15"
     summary = "trl.experimental.minillm (removed in 1.15) -> trl.DistillationTrainer/DistillationConfig where it covers"
-    anchor = "removed-minillm"
     triggers = ("minillm",)
     removed_modules = {_MOD: "trl.experimental.minillm was removed in TRL 1.15; see the guide for DistillationTrainer"}
     symbols = {

@@ -8,17 +8,14 @@ directly still needs the conversion. To keep behaviour on every TRL line the rul
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _NAME = "prepare_multimodal_messages_vllm"
 _TO = Moved("compat.trl", _NAME, "TRL >= 1.15's vLLM client takes image blocks as they are; the call may be dropped")
 
 
 class PrepareMultimodalMessagesVLLM(SymbolMigration):
-    id = "removed-prepare-multimodal-messages-vllm"
-    release = "1.15"
     summary = "trl.prepare_multimodal_messages_vllm (removed in 1.15) -> compat.trl.prepare_multimodal_messages_vllm"
-    anchor = "removed-prepare-multimodal-messages-vllm"
     triggers = (_NAME,)
     symbols = {f"trl.{_NAME}": _TO, f"trl.data_utils.{_NAME}": _TO}
 

@@ -65,8 +65,6 @@ class _Transformer(MigrationTransformer):
 
 
 class ChunkedNllLossType(PythonMigration):
-    id = "sft-chunked-nll-loss-type"
-    release = "1.15"
     summary = 'SFTConfig(loss_type="chunked_nll") -> "nll" (deprecated alias since TRL 1.15, removed in 2.0)'
     anchor = "sft-chunked-nll"
     triggers = (OLD,)

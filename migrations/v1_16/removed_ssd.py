@@ -6,16 +6,13 @@ that must keep SSD stays on TRL 1.15 (`--target-trl 1.15` keeps this code untouc
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import SymbolMigration
+from migrations.kinds.symbols import SymbolMigration
 
 _MSG = "trl.experimental.ssd was removed in TRL 1.16 with no successor: keep TRL 1.15 for this code"
 
 
 class RemovedSSD(SymbolMigration):
-    id = "removed-ssd"
-    release = "1.16"
     summary = "trl.experimental.ssd (removed in 1.16, no successor) -> TODO"
-    anchor = "removed-ssd"
     triggers = ("ssd",)
     removed_modules = {"trl.experimental.ssd": _MSG}
 

@@ -9,16 +9,13 @@ explains how to switch to `KTOTrainer` deliberately.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _MOD = "trl.experimental.bco"
 
 
 class RemovedBCO(SymbolMigration):
-    id = "removed-bco"
-    release = "1.14"
     summary = "trl.experimental.bco (removed in 1.14) -> compat.trl.BCOTrainer/BCOConfig (reference BCO on 1.14+)"
-    anchor = "removed-bco"
     triggers = ("bco",)
     removed_modules = {_MOD: "trl.experimental.bco was removed in TRL 1.14; use compat.trl.BCOTrainer/BCOConfig"}
     symbols = {

@@ -7,16 +7,13 @@ Code importing it moves to `compat.losses`, which gives TRL's class on 1.13 and 
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _NAMES = ("FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss")
 
 
 class TRLLosses(SymbolMigration):
-    id = "trl-losses-to-compat"
-    release = "1.14"
     summary = "trl.losses (1.13 only) -> compat.losses (TRL's on 1.13, reference_impl's on 1.14+)"
-    anchor = "trl-losses-to-compat"
     triggers = ("losses",)
     removed_modules = {
         "trl.losses": "trl.losses exists in TRL 1.13 only; this name has no stable home: import the losses you use "

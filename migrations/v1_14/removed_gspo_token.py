@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrations.v1_14._symbols import Moved, SymbolMigration, SymbolTransformer, imported_names, kwarg, string_value
+from migrations.kinds.cst import kwarg, string_value
+from migrations.kinds.imports import imported_names
+from migrations.kinds.symbols import Moved, SymbolMigration, SymbolTransformer
 
 GRPO_CONFIGS = frozenset({
     "trl.GRPOConfig", "trl.trainer.GRPOConfig", "trl.trainer.grpo_config.GRPOConfig",
@@ -20,10 +22,7 @@ GRPO_CONFIGS = frozenset({
 
 
 class GSPOToken(SymbolMigration):
-    id = "removed-gspo-token"
-    release = "1.14"
     summary = 'trl.experimental.gspo_token.GRPOTrainer -> trl.GRPOTrainer + importance_sampling_level="sequence"'
-    anchor = "removed-gspo-token"
     triggers = ("gspo_token", "sequence_token")
     removed_modules = {"trl.experimental.gspo_token": "trl.experimental.gspo_token was removed in TRL 1.14; use "
                                                       "trl.GRPOTrainer with importance_sampling_level='sequence'"}

@@ -20,8 +20,9 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.v1_13._options import DPO_CONFIGS, GRPO_CONFIGS, KTO_CONFIGS, RLOO_CONFIGS, SFT_CONFIGS
-from migrations.v1_14._symbols import imported_names, kwarg, string_value
+from migrations.kinds.cst import kwarg, string_value
+from migrations.kinds.imports import imported_names
+from migrations.kinds.options import DPO_CONFIGS, GRPO_CONFIGS, KTO_CONFIGS, RLOO_CONFIGS, SFT_CONFIGS
 
 CONFIGS = SFT_CONFIGS | DPO_CONFIGS | KTO_CONFIGS | GRPO_CONFIGS | RLOO_CONFIGS
 
@@ -32,10 +33,7 @@ def _entry(comma: cst.Comma | cst.MaybeSentinel = cst.MaybeSentinel.DEFAULT) -> 
 
 
 class UseLigerKernel(PythonMigration):
-    id = "use-liger-kernel-to-kernels"
-    release = "1.15"
     summary = 'use_liger_kernel=True (deprecated in 1.15) -> model_init_kwargs={"use_kernels": True}'
-    anchor = "use-liger-kernel-to-kernels"
     triggers = ("use_liger_kernel",)
     requires = ("from trl", "import trl")
 
