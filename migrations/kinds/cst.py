@@ -130,11 +130,12 @@ def _append_args(args: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
     last = args[-1]
     comma = last.comma
     if isinstance(comma, cst.Comma):
-        # a multi-line call with a trailing comma: reuse its comma (whitespace incl. newline+indent) between args
-        sep = comma
-        out = args[:-1] + [last]
-        for a in new:
-            out.append(a.with_changes(comma=sep))
+        # a call with a trailing comma: the comma between two arguments (newline + indent in a multi-line call)
+        # separates the new ones; the trailing comma (newline before the closing parenthesis) stays last
+        inner = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else comma
+        out = [*args[:-1], last.with_changes(comma=inner)]
+        out += [a.with_changes(comma=inner) for a in new[:-1]]
+        out.append(new[-1].with_changes(comma=comma))
         return out
     sep = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     out = args[:-1] + [last.with_changes(comma=sep)]

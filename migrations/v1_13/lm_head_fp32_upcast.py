@@ -3,7 +3,7 @@
 TRL 1.13 found that computing the vocabulary projection as `h.float() @ w.float().t()` had cost 21.6% of GPU kernel
 time for years: both operands are copied to fp32 and the largest matmul of the model runs in fp32. Projecting in the
 operands' dtype (bf16 on tensor cores) and upcasting the *result* keeps the softmax / log-softmax that follows in fp32
-and gives the same loss within bf16 tolerance (tests/migrations/breaks/test_lm_head_fp32_upcast.py measures it).
+and gives the same loss within bf16 tolerance (tests/migrations/v1_13/test_lm_head_fp32_upcast.py measures it).
 
 What is rewritten (both operands upcast with the same cast: `.float()`, `.double()`, `.to(torch.float32)`,
 `.to(dtype=torch.float64)`, ...; the weight transposed with `.t()`, `.T` or `.transpose(...)` before or after the cast):

@@ -13,7 +13,7 @@ from compat.migrate.engine import Result, migrate_source
 from migrations import get
 from migrations.base import Options
 
-CASES = Path(__file__).parent / "cases"
+CASES = Path(__file__).parent / "ppo_cases"
 PPO_RULE_IDS = ("ppo-to-grpo", "value-head-models", "ppo-helpers")
 
 

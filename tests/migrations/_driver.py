@@ -37,3 +37,15 @@ def noop(rule: Migration, src: str, target: str = "1.16.0") -> None:
     out, findings = run(rule, src, target)
     assert out == textwrap.dedent(src), f"expected no change, got:\n{out}"
     assert not [f for f in findings if f.changed], findings
+
+
+def assert_no_successor(rule: Migration, module: str, name: str, release: str) -> None:
+    """A removed TRL module with no successor: the import and each use get a marker, the code stays as it is."""
+    src = f"from {module} import {name}\n\n\ntrainer = {name}(model)\n"
+    out, findings = run(rule, src)
+    lines = out.splitlines()
+    assert lines[0].startswith(f"# TODO(trl-compat): {module} was removed in TRL {release}")
+    assert lines[0].endswith(f"(see MIGRATION.md#{rule.anchor})")
+    assert lines[1] == f"from {module} import {name}"
+    assert lines[4].startswith("# TODO(trl-compat):") and lines[5] == f"trainer = {name}(model)"
+    assert len(findings) == 2 and not any(f.changed for f in findings)

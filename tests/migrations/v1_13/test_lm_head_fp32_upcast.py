@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from migrations.v1_13.lm_head_fp32_upcast import MIGRATION as RULE
-from tests.migrations.breaks._driver import run
+from tests.migrations._driver import run
 
 T = "import torch\nimport torch.nn.functional as F\n"
 

@@ -1,4 +1,9 @@
-"""Unit tests of `migrations.helpers`, the CST helpers every TRL rule shares."""
+"""`migrations.kinds.symbols`: the one transformer for moved and removed TRL symbols, in both policies.
+
+The `replacement()` policy with a small rule written here (PPOTrainer -> GRPOTrainer, set_seed -> transformers,
+LengthSampler -> a local definition) over every import form; the table policy (`SymbolMigration`) with a table
+written here (a Moved and a Gone name, a removed module).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,9 @@ import libcst as cst
 import pytest
 
 from migrations.base import Migration, RuleContext
-from migrations.base import dedupe_header_todos
-from migrations.kinds.cst import code, literal_value, replace_args
-from migrations.kinds.imports import TrlRef, ensure_imports, imports_trl, split_qualified
-from migrations.kinds.symbols import Replacement, SymbolTransformer
+from migrations.kinds.imports import TrlRef
+from migrations.kinds.symbols import Gone, Moved, Replacement, SymbolMigration, SymbolTransformer
+from tests.migrations._driver import check, noop, run as run_rule
 
 
 class _Rule(Migration):
@@ -97,52 +101,59 @@ def test_leaves_non_trl_names_alone(src: str) -> None:
         assert out == src
 
 
-def test_split_qualified() -> None:
-    assert split_qualified("trl.trainer.ppo_config.PPOConfig") == TrlRef("trl.trainer.ppo_config", "PPOConfig")
-    assert split_qualified(".trl.PPOConfig") is None
-    assert split_qualified("trlx.PPOConfig") is None
+
+class _Table(SymbolMigration):
+    id = "test-table"
+    release = "1.14"
+    summary = "test"
+    triggers = ("old_pkg",)
+    removed_modules = {"trl.experimental.old_pkg": "trl.experimental.old_pkg was removed in TRL 1.14"}
+    symbols = {
+        "trl.experimental.old_pkg.OldTrainer": Moved("compat.trl", "NewTrainer"),
+        "trl.experimental.old_pkg.gone_helper": Gone("gone_helper has no successor"),
+    }
 
 
-def test_ensure_imports_merges_and_skips_present() -> None:
-    mod = cst.parse_module('"""doc"""\nfrom __future__ import annotations\nimport os\nfrom transformers import A\n\nx = 1\n')
-    out = ensure_imports(mod, [("transformers", "B"), ("os", ""), ("peft", "get_peft_model"), ("transformers", "A")])
-    assert out.code == (
-        '"""doc"""\nfrom __future__ import annotations\nimport os\nfrom transformers import A, B\n'
-        "from peft import get_peft_model\n\nx = 1\n"
+TABLE = _Table()
+
+
+def test_table_moves_every_import_form():
+    check(TABLE, """\
+        from trl.experimental.old_pkg import OldTrainer, OldTrainer as OT
+        import trl.experimental.old_pkg as op
+        from trl import GRPOConfig
+
+        a = OldTrainer()
+        b = OT()
+        c = op.OldTrainer()
+    """, """\
+        from compat.trl import NewTrainer, NewTrainer as OT
+        from trl import GRPOConfig
+        import compat.trl
+
+        a = NewTrainer()
+        b = OT()
+        c = compat.trl.NewTrainer()
+    """)
+
+
+def test_table_gone_names_are_marked_and_kept():
+    out, findings = run_rule(TABLE, "from trl.experimental.old_pkg import gone_helper\n\ngone_helper(1)\n")
+    assert out == (
+        "# TODO(trl-compat): gone_helper has no successor (see MIGRATION.md#test-table)\n"
+        "from trl.experimental.old_pkg import gone_helper\n\n"
+        "# TODO(trl-compat): gone_helper has no successor (see MIGRATION.md#test-table)\n"
+        "gone_helper(1)\n"
     )
+    assert len(findings) == 2 and not any(f.changed for f in findings)
 
 
-def test_imports_trl_gate() -> None:
-    assert imports_trl(cst.parse_module("from trl import PPOTrainer\n"), {"PPOTrainer"})
-    assert imports_trl(cst.parse_module("import trl.core\n"), set())
-    assert imports_trl(cst.parse_module("from trl import *\n"), set())
-    assert not imports_trl(cst.parse_module("from trl import GRPOTrainer\nPPOTrainer = 1\n"), {"PPOTrainer"})
-    assert not imports_trl(cst.parse_module("from .trl import PPOTrainer\n"), {"PPOTrainer"})
+def test_table_unlisted_name_of_a_removed_module_is_gone():
+    out, _ = run_rule(TABLE, "from trl.experimental.old_pkg import Other\n")
+    assert out.startswith("# TODO(trl-compat): trl.experimental.old_pkg was removed in TRL 1.14")
 
 
-def test_literal_value() -> None:
-    assert literal_value(cst.parse_expression("-1.5e-3")) == -1.5e-3
-    assert literal_value(cst.parse_expression("{'a': (1, None)}")) == {"a": (1, None)}
-    assert literal_value(cst.parse_expression("args.lr"), None) is None
-    with pytest.raises(ValueError):
-        literal_value(cst.parse_expression("f()"))
-
-
-def test_replace_args_layouts() -> None:
-    one_line = cst.parse_expression("f(a, b=1)")
-    assert isinstance(one_line, cst.Call)
-    new = [cst.Arg(cst.Name("x"), keyword=cst.Name("k"))]
-    assert code(replace_args(one_line, new)) == "f(k = x)"
-    multi = cst.parse_module("y = f(\n    a=0,  # keep me\n    b=1,\n)\n")
-    call = multi.body[0].body[0].value  # type: ignore[attr-defined]
-    out = replace_args(call, [call.args[1], call.args[0]])
-    assert code(out) == "f(\n    b=1,\n    a=0,  # keep me\n)"
-    long = cst.parse_expression("g(" + ", ".join(f"a{i}={i}" for i in range(30)) + ")")
-    assert code(replace_args(long, list(long.args))).count("\n") == 31  # type: ignore[attr-defined]
-
-
-def test_dedupe_header_todos() -> None:
-    marker = "# TODO(trl-compat): x (see MIGRATION.md#ppo-to-grpo)"
-    mod = cst.parse_module(f"{marker}\nimport trl\n")
-    stmt = mod.body[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(marker))])
-    assert dedupe_header_todos(mod.with_changes(body=[stmt])).code == mod.code
+def test_table_noops():
+    noop(TABLE, "class OldTrainer:\n    pass\n\n\nOldTrainer()\n")
+    noop(TABLE, "from mylib.old_pkg import OldTrainer\nOldTrainer()\n")
+    noop(TABLE, "from trl.experimental.old_pkg import OldTrainer\n", target="1.13.0")
