@@ -182,7 +182,11 @@ class Migration:
 
     def triggered_by(self, text: str | bytes) -> bool:
         """The cheap prefilter: any trigger substring, and (if set) any `requires` substring and a `pattern` match."""
-        return gates_match(gates([self], as_bytes=isinstance(text, bytes)), text)
+        key = "_gates_bytes" if isinstance(text, bytes) else "_gates_str"
+        own = self.__dict__.get(key)
+        if own is None:
+            own = self.__dict__[key] = gates([self], as_bytes=isinstance(text, bytes))
+        return gates_match(own, text)
 
 
 class Gate(NamedTuple):
