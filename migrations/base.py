@@ -12,11 +12,11 @@ once with libcst, and hands the tree to every selected rule in order. Two kinds 
 A rule is cheap to skip: `triggers` are plain substrings, and a file containing none of them is never parsed for it
 (`Migration.triggered_by`, and `gates` / `gates_match` for the engine's byte prefilter over many rules at once).
 
-A rule's identity is derived from where it lives, never listed (`rule_identity`): in `migrations/v1_13/ppo_to_grpo.py`
-(or the package `migrations/v1_13/ppo_to_grpo/`) the id is `ppo-to-grpo` (the module name, `_` -> `-`), the release
-is 1.13 (the folder), the library is TRL, and the guide anchor defaults to the id. A library folder
-`migrations/<library>/v<major>_<minor>/<rule>.py` (e.g. `migrations/transformers/v4_57/...`) holds rules forced by
-another package's release: same derivation, `library` = the folder.
+A rule's identity is derived from where it lives, never listed (`rule_identity`): in `migrations/v1_14/removed_bco.py`
+the id is `removed-bco` (the module name, `_` -> `-`), the release is 1.14 (the folder), the library is TRL, and the
+guide anchor defaults to the id; a rule may be a package (`migrations/v1_13/ppo_to_grpo/`: id `ppo-to-grpo`). A library
+folder `migrations/<library>/v<major>_<minor>/<rule>.py` (e.g. `migrations/transformers/v4_57/...`) holds rules forced
+by another package's release: same derivation, `library` = the folder.
 """
 
 from __future__ import annotations

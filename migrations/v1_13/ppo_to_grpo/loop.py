@@ -15,6 +15,9 @@ The canonical loop (TRL v0.2-v0.11 examples and most user scripts):
 becomes `reward_fn(prompts, completions, **kwargs)` holding the scoring statements (the decoded query text -> `prompts`,
 the decoded response text -> `completions`), and the loop becomes `ppo_trainer.train()`. Anything the scoring code
 needs from the loop other than those two texts makes the loop "too custom": it is then left in place with a TODO.
+
+`Loop` (at the end) is the transformer's part: plan every loop before anything is rewritten (the loop's generation
+settings and epoch count go into the config), then replace or mark each loop.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from migrations.kinds.cst import code, dotted
+from migrations.kinds.cst import code, dotted, kwarg_value, literal_value
+from migrations.v1_13.ppo_to_grpo import fields as F
+from migrations.v1_13.ppo_to_grpo.analysis import MISSING, TODO_STEP_LOOP, all_fors
 
-__all__ = ["LoopPlan", "analyse_loop"]
+__all__ = ["Loop", "LoopPlan", "analyse_loop", "build_reward_fn"]
 
 
 @dataclass
@@ -382,3 +387,159 @@ def _backward_slice(
 def _first_line(stmt: cst.BaseStatement) -> str:
     text = code(stmt.with_changes(leading_lines=[])).strip().splitlines()[0]
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+class Loop:
+    """Mixed into `ppo_to_grpo.transformer.Transformer`, whose state (`self.an`, `self.era`, `self.plans`, ...) it
+    uses: the classic step loops, planned in `__init__` and rewritten in `leave_For`."""
+
+    def _plan_loops(self) -> None:
+        if self.era != "classic":
+            return
+        seen: set[int] = set()
+        for loop in self.an.fors:
+            if id(loop) in seen:
+                continue
+            for tv in self.trainer_vars:
+                plan = analyse_loop(loop, tv, set())
+                if plan is None:
+                    continue
+                self.plans[id(loop)] = plan
+                for inner in all_fors(loop):
+                    seen.add(id(inner))
+                if plan.reward_body is not None:
+                    self._loop_config(plan)
+                break
+
+    def _loop_config(self, plan: LoopPlan) -> None:
+        self._loop_config_raw(plan)
+        # the values are copies of nodes that stay elsewhere in the tree (a node must appear only once)
+        for k, v in list(self.loop_extra.items()):
+            self.loop_extra[k] = v.deep_clone()
+
+    def _loop_config_raw(self, plan: LoopPlan) -> None:
+        extra = self.loop_extra
+        if plan.epochs is None:
+            extra["num_train_epochs"] = cst.Integer("1")
+        else:
+            epochs = self._static(plan.epochs)
+            total = self._total_ppo_epochs(plan.epochs)
+            if total is not None:
+                extra["num_train_epochs"] = cst.Integer(str(total))
+            elif literal_value(epochs, MISSING) is not MISSING:
+                extra["num_train_epochs"] = epochs
+            else:  # e.g. range(config.ppo_epochs): not known where the config is built
+                plan.removed.append(f"(epoch count {code(plan.epochs)}: set num_train_epochs)")
+        call = plan.generate_call
+        if call is None:
+            return
+        kwargs: dict[str, cst.BaseExpression] = {}
+        for a in call.args:
+            if a.keyword is not None:
+                kwargs[a.keyword.value] = a.value
+            elif a.star == "**" and isinstance(a.value, cst.Name):
+                vals = self.an.assignments.get(a.value.value, [])
+                if len(vals) == 1 and isinstance(vals[0], cst.Dict):
+                    for el in vals[0].elements:
+                        if isinstance(el, cst.DictElement):
+                            k = literal_value(el.key, None)
+                            if isinstance(k, str):
+                                kwargs[k] = el.value
+                for k, v in self.an.subscript_sets.get(a.value.value, {}).items():
+                    kwargs[k] = v
+        gen_extra: dict[str, cst.BaseExpression] = {}
+        for k, v in kwargs.items():
+            static = self._static(v)
+            if k == "max_new_tokens" and literal_value(static, MISSING) is MISSING:
+                upper = self._sampler_upper(v)  # `gen_len = output_length_sampler()` inside the loop
+                if upper is not None:
+                    extra["max_completion_length"] = upper
+                continue
+            if k != "length_sampler" and literal_value(static, MISSING) is MISSING:
+                continue  # computed in the loop (e.g. a sampled length): not a config value
+            if k == "max_new_tokens":
+                extra["max_completion_length"] = static
+            elif k == "length_sampler":
+                upper = self._sampler_upper(v)
+                if upper is not None:
+                    extra.setdefault("max_completion_length", upper)
+            elif k == "top_k":
+                val = literal_value(static, None)
+                extra["top_k"] = cst.Integer(str(int(val))) if isinstance(val, (int, float)) else static
+            elif k in ("top_p", "temperature", "repetition_penalty", "min_p"):
+                extra[k] = static
+            elif k in ("do_sample", "min_length", "pad_token_id", "eos_token_id", "return_prompt", "batch_size",
+                       "generate_ref_response"):
+                continue
+            else:
+                gen_extra[k] = static
+        if gen_extra:
+            extra["generation_kwargs"] = cst.Dict(
+                [cst.DictElement(F.py_literal(k), v) for k, v in gen_extra.items()]
+            )
+
+    def _total_ppo_epochs(self, expr: cst.BaseExpression) -> int | None:
+        """Classic `config.total_ppo_epochs` = ceil(steps / batch_size), when the config's values are literals."""
+        if not (isinstance(expr, cst.Attribute) and expr.attr.value == "total_ppo_epochs"):
+            return None
+        call = self._config_call_of(dotted(expr.value))
+        if call is None or any(a.star for a in call.args):
+            return None
+        given_steps, given_batch = kwarg_value(call, "steps"), kwarg_value(call, "batch_size")
+        steps = literal_value(given_steps, None) if given_steps is not None else 20000
+        batch = literal_value(given_batch, None) if given_batch is not None else 128
+        if not isinstance(steps, int) or not isinstance(batch, int) or batch <= 0:
+            return None
+        return -(-steps // batch)
+
+    def _static(self, v: cst.BaseExpression) -> cst.BaseExpression:
+        """A Name bound once to a literal -> the literal (module config lines come before those names)."""
+        if isinstance(v, cst.Name):
+            vals = self.an.assignments.get(v.value, [])
+            if len(vals) == 1 and literal_value(vals[0], MISSING) is not MISSING:
+                return vals[0]
+        return v
+
+    def _sampler_upper(self, v: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression | None:
+        """The largest length a `LengthSampler(lo, hi)` (or a value drawn from one) can give: hi - 1."""
+        if depth > 3:
+            return None
+        if isinstance(v, cst.Name):
+            vals = self.an.assignments.get(v.value, [])
+            if len(vals) == 1:
+                v = vals[0]
+        if isinstance(v, cst.Call) and not v.args and isinstance(v.func, cst.Name):
+            return self._sampler_upper(v.func, depth + 1)  # `sampler()`
+        if isinstance(v, cst.Call) and len(v.args) >= 2 and dotted(v.func) and dotted(v.func).endswith("LengthSampler"):
+            upper = literal_value(self._static(v.args[1].value), None)
+            if isinstance(upper, int):
+                return cst.Integer(str(max(1, upper - 1)))
+        return None
+
+    def visit_For(self, node: cst.For) -> bool:
+        plan = self.plans.get(id(node))
+        return not (plan is not None and plan.reward_body is not None)
+
+    def leave_For(self, original_node: cst.For, updated_node: cst.For):  # type: ignore[no-untyped-def]
+        plan = self.plans.get(id(original_node))
+        if plan is None:
+            return updated_node
+        if plan.reward_body is None:
+            self.todo(
+                original_node,
+                f"this PPO step loop was not converted ({plan.reason}): {self.TrainerName} has no generate/step/"
+                f"log_stats; move the scoring into `{self.reward_name}(prompts, completions, **kwargs)` and replace "
+                f"the loop with `{plan.trainer}.train()`",
+                TODO_STEP_LOOP,
+            )
+            return updated_node
+        self.changed = True
+        removed = "; ".join(dict.fromkeys(plan.removed))
+        self.todo(
+            original_node,
+            f"the PPO step loop was replaced by {plan.trainer}.train(): generation settings moved to the config, the "
+            f"scoring code moved to `{self.reward_name}`; removed: {removed}",
+            TODO_STEP_LOOP,
+        )
+        stmt = cst.parse_statement(f"{plan.trainer}.train()\n")
+        return stmt.with_changes(leading_lines=original_node.leading_lines)

@@ -1,7 +1,7 @@
 """Data: the PPOConfig -> GRPOConfig / OnlineDPOConfig field mapping (research notes trl_api.md section 3).
 
 Pure data plus one pure function, `map_config`, that maps a list of `(field, value-node)` entries to the target
-config's entries and the notes/TODOs that go with them. The CST plumbing lives in `ppo_to_grpo.py`.
+config's entries and the notes/TODOs that go with them. The CST plumbing lives in the other modules of this package (`config_call` applies this table).
 """
 
 from __future__ import annotations
