@@ -234,16 +234,10 @@ class SymbolTransformer(MigrationTransformer):
             aliases = groups[target]
             if not aliases:
                 continue
-            if target in REMOVED_TRL_MODULES:
-                # a still-present alias from a module that no longer exists: keep it, the rule flags it
-                pass
-            fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in aliases]
-            for i in range(len(fixed) - 1):
-                fixed[i] = fixed[i].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             if target == mod:
-                out.append(node.with_changes(names=fixed, lpar=None, rpar=None))
+                out.append(node.with_changes(names=commas(aliases), lpar=None, rpar=None))
             else:
-                out.append(cst.ImportFrom(module=build_dotted(target), names=fixed))  # type: ignore[arg-type]
+                out.append(import_from(target, aliases))
         return out
 
     def _rewrite_import(self, node: cst.Import) -> list[cst.BaseSmallStatement] | None:
@@ -269,10 +263,7 @@ class SymbolTransformer(MigrationTransformer):
             self._emitted_import_trl = True
         if not keep:
             return []
-        fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in keep]
-        for i in range(len(fixed) - 1):
-            fixed[i] = fixed[i].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        return [node.with_changes(names=fixed)]
+        return [node.with_changes(names=commas(keep))]
 
     def owns_module(self, module: str) -> bool:
         """Whether this rule rewrites `import <module>` (a removed module whose symbols it replaces)."""
@@ -522,36 +513,14 @@ class _TableTransformer(SymbolTransformer):
                 return self.symbol_rule.rewrite_call(self, qname, original_node, updated_node)
         return self.symbol_rule.other_call(self, original_node, updated_node)
 
-    # -- imports ----------------------------------------------------------------------------------------
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
+    # -- imports: the statement layout is SymbolTransformer's; these two hooks decide each import ----------
+    def _rewrite_import_from(self, node: cst.ImportFrom) -> list[cst.BaseSmallStatement] | None:
+        new = self._import_from(node)
+        return None if new == [node] else new
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def leave_SimpleStatementLine(
-        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> cst.SimpleStatementLine | cst.FlattenSentinel | cst.RemovalSentinel:
-        body: list[cst.BaseSmallStatement] = []
-        changed = False
-        for small in updated_node.body:
-            if isinstance(small, cst.ImportFrom):
-                new = self._import_from(small)
-            elif isinstance(small, cst.Import):
-                new = self._import(small)
-            else:
-                new = [small]
-            changed |= new != [small]
-            body.extend(new)
-        if not changed:
-            return updated_node
-        if not body:
-            return cst.RemoveFromParent()
-        # one small statement per line keeps the layout readable
-        lines = [updated_node.with_changes(body=[s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
-                 for s in body]
-        lines[1:] = [cst.SimpleStatementLine(body=line.body) for line in lines[1:]]
-        return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
+    def _rewrite_import(self, node: cst.Import) -> list[cst.BaseSmallStatement] | None:
+        new = self._import(node)
+        return None if new == [node] else new
 
     def _import_from(self, node: cst.ImportFrom) -> list[cst.BaseSmallStatement]:
         module = dotted(node.module) if not node.relative else None
