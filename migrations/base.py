@@ -24,7 +24,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, NamedTuple
@@ -45,13 +45,16 @@ class Options:
 
     target_trl: Version = Version("1.16.0")
     to: Literal["grpo", "online-dpo"] = "grpo"
-    # target versions of the other libraries that have rule folders (`migrations/<library>/v*/`), by library name;
-    # a library rule applies only when its library's target is given here (nothing on the command line sets it yet)
-    targets: Mapping[str, Version] = field(default_factory=dict)
+    # (library, target version) for the other libraries that have rule folders (`migrations/<library>/v*/`); a
+    # library rule applies only when its library's target is given here (nothing on the command line sets it yet).
+    # A tuple, not a dict, so that Options stays hashable.
+    targets: tuple[tuple[str, Version], ...] = ()
 
     def target(self, library: str) -> Version | None:
         """The version a run targets for `library` ("trl" or a library folder's name); None when not given."""
-        return self.target_trl if library == "trl" else self.targets.get(library)
+        if library == "trl":
+            return self.target_trl
+        return next((version for name, version in self.targets if name == library), None)
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,8 @@ def test_registry_finds_a_rule_from_its_module_alone(rule_root: str):
     assert migrations.get("old-value-head-rename", rule_root) is found[0]
     # a TRL target picks the TRL rule; the peft rule needs a peft target
     assert migrations.select(Options(target_trl=Version("1.13.0")), root=rule_root) == (found[0],)
-    both = Options(target_trl=Version("1.13.0"), targets={"peft": Version("0.15.0")})
+    both = Options(target_trl=Version("1.13.0"), targets=(("peft", Version("0.15.0")),))
+    assert hash(both) == hash(Options(target_trl=Version("1.13.0"), targets=(("peft", Version("0.15.0")),)))
     assert migrations.select(both, root=rule_root) == found
     assert not migrations.select(Options(target_trl=Version("0.11.0")), root=rule_root)
 
