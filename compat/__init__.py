@@ -18,6 +18,8 @@ data modules (:data:`_DATA_MODULES`). When that import is inside :data:`_LIBRARY
 ``import compat``, ``import compat.trl``, ``import compat.losses``, ``from compat import migrate`` and anything else
 run it as before. A deferred check runs when a runtime module (``compat.trl``, ``compat.losses``) is imported later in
 the same process (:func:`_check_deferred`), so ``import compat.migrate`` first never lets training code skip it.
+The frames read are CPython's ``importlib._bootstrap._find_and_load`` (3.11-3.14); should an interpreter not show
+them, nothing is recognised as a library import and the check simply runs, as it always did.
 
 Programmatic use: :func:`check_environment` returns a :class:`Report` without raising.
 
