@@ -5,7 +5,8 @@
   annotations; never locals or builtins), `TrlRef` / `split_qualified` / `trl_refs` (the same, as TRL symbols);
 * reading: `module_name(import_from)`, `star_imports`, `imports_trl` (a cheap gate run before any metadata is
   computed), `top_level_imports`;
-* editing: `drop_unused_import` (remove `from m import n` once nothing uses `n`), `ensure_imports` (add `from m import n` / `import m` after the leading import block, merged into an
+* editing: `split_import_from` (rename, move or drop the aliases of one `from m import ...`: the renamed ones stay
+  in place, the moved ones go to new `from <successor> import ...` statements), `drop_unused_import` (remove `from m import n` once nothing uses `n`), `ensure_imports` (add `from m import n` / `import m` after the leading import block, merged into an
   existing top-level `from m import ...` in the order given, never a duplicate), `insert_after_imports` (local
   definitions after the import block), `commas` / `import_from` (build an import statement from aliases, for rules
   that split or rename the aliases of an import).
@@ -15,13 +16,13 @@ Rules never use libcst's `AddImportsVisitor` / `RemoveImportsVisitor`: one mecha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import QualifiedName, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
 
-from migrations.kinds.cst import build_dotted, dotted
+from migrations.kinds.cst import build_dotted, code, dotted
 
 __all__ = [
     "TrlRef",
@@ -34,6 +35,7 @@ __all__ = [
     "imports_trl",
     "insert_after_imports",
     "module_name",
+    "split_import_from",
     "split_qualified",
     "star_imports",
     "top_level_imports",
@@ -104,6 +106,56 @@ def commas(aliases: Sequence[cst.ImportAlias]) -> list[cst.ImportAlias]:
 def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.ImportFrom:
     """`from module import a, b as c` (one line) for these aliases."""
     return cst.ImportFrom(module=build_dotted(module), names=commas(aliases))  # type: ignore[arg-type]
+
+
+def split_import_from(
+    node: cst.ImportFrom,
+    successor: Callable[[str, str], tuple[str | None, str] | None],
+    *,
+    last: Collection[str] = (),
+) -> list[cst.BaseSmallStatement] | None:
+    """`from m import a, b as c` with each alias renamed, moved or dropped; None when no alias changes.
+
+    `successor(m, name)` is None (keep the alias), `(m, new)` (rename in place), `(other, new)` (move to a new
+    `from other import new` statement after this one) or `(None, name)` (drop: the name is defined locally now). An
+    alias keeps its local name (`b as c` -> `new as c`; `as` dropped when it equals the new name); duplicates are
+    dropped. The statement's own module comes first (in place, without parentheses), then the others in the order
+    met, modules in `last` at the end.
+    """
+    mod = module_name(node)
+    if mod is None or isinstance(node.names, cst.ImportStar):
+        return None
+    groups: dict[str | None, list[cst.ImportAlias]] = {}
+    changed = False
+    for alias in node.names:
+        found = successor(mod, dotted(alias.name) or "")
+        if found is None:
+            target_mod: str | None = mod
+            new_alias = alias
+        else:
+            changed = True
+            target_mod, new_name = found
+            if target_mod is None:
+                continue
+            new_alias = alias.with_changes(name=cst.Name(new_name))
+            if alias.asname is not None and alias.asname.name.value == new_name:  # type: ignore[union-attr]
+                new_alias = new_alias.with_changes(asname=None)
+        groups.setdefault(target_mod, [])
+        if all(code(a.name) + str(a.asname and code(a.asname)) != code(new_alias.name) + str(
+            new_alias.asname and code(new_alias.asname)) for a in groups[target_mod]):
+            groups[target_mod].append(new_alias)
+    if not changed:
+        return None
+    out: list[cst.BaseSmallStatement] = []
+    for target in sorted(groups, key=lambda m: (m != mod, m in last)):
+        aliases = groups[target]
+        if not aliases:
+            continue
+        if target == mod:
+            out.append(node.with_changes(names=commas(aliases), lpar=None, rpar=None))
+        else:
+            out.append(import_from(target, aliases))  # type: ignore[arg-type]
+    return out
 
 
 def star_imports(module: cst.Module) -> list[str]:

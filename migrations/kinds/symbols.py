@@ -40,6 +40,7 @@ from migrations.kinds.imports import (
     import_from,
     imported_names,
     module_name,
+    split_import_from,
     trl_refs,
 )
 
@@ -205,40 +206,12 @@ class SymbolTransformer(MigrationTransformer):
         mod = module_name(node)
         if mod is None or not (mod == "trl" or mod.startswith("trl.")) or isinstance(node.names, cst.ImportStar):
             return None
-        groups: dict[str | None, list[cst.ImportAlias]] = {}
-        changed = False
-        for alias in node.names:
-            name = dotted(alias.name) or ""
-            rep = self.replacement(TrlRef(mod, name))
-            if rep is None:
-                target_mod: str | None = mod
-                new_alias = alias
-            else:
-                changed = True
-                target_mod = rep.module
-                if target_mod is None:
-                    continue
-                new_alias = alias.with_changes(name=cst.Name(rep.name))
-                if alias.asname is not None and alias.asname.name.value == rep.name:  # type: ignore[union-attr]
-                    new_alias = new_alias.with_changes(asname=None)
-            groups.setdefault(target_mod, [])
-            if all(code(a.name) + str(a.asname and code(a.asname)) != code(new_alias.name) + str(
-                new_alias.asname and code(new_alias.asname)) for a in groups[target_mod]):
-                groups[target_mod].append(new_alias)
-        if not changed:
-            return None
-        out: list[cst.BaseSmallStatement] = []
-        # the statement's own module first (in place) if it still exists, then the others
-        order = sorted(groups, key=lambda m: (m != mod, m in REMOVED_TRL_MODULES))
-        for target in order:
-            aliases = groups[target]
-            if not aliases:
-                continue
-            if target == mod:
-                out.append(node.with_changes(names=commas(aliases), lpar=None, rpar=None))
-            else:
-                out.append(import_from(target, aliases))
-        return out
+
+        def successor(module: str, name: str) -> tuple[str | None, str] | None:
+            rep = self.replacement(TrlRef(module, name))
+            return None if rep is None else (rep.module, rep.name)
+
+        return split_import_from(node, successor, last=REMOVED_TRL_MODULES)
 
     def _rewrite_import(self, node: cst.Import) -> list[cst.BaseSmallStatement] | None:
         """`import trl.core` -> `import trl`; `import trl.experimental.ppo as ppo` dropped (its uses are rewritten)."""

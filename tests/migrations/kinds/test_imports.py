@@ -88,3 +88,16 @@ def test_imported_names_follow_imports_not_spellings():
     assert v.found["t.GRPOTrainer"] == ({"trl.GRPOTrainer"}, [TrlRef("trl", "GRPOTrainer")])
     assert v.found["P"] == ({"trl.trainer.PPOTrainer"}, [TrlRef("trl.trainer", "PPOTrainer")])
     assert v.found["Local"] == (set(), []) and v.found["print"] == (set(), [])
+
+
+def test_split_import_from_renames_moves_and_drops():
+    from migrations.kinds.imports import split_import_from
+
+    node = cst.parse_statement("from trl import (A, B as BB, C, D, E as New)\n").body[0]  # type: ignore[attr-defined]
+    table = {"A": ("trl", "A2"), "B": ("transformers", "B2"), "C": (None, "C"), "E": ("trl", "New")}
+    out = split_import_from(node, lambda module, name: table.get(name))
+    assert out is not None
+    assert [cst.Module([]).code_for_node(s) for s in out] == [
+        "from trl import A2, D, New", "from transformers import B2 as BB"]
+    assert split_import_from(node, lambda module, name: None) is None
+    assert split_import_from(cst.parse_statement("from .trl import A\n").body[0], lambda m, n: ("x", "y")) is None  # type: ignore[attr-defined]
