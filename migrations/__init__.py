@@ -19,9 +19,9 @@ with the same layout (tests use one on a temporary path).
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from functools import lru_cache
-from types import ModuleType
 
 from packaging.version import Version
 
@@ -51,18 +51,23 @@ __all__ = [
 ROOT = __name__
 
 
-def _subpackages(pkg: ModuleType) -> list[str]:
-    return sorted(i.name for i in pkgutil.iter_modules(pkg.__path__) if i.ispkg and not i.name.startswith("_"))
+def _subpackages(paths: list[str]) -> list[str]:
+    """Public sub-packages found on `paths`, by listing only (nothing is imported)."""
+    return sorted(i.name for i in pkgutil.iter_modules(paths) if i.ispkg and not i.name.startswith("_"))
 
 
 def release_folders(root: str = ROOT) -> list[tuple[str, str]]:
-    """(library, dotted package) of every release folder under `root`: TRL's first, then each library folder's."""
-    pkg = importlib.import_module(root)
-    found = [("trl", f"{root}.{name}") for name in _subpackages(pkg) if RELEASE_FOLDER.match(name)]
-    for name in _subpackages(pkg):
+    """(library, dotted package) of every release folder under `root`: TRL's first, then each library folder's.
+
+    A sub-package is looked into (listed, not imported) for release folders; one without any (`kinds`, tools that
+    live beside the rules) is not a library folder and is never imported here.
+    """
+    paths = list(importlib.import_module(root).__path__)
+    found = [("trl", f"{root}.{name}") for name in _subpackages(paths) if RELEASE_FOLDER.match(name)]
+    for name in _subpackages(paths):
         if RELEASE_FOLDER.match(name):
             continue
-        inner = importlib.import_module(f"{root}.{name}")
+        inner = [os.path.join(p, name) for p in paths]
         found.extend((name, f"{root}.{name}.{sub}") for sub in _subpackages(inner) if RELEASE_FOLDER.match(sub))
     return found
 

@@ -157,3 +157,11 @@ def test_registry_refuses_duplicate_ids(rule_root: str, tmp_path: Path):
     (tmp_path / "tmp_rules" / "peft" / "v0_14" / "old_value_head_rename.py").write_text(src)
     with pytest.raises(RuleLayoutError, match="duplicate migration ids"):
         migrations.all_migrations(rule_root)
+
+
+def test_a_subpackage_without_release_folders_is_never_imported(rule_root: str, tmp_path: Path):
+    """Tools that live beside the rules (a package with no v<M>_<m> folder) cost the registry nothing."""
+    (tmp_path / "tmp_rules" / "tool").mkdir()
+    (tmp_path / "tmp_rules" / "tool" / "__init__.py").write_text("raise RuntimeError('imported by the registry')\n")
+    assert len(migrations.all_migrations(rule_root)) == 2
+    assert "tmp_rules.tool" not in sys.modules and "tmp_rules.kinds" not in sys.modules
