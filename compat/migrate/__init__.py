@@ -8,6 +8,8 @@ Python API (the CLI, `python -m compat.migrate`, is a thin layer over it):
   folders, with the walk, the prefilter, the dirty-tree guard and atomic writes.
 
 The engine knows nothing of TRL: the rules, and which of them a target TRL needs, come from `migrations`.
+Importing this package (`import compat.migrate`, `from compat.migrate import ...`) does not run compat's floor check,
+so the API works in the PPO-era environments it exists to fix (see `compat/__init__.py`).
 """
 
 from compat._shadow import own_first
