@@ -3,7 +3,7 @@
 Launched by tests/reference_impl/test_distributed.py under `accelerate launch` with a sharding config (FSDP2 over
 gloo, or DeepSpeed ZeRO on CPU), and imported by the same test to compute the single-process oracle in-process:
 `run_cases(per_device)` builds each case with the given per-device batch, trains one step and returns, per case,
-the logged loss and gradient norm, the samples each rank trained on, what the chunked engine was handed (an
+the logged loss and gradient norm, the float64 norm of the gradients (`GradNorm`), the samples each rank trained on, what the chunked engine was handed (an
 instrumented wrapper around `reference_impl.chunking.gathered`, the engine's one doorway to the head weight: one
 entry per engine forward and per engine backward), and how the head parameter is stored after `prepare` (its local
 shape: half the vocabulary rows on each of 2 ranks when it is sharded).
@@ -154,29 +154,47 @@ def _head_storage(trainer: Any) -> dict[str, Any]:
             "wrapper": type(trainer.model_wrapped).__name__, "model_class": type(lm).__name__}
 
 
-class DeepSpeedGradNorm:
-    """Under DeepSpeed: the norm of the reduced gradients, read with `deepspeed.utils.safe_get_full_grad` (a full
-    gradient from ZeRO-1/2/3 partitions) right before the engine's first optimizer step, summed as torch's
-    `clip_grad_norm_` does. DeepSpeed's own reported norm (the logged `grad_norm`) is kept too; it differs from
-    torch's definition by ~2e-5 relative already with one rank."""
+class GradNorm:
+    """The float64 norm of the (reduced) gradients right before the first optimizer step, over the unwrapped
+    model's parameters: `.grad` (FSDP2 DTensors gathered with `full_tensor`), or under DeepSpeed the full gradient
+    read back from the ZeRO-1/2/3 partitions (`deepspeed.utils.safe_get_full_grad`), just before the engine steps.
 
-    def __init__(self) -> None:
+    The logged `grad_norm` is not precise enough for a 1e-5 comparison: torch's `clip_grad_norm_` and DeepSpeed sum
+    squares in fp32, and over a 131,072-element head that rounds at ~2e-5 (relative), differently for a whole
+    tensor, for two shards, and for DeepSpeed's flat partitions."""
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
         self.value: float | None = None
 
-    def __enter__(self) -> DeepSpeedGradNorm:
-        from deepspeed.runtime.engine import DeepSpeedEngine
-        from deepspeed.utils import safe_get_full_grad
+    def _record(self, grads: list[torch.Tensor | None]) -> None:
+        if self.value is None:
+            self.value = float(torch.stack([g.double().norm() for g in grads if g is not None]).norm())
 
-        self._cls, self._original = DeepSpeedEngine, DeepSpeedEngine.step
-        original, outer = self._original, self
+    def __enter__(self) -> GradNorm:
+        outer = self
+        if self.trainer.is_deepspeed_enabled:
+            from deepspeed.runtime.engine import DeepSpeedEngine
+            from deepspeed.utils import safe_get_full_grad
 
-        def step(engine: Any, *args: Any, **kwargs: Any) -> Any:
-            if outer.value is None:
-                norms = [safe_get_full_grad(p) for p in engine.module.parameters() if p.requires_grad]
-                outer.value = float(torch.stack([g.double().norm() for g in norms if g is not None]).norm())
-            return original(engine, *args, **kwargs)
+            self._cls, self._original = DeepSpeedEngine, DeepSpeedEngine.step
+            original = self._original
 
-        DeepSpeedEngine.step = step
+            def step(engine: Any, *args: Any, **kwargs: Any) -> Any:
+                if engine.optimizer is not None:  # the trained model's engine, not a frozen reference's
+                    outer._record([safe_get_full_grad(p) for p in engine.module.parameters() if p.requires_grad])
+                return original(engine, *args, **kwargs)
+        else:
+            self._cls, self._original = torch.optim.AdamW, torch.optim.AdamW.step
+            original = self._original
+
+            def step(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+                model = self.trainer.accelerator.unwrap_model(self.trainer.model)
+                grads = [p.grad for p in model.parameters() if p.requires_grad]
+                outer._record([g.full_tensor() if hasattr(g, "full_tensor") else g for g in grads if g is not None])
+                return original(optimizer, *args, **kwargs)
+
+        self._cls.step = step
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -195,8 +213,7 @@ def run_case(name: str, head: str, per_device: int) -> dict[str, Any]:
             return original_step(model, inputs, *args, **kwargs)
 
         trainer.training_step = training_step
-        deepspeed_norm = DeepSpeedGradNorm() if trainer.is_deepspeed_enabled else contextlib.nullcontext()
-        with EngineRecorder() as rec, deepspeed_norm:
+        with EngineRecorder() as rec, GradNorm(trainer) as norm:
             log = H.first_log(trainer)
         acc = trainer.accelerator
         from accelerate.utils import gather_object
@@ -204,7 +221,7 @@ def run_case(name: str, head: str, per_device: int) -> dict[str, Any]:
         per_rank = gather_object([{"samples": seen, "calls": rec.calls, "head": _head_storage(trainer)}])
         result = {"loss": log["loss"], "grad_norm": log["grad_norm"], "num_processes": acc.num_processes,
                   "distributed_type": str(acc.distributed_type), "ranks": per_rank,
-                  "full_grad_norm": getattr(deepspeed_norm, "value", None)}
+                  "grad_norm_fp64": norm.value}
         acc.wait_for_everyone()
         return result
 
