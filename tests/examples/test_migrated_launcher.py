@@ -58,8 +58,7 @@ if "RANK" in _os.environ:
 '''
 
 
-@pytest.mark.slow
-@pytest.mark.trl
+@pytest.mark.slow  # not `trl`: one stack (make test) is enough for a launcher check; tox runs `trl` tests 3 times
 def test_migrated_script_trains_under_accelerate_launch_fsdp2_cpu(tmp_path: Path) -> None:
     from compat.smoke import runner
 

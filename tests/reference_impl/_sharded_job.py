@@ -159,9 +159,9 @@ class GradNorm:
     model's parameters: `.grad` (FSDP2 DTensors gathered with `full_tensor`), or under DeepSpeed the full gradient
     read back from the ZeRO-1/2/3 partitions (`deepspeed.utils.safe_get_full_grad`), just before the engine steps.
 
-    The logged `grad_norm` is not precise enough for a 1e-5 comparison: torch's `clip_grad_norm_` and DeepSpeed sum
-    squares in fp32, and over a 131,072-element head that rounds at ~2e-5 (relative), differently for a whole
-    tensor, for two shards, and for DeepSpeed's flat partitions."""
+    The logged `grad_norm` is not precise enough for a 1e-5 comparison: torch's `clip_grad_norm_` sums squares in
+    fp32, and over a 131,072-element head that rounds at ~2e-5 (relative), differently for a whole tensor and for
+    two FSDP shards (DeepSpeed's logged norm agrees with this float64 one)."""
 
     def __init__(self, trainer: Any) -> None:
         self.trainer = trainer
