@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tests.reference_impl import _trainer_helpers as H  # noqa: E402
+from tests.reference_impl import _trainer_helpers as H  # noqa: E402 (after the sys.path insert)
 
 # 4096 x 32 = 131,072 head weights: above DeepSpeed's default persistence threshold (1e5), so ZeRO-3 partitions the head
 VOCAB, HIDDEN = 4096, 32
@@ -40,7 +40,7 @@ class EngineRecorder:
     whether the weight is a ZeRO-3 partition still to be gathered, and the weight's class, shape and `requires_grad`."""
 
     def __init__(self) -> None:
-        import reference_impl.chunking as chunking
+        from reference_impl import chunking
 
         self._module = chunking
         self._original = chunking.gathered
