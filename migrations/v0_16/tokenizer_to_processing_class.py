@@ -1,0 +1,132 @@
+"""tokenizer-to-processing-class: `tokenizer=` -> `processing_class=` on every TRL trainer that renamed it.
+
+TRL 0.12 renamed the trainers' `tokenizer` parameter to `processing_class` and kept `tokenizer=` as a deprecated alias
+(`@deprecate_kwarg`); each trainer dropped the alias on its own schedule, read from the wheels (0.11.4 -> 0.16.0):
+BCO, GKD, IterativeSFT, Nash-MD, XPO in 0.13; CPO, KTO, Online DPO, RLOO in 0.14; ORPO, Reward in 0.15; DPO and SFT
+in 0.16 - the release from which no trainer accepts `tokenizer=`, hence this folder. On TRL 1.13-1.16 every one of them
+takes `processing_class` and raises `TypeError` on `tokenizer=`.
+
+What is rewritten (the rename is documented by TRL as the same parameter):
+
+* a call of a TRL trainer (resolved by qualified name through every import form: `trl.X`, `trl.trainer.X`,
+  `trl.trainer.x_trainer.X`, `trl.experimental.x.X`, `compat.trl.X`) with `tokenizer=`;
+* `super().__init__(..., tokenizer=...)` / `Base.__init__(self, ..., tokenizer=...)` inside a class deriving from one.
+
+Positional uses need nothing: the parameter kept its position in every trainer except DPOTrainer, whose 0.x positional
+layout is rewritten by `trainer-kwargs-to-config` (it runs first). Marked, not rewritten: both `tokenizer=` and
+`processing_class=` passed; `**kwargs` holding a `"tokenizer"` key is invisible to a static rule and left alone.
+The old RLOO API (`RLOOTrainer(config=, tokenizer=, policy=, ref_policy=, reward_model=)`, replaced in 0.22, its aliases removed in 0.25) is marked:
+renaming one keyword would not make it run. PPO and GRPO trainers belong to the PPO rules.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+
+ANCHOR = "tokenizer-to-processing-class"
+
+# trainer -> (its module file stem, its trl.experimental package or "" when it is stable)
+_TRAINERS: dict[str, tuple[str, str]] = {
+    "SFTTrainer": ("sft_trainer", ""),
+    "DPOTrainer": ("dpo_trainer", ""),
+    "KTOTrainer": ("kto_trainer", "kto"),
+    "RewardTrainer": ("reward_trainer", ""),
+    "RLOOTrainer": ("rloo_trainer", ""),
+    "ORPOTrainer": ("orpo_trainer", "orpo"),
+    "CPOTrainer": ("cpo_trainer", "cpo"),
+    "BCOTrainer": ("bco_trainer", "bco"),
+    "GKDTrainer": ("gkd_trainer", "gkd"),
+    "OnlineDPOTrainer": ("online_dpo_trainer", "online_dpo"),
+    "XPOTrainer": ("xpo_trainer", "xpo"),
+    "NashMDTrainer": ("nash_md_trainer", "nash_md"),
+    "PRMTrainer": ("prm_trainer", "prm"),
+    "IterativeSFTTrainer": ("iterative_sft_trainer", "iterative_sft"),
+}
+
+
+def _paths(name: str, stem: str, exp: str) -> set[str]:
+    out = {f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.{stem}.{name}", f"compat.trl.{name}"}
+    if exp:
+        out |= {f"trl.experimental.{exp}.{name}", f"trl.experimental.{exp}.{stem}.{name}"}
+    return out
+
+
+TRAINER_PATHS: dict[str, str] = {p: n for n, (s, e) in _TRAINERS.items() for p in _paths(n, s, e)}
+_RLOO_V1 = ("config", "policy", "ref_policy", "reward_model")
+
+
+class _Transformer(MigrationTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
+        super().__init__(rule, ctx)
+        self._class_bases: list[str | None] = []  # the TRL trainer each enclosing class derives from (None: none)
+
+    def _trainer(self, node: cst.CSTNode) -> str | None:
+        try:
+            names = self.get_metadata(QualifiedNameProvider, node, set())
+        except KeyError:
+            return None
+        for q in sorted(names, key=lambda q: q.name):
+            if q.source == QualifiedNameSource.IMPORT and q.name in TRAINER_PATHS:
+                return TRAINER_PATHS[q.name]
+        return None
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        base = next((t for t in (self._trainer(b.value) for b in node.bases) if t), None)
+        self._class_bases.append(base)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._class_bases.pop()
+        return updated_node
+
+    def _callee(self, call: cst.Call) -> str | None:
+        trainer = self._trainer(call.func)
+        if trainer is not None:
+            return trainer
+        func = call.func
+        # super().__init__(...) / Base.__init__(self, ...) inside a subclass of a TRL trainer
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and self._class_bases:
+            base = self._class_bases[-1]
+            if base is None:
+                return None
+            if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) \
+                    and func.value.func.value == "super":
+                return base
+            if self._trainer(func.value) is not None:
+                return base
+        return None
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        trainer = self._callee(original_node)
+        if trainer is None:
+            return updated_node
+        keywords = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        if trainer == "RLOOTrainer" and keywords & set(_RLOO_V1):
+            self.todo(original_node, "old RLOO API (gone in TRL 0.25): use RLOOTrainer(model=, reward_funcs=, args=)")
+            return updated_node
+        if "tokenizer" not in keywords:
+            return updated_node
+        if "processing_class" in keywords:
+            self.todo(original_node, f"{trainer}: both tokenizer= and processing_class= given; keep one")
+            return updated_node
+        args = [a.with_changes(keyword=cst.Name("processing_class"))
+                if a.keyword is not None and a.keyword.value == "tokenizer" else a for a in updated_node.args]
+        self.note(original_node, f"{trainer}(tokenizer=) -> processing_class= (renamed in TRL 0.12)")
+        return updated_node.with_changes(args=args)
+
+
+class TokenizerToProcessingClass(PythonMigration):
+    id = "tokenizer-to-processing-class"
+    release = "0.16"
+    summary = "TRL trainers' tokenizer= -> processing_class= (renamed in 0.12, alias gone by 0.16)"
+    anchor = ANCHOR
+    triggers = ("tokenizer",)
+    requires = ("trl",)
+    transformer = _Transformer
+
+
+MIGRATION = TokenizerToProcessingClass()
