@@ -1,0 +1,35 @@
+"""Before/after and no-op cases for `removed-is-npu-available`."""
+
+from __future__ import annotations
+
+from migrations.v0_11.removed_is_npu_available import MIGRATION as RULE
+from tests.migrations.breaks._driver import check, noop, run
+
+
+def test_import_moves_to_transformers():
+    check(RULE, """\
+        from trl import is_npu_available
+        from trl.import_utils import is_npu_available as npu
+
+        if is_npu_available() or npu():
+            pass
+    """, """\
+        from transformers.utils import is_torch_npu_available
+        from transformers.utils import is_torch_npu_available as npu
+
+        if is_torch_npu_available() or npu():
+            pass
+    """)
+
+
+def test_noops():
+    noop(RULE, """\
+        from accelerate.utils import is_npu_available
+        is_npu_available()
+    """)
+    noop(RULE, """\
+        from .trl.import_utils import is_npu_available
+
+        def is_npu_available_twice():
+            return "is_npu_available"
+    """)
