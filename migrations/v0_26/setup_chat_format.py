@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from migrations.v1_14._symbols import Moved, SymbolMigration
 
-_NOTE = "removed from TRL in 0.26; trl-compat keeps the PPO-era function"
+_NOTE = "removed from TRL in 0.26; trl-compat keeps the PPO-era function (the project now needs trl-compat)"
 
 
 class SetupChatFormat(SymbolMigration):

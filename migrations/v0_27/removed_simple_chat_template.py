@@ -15,7 +15,7 @@ class RemovedSimpleChatTemplate(SymbolMigration):
     summary = "trl.trainer.utils.SIMPLE_CHAT_TEMPLATE (removed in 0.27) -> compat.trl.SIMPLE_CHAT_TEMPLATE"
     anchor = "removed-simple-chat-template"
     triggers = ("SIMPLE_CHAT_TEMPLATE",)
-    symbols = {p: Moved("compat.trl", "SIMPLE_CHAT_TEMPLATE", "removed from TRL in 0.27; same string")
+    symbols = {p: Moved("compat.trl", "SIMPLE_CHAT_TEMPLATE", "removed from TRL in 0.27; same string (the project now needs trl-compat)")
                for p in ("trl.trainer.utils.SIMPLE_CHAT_TEMPLATE", "trl.trainer.SIMPLE_CHAT_TEMPLATE")}
 
 

@@ -39,7 +39,8 @@ _JUDGES = ("AllTrueJudge", "BaseBinaryJudge", "BaseJudge", "BasePairwiseJudge", 
 # packages TRL 1.14 removed: on a 1.14+ target, where the code must go instead (the engine picks rules by the file's
 # original text, so the 1.14 rules would not see an import this rule just wrote; the answers are theirs)
 _REMOVED_IN_1_14 = {
-    "bco": Moved("compat.trl", "", "trl.experimental.bco was removed in TRL 1.14: the reference BCO trainer"),
+    "bco": Moved("compat.trl", "", "trl.experimental.bco was removed in TRL 1.14: the reference BCO trainer "
+                  "(the project now needs trl-compat)"),
     "xpo": Gone("trl.experimental.xpo was removed in TRL 1.14: keep TRL 1.13 for this code",
                 "removed-xpo"),
     "nash_md": Gone("trl.experimental.nash_md was removed in TRL 1.14: keep TRL 1.13 for this code", "removed-nash-md"),

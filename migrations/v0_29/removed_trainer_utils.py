@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from migrations.v1_14._symbols import Gone, Moved, SymbolMigration
 
-_NOTE = "removed from TRL in 0.29; trl-compat keeps the 0.28 function"
+_NOTE = "removed from TRL in 0.29; trl-compat keeps the 0.28 function (the project now needs trl-compat)"
 _MOMENTS = "RunningMoments was removed in TRL 0.29: copy it from TRL 0.28 (trl/trainer/utils.py)"
 _FDIV = "removed in TRL 0.29: pass the f-divergence as a string, e.g. f_divergence_type=\"reverse_kl\""
 

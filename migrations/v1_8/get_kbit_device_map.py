@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from migrations.v1_14._symbols import Moved, SymbolMigration
 
-_NOTE = "removed from TRL in 1.8; trl-compat keeps the 1.7 function"
+_NOTE = "removed from TRL in 1.8; trl-compat keeps the 1.7 function (the project now needs trl-compat)"
 
 
 class GetKbitDeviceMap(SymbolMigration):
