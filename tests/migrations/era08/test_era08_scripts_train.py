@@ -160,6 +160,6 @@ def test_scripts_are_unchanged_on_what_still_works():
         trainer = DPOTrainer(model, ref, args=DPOConfig(output_dir="o", beta=0.1), processing_class=tok)
     """)
     options = Options(target_trl=Version("1.16.0"))
-    rules = [r for r in migrations.select(options) if r.id != "deprecated-import-paths"]
+    rules = list(migrations.select(options))
     result = migrate_source(src, options=options, rules=rules, path="x.py")
     assert result.ok and result.text == src
