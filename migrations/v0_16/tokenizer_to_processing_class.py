@@ -12,6 +12,9 @@ What is rewritten (the rename is documented by TRL as the same parameter):
   `trl.trainer.x_trainer.X`, `trl.experimental.x.X`, `compat.trl.X`) with `tokenizer=`;
 * `super().__init__(..., tokenizer=...)` / `Base.__init__(self, ..., tokenizer=...)` inside a class deriving from one.
 
+`self.tokenizer` inside such a subclass (unless the class assigns it itself) and `trainer.tokenizer` on a name bound
+once to a TRL trainer call become `.processing_class`: transformers 5's `Trainer` has no `tokenizer` attribute.
+
 Positional uses need nothing: the parameter kept its position in every trainer except DPOTrainer, whose 0.x positional
 layout is rewritten by `trainer-kwargs-to-config` (it runs first). Marked, not rewritten: both `tokenizer=` and
 `processing_class=` passed; `**kwargs` holding a `"tokenizer"` key is invisible to a static rule and left alone.
@@ -22,7 +25,7 @@ renaming one keyword would not make it run. PPO and GRPO trainers belong to the 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 
@@ -58,12 +61,27 @@ TRAINER_PATHS: dict[str, str] = {p: n for n, (s, e) in _TRAINERS.items() for p i
 _RLOO_V1 = ("config", "policy", "ref_policy", "reward_model")
 
 
+class _SelfTokenizerAssigned(cst.CSTVisitor):
+    """Does a class body assign `self.tokenizer` itself (then the attribute is its own, not the trainer's)?"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        t = node.target
+        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
+                and t.attr.value == "tokenizer":
+            self.found = True
+
+
 class _Transformer(MigrationTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
         self._class_bases: list[str | None] = []  # the TRL trainer each enclosing class derives from (None: none)
+        self._own_tokenizer: list[bool] = []  # whether that class assigns self.tokenizer itself
 
     def _trainer(self, node: cst.CSTNode) -> str | None:
         try:
@@ -78,10 +96,47 @@ class _Transformer(MigrationTransformer):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         base = next((t for t in (self._trainer(b.value) for b in node.bases) if t), None)
         self._class_bases.append(base)
+        own = _SelfTokenizerAssigned()
+        if base is not None:
+            node.body.visit(own)
+        self._own_tokenizer.append(own.found)
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._class_bases.pop()
+        self._own_tokenizer.pop()
         return updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        """`self.tokenizer` in a TRL trainer subclass / `trainer.tokenizer` on a TRL trainer: transformers 5's Trainer
+        has no `tokenizer` attribute any more; the trainer keeps it as `processing_class`."""
+        if original_node.attr.value != "tokenizer":
+            return updated_node
+        value = original_node.value
+        trainer: str | None = None
+        if isinstance(value, cst.Name) and value.value == "self":
+            if self._class_bases and self._class_bases[-1] and not self._own_tokenizer[-1]:
+                trainer = self._class_bases[-1]
+        elif isinstance(value, cst.Name):
+            trainer = self._bound_trainer(value)
+        if trainer is None:
+            return updated_node
+        self.note(original_node, f"{trainer}.tokenizer -> .processing_class (transformers 5 Trainer has no .tokenizer)")
+        return updated_node.with_changes(attr=cst.Name("processing_class"))
+
+    def _bound_trainer(self, name: cst.Name) -> str | None:
+        """The TRL trainer `name` is bound to by its only assignment in scope (`trainer = DPOTrainer(...)`)."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        assignments = [a for a in scope[name.value] if hasattr(a, "node")]
+        if len(assignments) != 1:
+            return None
+        parent = self.get_metadata(ParentNodeProvider, assignments[0].node, None)
+        if isinstance(parent, cst.AssignTarget):
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        if isinstance(parent, cst.Assign) and isinstance(parent.value, cst.Call):
+            return self._trainer(parent.value.func)
+        return None
 
     def _callee(self, call: cst.Call) -> str | None:
         trainer = self._trainer(call.func)

@@ -129,3 +129,54 @@ def test_applies_to_every_supported_target():
     for target in ("1.13.0", "1.14.0", "1.15.0", "1.16.0"):
         out, _ = run(RULE, "from trl import SFTTrainer\nSFTTrainer(m, tokenizer=t)\n", target=target)
         assert "processing_class=t" in out
+
+
+def test_tokenizer_attribute_of_trl_trainers():
+    check(RULE, """\
+        from trl import SFTTrainer
+
+        class MySFT(SFTTrainer):
+            def log_sample(self, ids):
+                return self.tokenizer.decode(ids)
+
+        class OwnTok(SFTTrainer):
+            def __init__(self, *a, tok=None, **kw):
+                super().__init__(*a, **kw)
+                self.tokenizer = tok
+
+            def f(self, ids):
+                return self.tokenizer.decode(ids)
+
+        trainer = SFTTrainer(model, processing_class=tok)
+        trainer.tokenizer.save_pretrained("out")
+        other.tokenizer.save_pretrained("out")
+    """, """\
+        from trl import SFTTrainer
+
+        class MySFT(SFTTrainer):
+            def log_sample(self, ids):
+                return self.processing_class.decode(ids)
+
+        class OwnTok(SFTTrainer):
+            def __init__(self, *a, tok=None, **kw):
+                super().__init__(*a, **kw)
+                self.tokenizer = tok
+
+            def f(self, ids):
+                return self.tokenizer.decode(ids)
+
+        trainer = SFTTrainer(model, processing_class=tok)
+        trainer.processing_class.save_pretrained("out")
+        other.tokenizer.save_pretrained("out")
+    """)
+    noop(RULE, """\
+        from transformers import Trainer
+        from trl import SFTConfig
+
+        class Mine(Trainer):
+            def f(self):
+                return self.tokenizer
+
+        t = Trainer(model)
+        t.tokenizer
+    """)
