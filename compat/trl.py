@@ -54,6 +54,8 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # removal release in the comment); no TRL candidate, since every supported line lacks them
     "setup_chat_format": (("compat.trl", "_setup_chat_format"),),  # removed in 0.26 (the 0.8-0.12 body)
     "SIMPLE_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_CHAT_TEMPLATE"),),  # removed in 0.27
+    "SIMPLE_SFT_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_SFT_CHAT_TEMPLATE"),),  # removed in 0.25
+    "SIMPLE_QUERY_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_QUERY_CHAT_TEMPLATE"),),  # removed in 0.11
     "get_exp_cap": (("compat.trl", "_get_exp_cap"),),  # removed in 0.29
     "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
@@ -104,7 +106,11 @@ def _dft_loss(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> Any:
 
 # -- TRL 0.x helpers ----------------------------------------------------------------------------------------------
 
-# trl.trainer.utils.SIMPLE_CHAT_TEMPLATE (TRL 0.9 - 0.26), verbatim
+# trl.trainer.utils.SIMPLE_QUERY_CHAT_TEMPLATE (TRL 0.9 - 0.10) and SIMPLE_SFT_CHAT_TEMPLATE (0.9 - 0.24), verbatim
+_SIMPLE_QUERY_CHAT_TEMPLATE = "{% for message in messages %}{{' ' + message['content']}}{% endfor %}"
+_SIMPLE_SFT_CHAT_TEMPLATE = "{% for message in messages %}{{' ' + message['content']}}{% endfor %}{{ eos_token }}"
+
+# trl.trainer.utils.SIMPLE_CHAT_TEMPLATE (TRL 0.11 - 0.26), verbatim
 _SIMPLE_CHAT_TEMPLATE = (
     "{% for message in messages %}{{message['role'].capitalize() + ': ' + message['content'] + '\n\n'}}{% endfor %}"
     "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
