@@ -39,8 +39,21 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from migrations.base import MigrationTransformer, PythonMigration, RuleContext, add_todo_lines
-from migrations.helpers import code, ensure_imports, explode_call, literal_value, make_kwarg, parse_expr, replace_args
+from migrations.base import (
+    MigrationTransformer,
+    PythonMigration,
+    RuleContext,
+    add_todo_lines,
+)
+from migrations.helpers import (
+    code,
+    ensure_imports,
+    explode_call,
+    literal_value,
+    make_kwarg,
+    parse_expr,
+    replace_args,
+)
 
 _MISSING = object()
 
@@ -236,7 +249,7 @@ class _Planner(cst.CSTVisitor):
                 node.value.visit(self)
                 return False
 
-            def visit_Name(inner, node: cst.Name) -> None:  # noqa: N805
+            def visit_Name(inner, node: cst.Name) -> None:
                 nonlocal ok
                 scope = self.get_metadata(ScopeProvider, node, None)
                 if scope is None:

@@ -25,7 +25,12 @@ renaming one keyword would not make it run. PPO and GRPO trainers belong to the 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
+from libcst.metadata import (
+    ParentNodeProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 

@@ -16,7 +16,12 @@ scripts (`--max_seq_length`) are not rewritten (see MIGRATION.md).
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
+from libcst.metadata import (
+    ParentNodeProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 

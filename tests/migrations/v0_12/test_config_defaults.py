@@ -90,7 +90,6 @@ def test_the_data_matches_the_installed_trl():
 
     import trl
     from packaging.version import Version
-
     from trl.experimental.cpo import CPOConfig
     from trl.experimental.orpo import ORPOConfig
 

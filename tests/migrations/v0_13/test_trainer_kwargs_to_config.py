@@ -87,7 +87,7 @@ def test_existing_config_same_value_dropped_and_conflict_marked():
         cfg = DPOConfig(output_dir="o", beta=0.1, max_length=256)
         DPOTrainer(model, args=cfg)
     """)
-    out, findings = run(RULE, """\
+    out, _ = run(RULE, """\
         from trl import DPOConfig, DPOTrainer
         cfg = DPOConfig(output_dir="o", beta=0.2)
         DPOTrainer(model, args=cfg, beta=0.1)

@@ -44,7 +44,7 @@ def test_gkd_config_and_both_given():
         from trl.experimental.gkd import GKDConfig
         GKDConfig(max_length=256)
     """)
-    out, findings = run(RULE, """\
+    out, _ = run(RULE, """\
         from trl import SFTConfig
         SFTConfig(max_seq_length=1, max_length=2)
     """)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from migrations.v0_29.removed_trainer_utils import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop, run
+from tests.migrations.breaks._driver import noop, run
 
 
 def test_cap_exp_moves_and_others_are_marked():
-    out, findings = run(RULE, """\
+    out, _ = run(RULE, """\
         from trl.trainer.utils import cap_exp, RunningMoments
         from trl import FDivergenceType
 
