@@ -10,7 +10,9 @@ What is rewritten (the rename is documented by TRL as the same parameter):
 
 * a call of a TRL trainer (resolved by qualified name through every import form: `trl.X`, `trl.trainer.X`,
   `trl.trainer.x_trainer.X`, `trl.experimental.x.X`, `compat.trl.X`) with `tokenizer=`;
-* `super().__init__(..., tokenizer=...)` / `Base.__init__(self, ..., tokenizer=...)` inside a class deriving from one.
+* `super().__init__(..., tokenizer=...)` / `Base.__init__(self, ..., tokenizer=...)` inside a class deriving from one;
+* a call of the project's own subclass of a TRL trainer that takes no `tokenizer` parameter itself, defined in the
+  same module or in a module file next to it (`from utils import MarginRewardTrainer`, `utils.py` beside the file).
 
 `self.tokenizer` inside such a subclass (unless the class assigns it itself) and `trainer.tokenizer` on a name bound
 once to a TRL trainer call become `.processing_class`: transformers 5's `Trainer` has no `tokenizer` attribute.
@@ -24,8 +26,13 @@ renaming one keyword would not make it run. PPO and GRPO trainers belong to the 
 
 from __future__ import annotations
 
+import ast
+import functools
+from pathlib import Path
+
 import libcst as cst
 from libcst.metadata import (
+    GlobalScope,
     ParentNodeProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
@@ -66,6 +73,40 @@ TRAINER_PATHS: dict[str, str] = {p: n for n, (s, e) in _TRAINERS.items() for p i
 _RLOO_V1 = ("config", "policy", "ref_policy", "reward_model")
 
 
+def _subclasses_in(tree: ast.Module) -> dict[str, str]:
+    """Classes of a module that derive from a TRL trainer (imported `from trl... import X [as Y]`) and do not take a
+    `tokenizer` parameter of their own: class name -> the TRL trainer."""
+    imported: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                (node.module == "trl" or node.module.startswith("trl.")):
+            for a in node.names:
+                if f"{node.module}.{a.name}" in TRAINER_PATHS:
+                    imported[a.asname or a.name] = TRAINER_PATHS[f"{node.module}.{a.name}"]
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        base = next((imported.get(b.id) or out.get(b.id) for b in node.bases
+                     if isinstance(b, ast.Name) and (b.id in imported or b.id in out)), None)
+        if base is None:
+            continue
+        init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if init is not None and "tokenizer" in {a.arg for a in (*init.args.args, *init.args.kwonlyargs)}:
+            continue
+        out[node.name] = base
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _sibling_subclasses(path: str) -> dict[str, str]:
+    """`_subclasses_in` of the module file at `path` ({} when it is missing or does not parse)."""
+    try:
+        return _subclasses_in(ast.parse(Path(path).read_text(encoding="utf-8")))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return {}
+
+
 class _SelfTokenizerAssigned(cst.CSTVisitor):
     """Does a class body assign `self.tokenizer` itself (then the attribute is its own, not the trainer's)?"""
 
@@ -87,6 +128,26 @@ class _Transformer(MigrationTransformer):
         super().__init__(rule, ctx)
         self._class_bases: list[str | None] = []  # the TRL trainer each enclosing class derives from (None: none)
         self._own_tokenizer: list[bool] = []  # whether that class assigns self.tokenizer itself
+        self._local: dict[str, str] = {}  # user classes deriving from a TRL trainer: local name -> the TRL trainer
+
+    def visit_Module(self, node: cst.Module) -> None:
+        try:
+            tree = ast.parse(node.code)
+        except (SyntaxError, ValueError):
+            return
+        self._local = _subclasses_in(tree)
+        # `from utils import MyTrainer`: a module file next to this one (the project's own code)
+        folder = Path(self.ctx.path).parent if self.ctx.path else None
+        for stmt in tree.body:
+            if folder is None or not isinstance(stmt, ast.ImportFrom) or not stmt.module or stmt.level > 1:
+                continue
+            if stmt.module.split(".")[0] == "trl":
+                continue
+            candidate = folder.joinpath(*stmt.module.split(".")).with_suffix(".py")
+            found = _sibling_subclasses(str(candidate)) if candidate.is_file() else {}
+            for a in stmt.names:
+                if a.name in found:
+                    self._local[a.asname or a.name] = found[a.name]
 
     def _trainer(self, node: cst.CSTNode) -> str | None:
         try:
@@ -128,6 +189,14 @@ class _Transformer(MigrationTransformer):
         self.note(original_node, f"{trainer}.tokenizer -> .processing_class (transformers 5 Trainer has no .tokenizer)")
         return updated_node.with_changes(attr=cst.Name("processing_class"))
 
+    def _bound_at_module_level(self, name: cst.Name) -> bool:
+        """The name is the module-level class or import (not shadowed by a parameter or a local assignment)."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return False
+        assignments = [a for a in scope[name.value] if hasattr(a, "node")]
+        return bool(assignments) and all(isinstance(a.scope, GlobalScope) for a in assignments)
+
     def _bound_trainer(self, name: cst.Name) -> str | None:
         """The TRL trainer `name` is bound to by its only assignment in scope (`trainer = DPOTrainer(...)`)."""
         scope = self.get_metadata(ScopeProvider, name, None)
@@ -148,6 +217,8 @@ class _Transformer(MigrationTransformer):
         if trainer is not None:
             return trainer
         func = call.func
+        if isinstance(func, cst.Name) and func.value in self._local and self._bound_at_module_level(func):
+            return self._local[func.value]
         # super().__init__(...) / Base.__init__(self, ...) inside a subclass of a TRL trainer
         if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and self._class_bases:
             base = self._class_bases[-1]

@@ -180,3 +180,29 @@ def test_tokenizer_attribute_of_trl_trainers():
         t = Trainer(model)
         t.tokenizer
     """)
+
+
+def test_project_subclasses_same_module_and_sibling_file(tmp_path):
+    (tmp_path / "utils.py").write_text(
+        "from trl import RewardTrainer\n\n"
+        "class MarginRewardTrainer(RewardTrainer):\n    margin = 0.5\n\n"
+        "class OwnTok(RewardTrainer):\n    def __init__(self, model, tokenizer=None):\n        pass\n",
+        encoding="utf-8")
+    src = """\
+        from trl import DPOTrainer
+        from utils import MarginRewardTrainer, OwnTok
+
+        class MyDPO(DPOTrainer):
+            pass
+
+        MyDPO(model, tokenizer=tok)
+        MarginRewardTrainer(model=m, tokenizer=tok)
+        OwnTok(m, tokenizer=tok)
+
+        def f(MyDPO):
+            return MyDPO(tokenizer=tok)
+    """
+    out, _ = run(RULE, src, path=str(tmp_path / "train.py"))
+    assert "MyDPO(model, processing_class=tok)" in out
+    assert "MarginRewardTrainer(model=m, processing_class=tok)" in out
+    assert "OwnTok(m, tokenizer=tok)" in out and "return MyDPO(tokenizer=tok)" in out
