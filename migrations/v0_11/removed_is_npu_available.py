@@ -7,16 +7,13 @@ checks with its default `check_device=False`, so the import moves there.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _NOTE = "removed from TRL in 0.11; transformers' function does the same check"
 
 
 class RemovedIsNpuAvailable(SymbolMigration):
-    id = "removed-is-npu-available"
-    release = "0.11"
     summary = "trl.is_npu_available (removed in 0.11) -> transformers.utils.is_torch_npu_available"
-    anchor = "removed-is-npu-available"
     triggers = ("is_npu_available",)
     symbols = {p: Moved("transformers.utils", "is_torch_npu_available", _NOTE)
                for p in ("trl.is_npu_available", "trl.import_utils.is_npu_available")}

@@ -31,7 +31,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.helpers import make_kwarg, parse_expr, replace_args
+from migrations.kinds.cst import make_kwarg, parse_expr, replace_args
 from migrations.v0_12._config_defaults_data import HISTORY, RELEASES
 
 ANCHOR = "config-defaults"
@@ -145,11 +145,8 @@ class _Transformer(MigrationTransformer):
 
 
 class ConfigDefaults(PythonMigration):
-    id = "config-defaults"
-    release = "0.12"
     summary = "TRL config defaults changed since the pinned TRL (learning_rate, logging_steps, bf16, " \
               "gradient_checkpointing): written out when provable, else marked"
-    anchor = ANCHOR
     triggers = ("Config",)
     requires = ("trl",)
 

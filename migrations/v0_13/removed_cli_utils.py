@@ -9,7 +9,7 @@ default `dataset_name`, so they are marked.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Gone, Moved, SymbolMigration
+from migrations.kinds.symbols import Gone, Moved, SymbolMigration
 
 _MOD = "trl.commands.cli_utils"
 _SCRIPT_ARGS = ("trl.ScriptArguments has the dataset_* fields, not config/gradient_checkpointing_use_reentrant: "
@@ -17,10 +17,7 @@ _SCRIPT_ARGS = ("trl.ScriptArguments has the dataset_* fields, not config/gradie
 
 
 class RemovedCliUtils(SymbolMigration):
-    id = "removed-cli-utils"
-    release = "0.13"
     summary = "trl.commands.cli_utils (removed in 0.13): TrlParser/init_zero_verbose -> trl; *ScriptArguments marked"
-    anchor = "removed-cli-utils"
     triggers = ("cli_utils", "ScriptArguments")
     removed_modules = {_MOD: "trl.commands.cli_utils was removed in TRL 0.13: import from trl"}
     symbols = {

@@ -45,15 +45,8 @@ from migrations.base import (
     RuleContext,
     add_todo_lines,
 )
-from migrations.helpers import (
-    code,
-    ensure_imports,
-    explode_call,
-    literal_value,
-    make_kwarg,
-    parse_expr,
-    replace_args,
-)
+from migrations.kinds.cst import code, explode_call, literal_value, make_kwarg, parse_expr, replace_args
+from migrations.kinds.imports import ensure_imports
 
 _MISSING = object()
 
@@ -469,11 +462,8 @@ class _Transformer(MigrationTransformer):
 
 
 class TrainerKwargsToConfig(PythonMigration):
-    id = "trainer-kwargs-to-config"
-    release = "0.13"
     summary = "DPO/SFT/Reward trainer keywords (beta=, max_seq_length=, packing=, ...) -> their config; " \
               "TrainingArguments -> the trainer's config"
-    anchor = ANCHOR
     triggers = ("DPOTrainer", "SFTTrainer", "RewardTrainer")
     requires = ("trl",)
 

@@ -71,10 +71,7 @@ class _Transformer(MigrationTransformer):
 
 
 class TrainerSubclassInternals(PythonMigration):
-    id = "trainer-subclass-internals"
-    release = "0.13"
     summary = "overrides of TRL trainer internals (compute_loss, concatenated_forward, tokenize_row, ...) -> marked"
-    anchor = "trainer-subclass-internals"
     triggers = tuple(sorted(_INTERNALS))
     requires = ("trl",)
     transformer = _Transformer

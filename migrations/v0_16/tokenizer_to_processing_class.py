@@ -251,10 +251,7 @@ class _Transformer(MigrationTransformer):
 
 
 class TokenizerToProcessingClass(PythonMigration):
-    id = "tokenizer-to-processing-class"
-    release = "0.16"
     summary = "TRL trainers' tokenizer= -> processing_class= (renamed in 0.12, alias gone by 0.16)"
-    anchor = ANCHOR
     triggers = ("tokenizer",)
     requires = ("trl",)
     transformer = _Transformer

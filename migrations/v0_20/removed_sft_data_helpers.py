@@ -13,7 +13,7 @@ Both were removed in 0.20 (read from the 0.19.1 and 0.20.0 wheels), replaced by 
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Gone, SymbolMigration
+from migrations.kinds.symbols import Gone, SymbolMigration
 
 _COLLATOR = ("DataCollatorForCompletionOnlyLM was removed in TRL 0.20: use a prompt/completion dataset "
              "(SFTConfig completion_only_loss) or assistant_only_loss=True, drop data_collator")
@@ -21,10 +21,7 @@ _CLD = "ConstantLengthDataset was removed in TRL 0.20: pass the raw dataset with
 
 
 class RemovedSftDataHelpers(SymbolMigration):
-    id = "removed-sft-data-helpers"
-    release = "0.20"
     summary = "DataCollatorForCompletionOnlyLM / ConstantLengthDataset (removed in 0.20) -> marked with their successors"
-    anchor = "removed-sft-data-helpers"
     triggers = ("DataCollatorForCompletionOnlyLM", "ConstantLengthDataset")
     symbols = {
         **{p: Gone(_COLLATOR) for p in ("trl.DataCollatorForCompletionOnlyLM",

@@ -136,10 +136,7 @@ class _Transformer(MigrationTransformer):
 
 
 class SftMaxSeqLength(PythonMigration):
-    id = "sft-max-seq-length"
-    release = "0.20"
     summary = "SFTConfig(max_seq_length=) / config.max_seq_length -> max_length (alias removed in 0.20)"
-    anchor = ANCHOR
     triggers = ("max_seq_length",)
     requires = ("trl",)
     transformer = _Transformer

@@ -6,16 +6,13 @@ The tool-use environment of the PPO era (`trl.TextEnvironment`, `trl.environment
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Gone, SymbolMigration
+from migrations.kinds.symbols import Gone, SymbolMigration
 
 _MSG = "TextEnvironment was removed in TRL 0.21: use GRPOTrainer(tools=[...]) for tool calling"
 
 
 class RemovedTextEnvironment(SymbolMigration):
-    id = "removed-text-environment"
-    release = "0.21"
     summary = "trl.TextEnvironment / TextHistory / trl.environment (removed in 0.21) -> marked"
-    anchor = "removed-text-environment"
     triggers = ("TextEnvironment", "TextHistory", "environment")
     removed_modules = {"trl.environment": _MSG}
     symbols = {f"trl.{n}": Gone(_MSG) for n in ("TextEnvironment", "TextHistory")}

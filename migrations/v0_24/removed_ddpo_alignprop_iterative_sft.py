@@ -8,7 +8,7 @@ and use is marked: keep TRL 0.23 for this code (a separate environment), or rewr
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Gone, SymbolMigration
+from migrations.kinds.symbols import Gone, SymbolMigration
 
 _DIFFUSION = "removed in TRL 0.24 with no successor: keep trl<0.24 for this diffusion code"
 _ITERATIVE = "IterativeSFTTrainer was removed in TRL 0.24: call SFTTrainer per round, or keep trl<0.24"
@@ -33,10 +33,7 @@ def _table() -> dict[str, Gone]:
 
 
 class RemovedDdpoAlignpropIterativeSft(SymbolMigration):
-    id = "removed-ddpo-alignprop-iterative-sft"
-    release = "0.24"
     summary = "DDPO / AlignProp / IterativeSFT trainers (removed in 0.24, no successor) -> marked"
-    anchor = "removed-ddpo-alignprop-iterative-sft"
     triggers = ("DDPO", "AlignProp", "IterativeSFT")
     symbols = _table()
 

@@ -9,16 +9,13 @@ resized to `len(tokenizer)`. The project's manifests gain `trl-compat` (`depende
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _NOTE = "removed from TRL in 0.26; trl-compat keeps the PPO-era function (the project now needs trl-compat)"
 
 
 class SetupChatFormat(SymbolMigration):
-    id = "setup-chat-format"
-    release = "0.26"
     summary = "trl.setup_chat_format (removed in 0.26) -> compat.trl.setup_chat_format (the 0.8-0.12 function)"
-    anchor = "setup-chat-format"
     triggers = ("setup_chat_format",)
     symbols = {p: Moved("compat.trl", "setup_chat_format", _NOTE)
                for p in ("trl.setup_chat_format", "trl.models.setup_chat_format", "trl.models.utils.setup_chat_format")}

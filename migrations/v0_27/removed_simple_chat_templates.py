@@ -7,16 +7,13 @@ and `SIMPLE_CHAT_TEMPLATE` (0.11 - 0.26, removed in 0.27, hence this folder). `c
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _REMOVED_IN = {"SIMPLE_QUERY_CHAT_TEMPLATE": "0.11", "SIMPLE_SFT_CHAT_TEMPLATE": "0.25", "SIMPLE_CHAT_TEMPLATE": "0.27"}
 
 
 class RemovedSimpleChatTemplates(SymbolMigration):
-    id = "removed-simple-chat-templates"
-    release = "0.27"
     summary = "trl.trainer.utils.SIMPLE_*_CHAT_TEMPLATE (removed in 0.11 / 0.25 / 0.27) -> compat.trl (same strings)"
-    anchor = "removed-simple-chat-templates"
     triggers = ("CHAT_TEMPLATE",)
     symbols = {f"{module}.{name}": Moved("compat.trl", name, f"removed from TRL in {release}; same string "
                                                             "(the project now needs trl-compat)")

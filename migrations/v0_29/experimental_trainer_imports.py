@@ -19,7 +19,7 @@ import libcst as cst
 from packaging.version import Version
 
 from migrations.base import RuleContext
-from migrations.v1_14._symbols import Action, Gone, Moved, SymbolMigration
+from migrations.kinds.symbols import Action, Gone, Moved, SymbolMigration
 
 ANCHOR = "experimental-trainer-imports"
 
@@ -64,10 +64,7 @@ def _table() -> dict[str, Moved | Gone]:
 
 
 class ExperimentalTrainerImports(SymbolMigration):
-    id = "experimental-trainer-imports"
-    release = "0.29"
     summary = "from trl import ORPOTrainer/CPOTrainer/GKDTrainer/OnlineDPOTrainer/... -> trl.experimental.*; judges marked"
-    anchor = ANCHOR
     triggers = ("ORPO", "CPO", "GKD", "OnlineDPO", "XPO", "NashMD", "BCO", "PRM", "Judge", "WinRateCallback")
     symbols = _table()
     removed_modules = {"trl.trainer.judges": _JUDGE_MSG, "trl.experimental.judges": _JUDGE_MSG}

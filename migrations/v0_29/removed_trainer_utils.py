@@ -8,7 +8,7 @@ Read from the 0.28.0 and 0.29.0 wheels:
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Gone, Moved, SymbolMigration
+from migrations.kinds.symbols import Gone, Moved, SymbolMigration
 
 _NOTE = "removed from TRL in 0.29; trl-compat keeps the 0.28 function (the project now needs trl-compat)"
 _MOMENTS = "RunningMoments was removed in TRL 0.29: copy it from TRL 0.28 (trl/trainer/utils.py)"
@@ -28,10 +28,7 @@ def _table() -> dict[str, Moved | Gone]:
 
 
 class RemovedTrainerUtils(SymbolMigration):
-    id = "removed-trainer-utils"
-    release = "0.29"
     summary = "cap_exp/get_exp_cap (removed in 0.29) -> compat.trl; RunningMoments, FDivergence* -> marked"
-    anchor = "removed-trainer-utils"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence")
     symbols = _table()
 

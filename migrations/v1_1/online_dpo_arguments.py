@@ -82,11 +82,8 @@ class _Transformer(MigrationTransformer):
 
 
 class OnlineDpoArguments(PythonMigration):
-    id = "online-dpo-arguments"
-    release = "1.1"
     summary = "OnlineDPOTrainer(reward_model=, reward_processing_class=, old positionals) -> reward_funcs=, ...; " \
               "judge= marked"
-    anchor = "online-dpo-arguments"
     triggers = ("OnlineDPOTrainer",)
     requires = ("trl",)
     transformer = _Transformer

@@ -80,10 +80,7 @@ class _Transformer(MigrationTransformer):
 
 
 class RemovedConfigFields(PythonMigration):
-    id = "removed-config-fields"
-    release = "1.1"
     summary = "TRL 0.x config keywords no 1.13+ config accepts (max_prompt_length=, padding_value=, ...) -> marked"
-    anchor = "removed-config-fields"
     triggers = tuple(sorted({f for fields in REMOVED.values() for f in fields}))
     requires = ("trl",)
     transformer = _Transformer

@@ -8,17 +8,14 @@ other arguments and reads the settings from the accelerator's DeepSpeed plugin, 
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Gone, SymbolMigration
+from migrations.kinds.symbols import Gone, SymbolMigration
 
 _MSG = ("trl.trainer.utils.prepare_deepspeed was removed in TRL 1.1: call "
         "trl.models.utils.prepare_deepspeed(model, accelerator)")
 
 
 class RemovedTrainerPrepareDeepspeed(SymbolMigration):
-    id = "removed-trainer-prepare-deepspeed"
-    release = "1.1"
     summary = "trl.trainer.utils.prepare_deepspeed (removed in 1.1) -> marked: trl.models.utils.prepare_deepspeed"
-    anchor = "removed-trainer-prepare-deepspeed"
     triggers = ("prepare_deepspeed",)
     symbols = {"trl.trainer.utils.prepare_deepspeed": Gone(_MSG)}
 

@@ -9,16 +9,13 @@ every target and are left alone.
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _NOTE = "removed from TRL in 1.8; trl-compat keeps the 1.7 function (the project now needs trl-compat)"
 
 
 class GetKbitDeviceMap(SymbolMigration):
-    id = "get-kbit-device-map"
-    release = "1.8"
     summary = "trl.get_kbit_device_map (removed in 1.8) -> compat.trl.get_kbit_device_map"
-    anchor = "get-kbit-device-map"
     triggers = ("get_kbit_device_map",)
     symbols = {p: Moved("compat.trl", "get_kbit_device_map", _NOTE)
                for p in ("trl.get_kbit_device_map", "trl.trainer.get_kbit_device_map",

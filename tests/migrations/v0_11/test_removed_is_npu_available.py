@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_11.removed_is_npu_available import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop
+from tests.migrations._driver import check, noop
 
 
 def test_import_moves_to_transformers():

@@ -8,7 +8,7 @@ import pytest
 
 from migrations.v0_12 import config_defaults as mod
 from migrations.v0_12.config_defaults import MIGRATION as RULE
-from tests.migrations.breaks._driver import run
+from tests.migrations._driver import run
 
 SRC = """\
 from trl import ORPOConfig, SFTConfig

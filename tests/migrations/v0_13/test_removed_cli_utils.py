@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_13.removed_cli_utils import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop, run
+from tests.migrations._driver import check, noop, run
 
 
 def test_parser_and_zero_verbose_move_to_trl():

@@ -8,7 +8,7 @@ import pytest
 
 from migrations.v0_13 import trainer_kwargs_to_config as mod
 from migrations.v0_13.trainer_kwargs_to_config import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop, run
+from tests.migrations._driver import check, noop, run
 
 
 def test_assigned_training_arguments_becomes_dpo_config():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_13.trainer_subclass_internals import MIGRATION as RULE
-from tests.migrations.breaks._driver import noop, run
+from tests.migrations._driver import noop, run
 
 
 def test_overrides_are_marked_at_the_def():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_16.tokenizer_to_processing_class import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop, run
+from tests.migrations._driver import check, noop, run
 
 
 def test_keyword_on_stable_and_experimental_trainers():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_20.removed_sft_data_helpers import MIGRATION as RULE
-from tests.migrations.breaks._driver import noop, run
+from tests.migrations._driver import noop, run
 
 
 def test_collator_and_dataset_are_marked_at_each_use():

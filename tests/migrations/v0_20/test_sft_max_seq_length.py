@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_20.sft_max_seq_length import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop, run
+from tests.migrations._driver import check, noop, run
 
 
 def test_keyword_and_attributes_of_provable_configs():

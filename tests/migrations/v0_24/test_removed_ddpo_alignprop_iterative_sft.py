@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_24.removed_ddpo_alignprop_iterative_sft import MIGRATION as RULE
-from tests.migrations.breaks._driver import noop, run
+from tests.migrations._driver import noop, run
 
 
 def test_marked():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migrations.v0_26.setup_chat_format import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop
+from tests.migrations._driver import check, noop
 
 
 def test_moves_to_compat():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_27.removed_simple_chat_templates import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop
+from tests.migrations._driver import check, noop
 
 
 def test_moves_to_compat():

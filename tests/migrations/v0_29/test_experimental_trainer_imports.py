@@ -9,9 +9,9 @@ from packaging.version import Version
 from compat.migrate.engine import migrate_source
 from migrations.base import Options
 from migrations.v0_29.experimental_trainer_imports import MIGRATION as RULE
-from migrations.v1_14.bco import MIGRATION as BCO
-from migrations.v1_14.xpo import MIGRATION as XPO
-from tests.migrations.breaks._driver import check, noop, run
+from migrations.v1_14.removed_bco import MIGRATION as BCO
+from migrations.v1_14.removed_xpo import MIGRATION as XPO
+from tests.migrations._driver import check, noop, run
 
 
 def test_top_level_and_trainer_paths():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_29.removed_trainer_utils import MIGRATION as RULE
-from tests.migrations.breaks._driver import noop, run
+from tests.migrations._driver import noop, run
 
 
 def test_cap_exp_moves_and_others_are_marked():

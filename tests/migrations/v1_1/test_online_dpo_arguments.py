@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v1_1.online_dpo_arguments import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop, run
+from tests.migrations._driver import check, noop, run
 
 
 def test_renamed_keywords_and_old_positionals():

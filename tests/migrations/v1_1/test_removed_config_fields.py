@@ -6,7 +6,7 @@ import pytest
 
 from migrations.v1_1 import removed_config_fields as mod
 from migrations.v1_1.removed_config_fields import MIGRATION as RULE
-from tests.migrations.breaks._driver import noop, run
+from tests.migrations._driver import noop, run
 
 
 def test_removed_fields_are_marked():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v1_1.removed_trainer_prepare_deepspeed import MIGRATION as RULE
-from tests.migrations.breaks._driver import noop, run
+from tests.migrations._driver import noop, run
 
 
 def test_marked():

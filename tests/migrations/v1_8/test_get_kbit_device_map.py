@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v1_8.get_kbit_device_map import MIGRATION as RULE
-from tests.migrations.breaks._driver import check, noop
+from tests.migrations._driver import check, noop
 
 
 def test_moves_to_compat_and_keeps_the_survivors():
