@@ -45,7 +45,14 @@ from migrations.base import (
     RuleContext,
     add_todo_lines,
 )
-from migrations.kinds.cst import code, explode_call, literal_value, make_kwarg, parse_expr, replace_args
+from migrations.kinds.cst import (
+    code,
+    explode_call,
+    literal_value,
+    make_kwarg,
+    parse_expr,
+    replace_args,
+)
 from migrations.kinds.imports import ensure_imports
 
 _MISSING = object()
