@@ -1,8 +1,8 @@
-"""Before/after and no-op cases for `removed-is-npu-available`."""
+"""Before/after and no-op cases for `removed-import-utils`."""
 
 from __future__ import annotations
 
-from migrations.v0_11.removed_is_npu_available import MIGRATION as RULE
+from migrations.v0_11.removed_import_utils import MIGRATION as RULE
 from tests.migrations._driver import check, noop
 
 
@@ -19,6 +19,19 @@ def test_import_moves_to_transformers():
 
         if is_torch_npu_available() or npu():
             pass
+    """)
+
+
+def test_xpu_moves_to_accelerate():
+    check(RULE, """\
+        from trl.import_utils import is_npu_available, is_xpu_available
+
+        device = "xpu" if is_xpu_available() else "npu" if is_npu_available() else "cuda"
+    """, """\
+        from transformers.utils import is_torch_npu_available
+        from accelerate.utils import is_xpu_available
+
+        device = "xpu" if is_xpu_available() else "npu" if is_torch_npu_available() else "cuda"
     """)
 
 
