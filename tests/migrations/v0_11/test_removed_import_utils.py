@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrations.v0_11.removed_import_utils import MIGRATION as RULE
-from tests.migrations._driver import check, noop
+from tests.migrations._driver import check, noop, run
 
 
 def test_import_moves_to_transformers():
@@ -33,6 +33,19 @@ def test_xpu_moves_to_accelerate():
 
         device = "xpu" if is_xpu_available() else "npu" if is_torch_npu_available() else "cuda"
     """)
+
+
+def test_package_probes_and_version_probes():
+    out, findings = run(RULE, """\
+        from trl.import_utils import is_peft_available, is_pil_available, is_torch_greater_2_0
+
+        if is_peft_available() and is_pil_available() and is_torch_greater_2_0():
+            pass
+    """)
+    assert "from transformers.utils import is_peft_available, is_vision_available" in out
+    assert "from trl.import_utils import is_torch_greater_2_0\n" in out
+    assert "is_vision_available() and is_torch_greater_2_0()" in out
+    assert out.count("# TODO(trl-compat): removed in TRL 0.12: compare packaging.version") == 2
 
 
 def test_noops():
