@@ -36,7 +36,7 @@ def test_xpu_moves_to_accelerate():
 
 
 def test_package_probes_and_version_probes():
-    out, findings = run(RULE, """\
+    out, _ = run(RULE, """\
         from trl.import_utils import is_peft_available, is_pil_available, is_torch_greater_2_0
 
         if is_peft_available() and is_pil_available() and is_torch_greater_2_0():
