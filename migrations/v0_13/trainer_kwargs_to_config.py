@@ -18,7 +18,9 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   assigned to the config object right before the trainer is built (`training_args.beta = 0.1`), which is what the old
   trainer did with its keyword (it overrode the config);
 * no `args` at all: `args=<Config>(output_dir="tmp_trainer", ...)` (the output dir transformers' Trainer used);
-* an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved.
+* an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved;
+* `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
+  signature forwards the keyword; where it should go is the subclass author's decision).
 
 A keyword already set on the config is never duplicated: the trainer's keyword is dropped when it is the same code,
 else marked. Keywords without a field on the target config (`max_prompt_length`, `padding_value`, `infinite`, ...) stay
@@ -159,6 +161,26 @@ class _Planner(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.plans: list[_Plan] = []
+        self.classes: list[str | None] = []  # the TRL trainer each enclosing class derives from
+        self.super_calls: dict[int, tuple[str, list[str]]] = {}  # id(call) -> (trainer, moved/gone keywords)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(next((_TRAINER_PATHS[q] for b in node.bases for q in sorted(self.qnames(b.value))
+                                  if q in _TRAINER_PATHS), None))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def _super_init(self, node: cst.Call) -> str | None:
+        """The TRL trainer whose __init__ this `super().__init__(...)` / `Base.__init__(self, ...)` calls."""
+        func = node.func
+        if not (self.classes and self.classes[-1] and isinstance(func, cst.Attribute)
+                and func.attr.value == "__init__"):
+            return None
+        value = func.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super":
+            return self.classes[-1]
+        return self.classes[-1] if self.qnames(value) & set(_TRAINER_PATHS) else None
 
     def qnames(self, node: cst.CSTNode) -> set[str]:
         try:
@@ -168,6 +190,13 @@ class _Planner(cst.CSTVisitor):
             return set()
 
     def visit_Call(self, node: cst.Call) -> None:
+        base = self._super_init(node)
+        if base is not None:
+            keys = [a.keyword.value for a in node.args if a.keyword is not None
+                    and (a.keyword.value in _MOVED[base] or a.keyword.value in _GONE[base])]
+            if keys:
+                self.super_calls[id(node)] = (base, keys)
+            return
         trainer = next((_TRAINER_PATHS[q] for q in sorted(self.qnames(node.func)) if q in _TRAINER_PATHS), None)
         if trainer is None:
             return
@@ -357,8 +386,10 @@ class _DropImport(cst.CSTTransformer):
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, rule: PythonMigration, ctx: RuleContext, plans: list[_Plan]) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, plans: list[_Plan],
+                 super_calls: dict[int, tuple[str, list[str]]] | None = None) -> None:
         super().__init__(rule, ctx)
+        self.super_calls = super_calls or {}
         self.by_call = {id(p.call): p for p in plans}
         self.by_config = {id(p.config_call): p for p in plans if p.config_call is not None}
         self.by_parser = {id(p.parser_class): p for p in plans if p.parser_class is not None}
@@ -397,6 +428,11 @@ class _Transformer(MigrationTransformer):
         return replace_args(updated.with_changes(func=func), new_args)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.super_calls:
+            trainer, keys = self.super_calls[id(original_node)]
+            self.todo(original_node, f"{trainer}.__init__ takes no {', '.join(k + '=' for k in keys)} since TRL 0.13: "
+                                     f"set them on {_CONFIG[trainer]} (args)")
+            return updated_node
         plan = self.by_config.get(id(original_node))
         if plan is not None and not plan.inline:
             updated_node = self._edit_config(plan, original_node, updated_node)
@@ -477,9 +513,9 @@ class TrainerKwargsToConfig(PythonMigration):
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         planner = _Planner()
         wrapper.visit(planner)
-        if not planner.plans:
+        if not planner.plans and not planner.super_calls:
             return wrapper.module
-        t = _Transformer(self, ctx, planner.plans)
+        t = _Transformer(self, ctx, planner.plans, planner.super_calls)
         module = wrapper.visit(t)
         if t.needed:
             module = ensure_imports(module, t.needed)

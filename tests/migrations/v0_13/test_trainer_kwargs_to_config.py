@@ -169,6 +169,18 @@ def test_invisible_args_and_gone_keywords_are_marked():
     assert sum(f.severity == "manual" for f in findings) == 3
 
 
+def test_subclass_super_init_is_marked():
+    out, findings = run(RULE, """\
+        from trl import DPOTrainer
+
+        class MyDPO(DPOTrainer):
+            def __init__(self, model, beta=0.1, **kw):
+                super().__init__(model, beta=beta, max_prompt_length=64, **kw)
+    """)
+    assert "# TODO(trl-compat): DPOTrainer.__init__ takes no beta=, max_prompt_length= since TRL 0.13" in out
+    assert "super().__init__(model, beta=beta, max_prompt_length=64, **kw)" in out and len(findings) == 1
+
+
 def test_dpo_with_plain_training_arguments_and_no_moved_keyword_is_switched():
     out, _ = run(RULE, """\
         from transformers import TrainingArguments
