@@ -81,8 +81,9 @@ def handle_signals() -> Iterator[None]:
     try:
         yield
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+        if STATE.signals == 0:  # after an interrupt the handler stays: a second signal while exiting exits at once
+            for s, h in previous.items():
+                signal.signal(s, h)
 
 
 @contextlib.contextmanager

@@ -241,7 +241,8 @@ def migrate_paths(
             entries.append(FileEntry(path, status="failed", errors=[MigrateError("read", reason)]))
 
         def outside(path: str, reason: str) -> None:
-            entries.append(FileEntry(path, findings=[Finding("trl-compat", reason, 0, 0, None, "warning")]))
+            entries.append(FileEntry(os.path.normpath(path), findings=[Finding("trl-compat", reason, 0, 0, None,
+                                                                               "warning")]))
 
         for target in iter_targets(paths, exclude=exclude, wanted=prefilter.wants, on_error=unreadable,
                                    on_outside=outside):
