@@ -321,19 +321,20 @@ def _done(entry: FileEntry, on_file: Callable[[FileEntry], None] | None) -> None
 
 
 def _write(entry: FileEntry, real: str, old: bytes, new: bytes, force_read_only: bool) -> None:
-    try:
-        atomic_write(real, old, new, force_read_only=force_read_only)
-    except _ChangedOnDisk as exc:
-        entry.status = "failed"
-        entry.errors.append(MigrateError("changed-on-disk", str(exc)))
-    except _Refused as exc:
-        entry.status = "failed"
-        entry.errors.append(MigrateError(exc.kind, str(exc)))  # type: ignore[arg-type]
-    except OSError as exc:
-        entry.status = "failed"
-        entry.errors.append(MigrateError("write", exc.strerror or str(exc)))
-    else:
-        entry.written = True
+    with interrupts.critical():  # an interrupt waits until the entry says what happened to the file
+        try:
+            atomic_write(real, old, new, force_read_only=force_read_only)
+        except _ChangedOnDisk as exc:
+            entry.status = "failed"
+            entry.errors.append(MigrateError("changed-on-disk", str(exc)))
+        except _Refused as exc:
+            entry.status = "failed"
+            entry.errors.append(MigrateError(exc.kind, str(exc)))  # type: ignore[arg-type]
+        except OSError as exc:
+            entry.status = "failed"
+            entry.errors.append(MigrateError("write", exc.strerror or str(exc)))
+        else:
+            entry.written = True
 
 
 def _decide_jobs(jobs: int | None, n_candidates: int) -> int:
