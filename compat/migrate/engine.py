@@ -176,7 +176,7 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
         return result
     result.findings = findings
     if code != text:
-        problem = _verify(text, code)
+        problem = _verify(text, code, python_ok)
         if problem is not None:
             culprit = _find_culprit(text, triggered, options, path)
             result.errors.append(
@@ -259,20 +259,27 @@ def run_rules(
     return code, applied, findings, None
 
 
-def _verify(original: str, code: str) -> str | None:
-    """None when `code` is fit to be written; else why not."""
+def _verify(original: str, code: str, original_parses: bool | None = None) -> str | None:
+    """None when `code` is fit to be written; else why not. `original_parses`: whether `ast` parsed `original`,
+    when the caller already knows (None: find out)."""
     try:
         cst.parse_module(code)
     except Exception as exc:
         return f"libcst: {getattr(exc, 'message', exc)}"
-    try:
-        ast.parse(original)
-    except (SyntaxError, ValueError):
+    if original_parses is None:
+        try:
+            ast.parse(original)
+            original_parses = True
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            original_parses = False
+    if not original_parses:
         return None  # the interpreter cannot judge this file (newer syntax, notebook await): libcst's word stands
     try:
         ast.parse(code)
     except (SyntaxError, ValueError) as exc:
         return f"python: {exc}"
+    except (RecursionError, MemoryError):
+        return None  # as deep as the original, which parsed: libcst's word stands
     return None
 
 
