@@ -130,7 +130,7 @@ def test_concurrent_runs_never_report_a_rewrite_that_is_gone(tmp_path):
     at the end (the other run either saw it and kept it, or refused that file)."""
     source = ('from trl import SFTConfig\n\na = SFTConfig(output_dir="o", loss_type="chunked_nll")\n'
               'b = SFTConfig(output_dir="o", use_liger_kernel=True)\n' + PADDING[:4000])
-    files = [tmp_path / "tree" / f"m{i:03d}.py" for i in range(40)]
+    files = [tmp_path / "tree" / f"m{i:03d}.py" for i in range(24)]
     files[0].parent.mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     runs = {"sft-chunked-nll-loss-type": '"chunked_nll"', "use-liger-kernel-to-kernels": "use_liger_kernel"}
