@@ -104,9 +104,17 @@ def _line_of(text: str, needle: str) -> int:
 
 
 def _pyproject(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
+    import tomllib
+
     import tomlkit
     from tomlkit.items import String, StringType
 
+    try:
+        tomllib.loads(text)  # tomlkit's own errors can be misleading (a NUL byte the file does not contain)
+    except tomllib.TOMLDecodeError as exc:
+        ctx.report(Finding(rule.id, f"pyproject.toml is not valid TOML ({exc}): its pins were not checked; fix the file "
+                                    "and run again", 0, 0, rule.anchor, "manual", False))
+        return text
     doc = tomlkit.parse(text)
     changed = False
 
@@ -218,7 +226,10 @@ _SETUP_KEYS = ("install_requires", "extras_require", "tests_require")
 def _setup_py(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
+    except cst.ParserSyntaxError as exc:
+        ctx.report(Finding(rule.id, f"setup.py does not parse ({exc.message.splitlines()[0][:100]}): its pins were "
+                                    "not checked; fix the file and run again", exc.raw_line, exc.raw_column + 1,
+                           rule.anchor, "manual", False))
         return text
     finder = _SetupStrings()
     module.visit(finder)
