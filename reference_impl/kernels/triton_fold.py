@@ -41,13 +41,13 @@ MAX_BLOCK = 1024
 
 def _forward_kernel(
     tile_ptr, row_stride, n_cols, targets_ptr, v0,
-    max_ptr, sum_ptr, target_ptr, xsum_ptr, sqsum_ptr, zsum_ptr, best_ptr, best_idx_ptr,
-    pre, post, chain_c,
+    max_ptr, sum_ptr, target_ptr, xsum_ptr, sqsum_ptr, zsum_ptr, best_ptr, best_idx_ptr, params_ptr,
     SOFTCAP: tl.constexpr, ENTROPY: tl.constexpr, SUMSQ: tl.constexpr, MEAN: tl.constexpr, ARGMAX: tl.constexpr,
     WRITE_P: tl.constexpr, BLOCK: tl.constexpr,
 ):
     row = tl.program_id(0)
     acc = max_ptr.dtype.element_ty
+    pre, post, chain_c = tl.load(params_ptr), tl.load(params_ptr + 1), tl.load(params_ptr + 2)
     base = tile_ptr + row.to(tl.int64) * row_stride
     local = tl.load(targets_ptr + row)  # target id relative to this vocabulary block
     lanes = tl.arange(0, BLOCK)
@@ -125,12 +125,12 @@ def _forward_kernel(
 
 
 def _backward_kernel(
-    tile_ptr, row_stride, n_cols, targets_ptr, logz_ptr, glogp_ptr, gent_ptr, ent_ptr,
-    pre, post, chain_c,
+    tile_ptr, row_stride, n_cols, targets_ptr, logz_ptr, glogp_ptr, gent_ptr, ent_ptr, params_ptr,
     SOFTCAP: tl.constexpr, HAS_LOGP: tl.constexpr, HAS_ENT: tl.constexpr, BLOCK: tl.constexpr,
 ):
     row = tl.program_id(0)
     acc = logz_ptr.dtype.element_ty
+    pre, post, chain_c = tl.load(params_ptr), tl.load(params_ptr + 1), tl.load(params_ptr + 2)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < n_cols
     ptrs = tile_ptr + row.to(tl.int64) * row_stride + cols
@@ -175,12 +175,20 @@ def _interpret() -> bool:
     return bool(knobs.runtime.interpret)
 
 
-def _transform_args(transform: _Transform) -> tuple[float, float, float, bool]:
-    """``(pre, post, chain_c, softcap)``: ``z = post * tanh(pre * x)`` with soft-capping, else ``z = pre * x``."""
-    c = transform.scale * transform.inv_t
-    if transform.softcap is None:
-        return c, 1.0, c, False
-    return transform.scale / transform.softcap, transform.softcap * transform.inv_t, c, True
+def _transform_args(transform: _Transform, like: torch.Tensor) -> tuple[torch.Tensor, bool]:
+    """``([pre, post, chain_c], softcap)``: ``z = post * tanh(pre * x)`` with soft-capping, else ``z = pre * x``;
+    ``dz/dx = chain_c (1 - tanh^2)`` or ``chain_c``. A tensor in the statistics' dtype (Triton would pass Python
+    floats as fp32, which fp64 statistics must not see), cached on the transform per device and dtype."""
+    cache = transform.__dict__.setdefault("_triton_params", {})
+    key = (like.device, like.dtype)
+    if key not in cache:
+        c = transform.scale * transform.inv_t
+        if transform.softcap is None:
+            values = (c, 1.0, c)
+        else:
+            values = (transform.scale / transform.softcap, transform.softcap * transform.inv_t, c)
+        cache[key] = torch.tensor(values, dtype=like.dtype, device=like.device)
+    return cache[key], transform.softcap is not None
 
 
 def _block(n_cols: int, block: int | None) -> int:
@@ -219,14 +227,13 @@ def fold_forward(
     if rows == 0:
         return
     forward, _ = _kernels(_interpret())
-    pre, post, chain_c, softcap = _transform_args(transform)
+    params, softcap = _transform_args(transform, running_max)
     dummy = running_max
     forward[(rows,)](
         tile, tile.stride(0), n_cols, local_targets.contiguous(), v0,
         running_max, sum_exp, target_z,
         dummy if x_sum is None else x_sum, dummy if sq_sum is None else sq_sum, dummy if z_sum is None else z_sum,
-        dummy if best is None else best, local_targets if best_idx is None else best_idx,
-        pre, post, chain_c,
+        dummy if best is None else best, local_targets if best_idx is None else best_idx, params,
         SOFTCAP=softcap, ENTROPY=x_sum is not None, SUMSQ=sq_sum is not None, MEAN=z_sum is not None,
         ARGMAX=best is not None, WRITE_P=write_p, BLOCK=_block(n_cols, block),
     )
@@ -255,13 +262,12 @@ def fold_backward(
     if rows == 0:
         return
     _, backward = _kernels(_interpret())
-    pre, post, chain_c, softcap = _transform_args(transform)
+    params, softcap = _transform_args(transform, log_z)
     blk = _block(n_cols, block)
     backward[(rows, triton.cdiv(n_cols, blk))](
         tile, tile.stride(0), n_cols, local_targets.contiguous(), log_z,
         log_z if g_logp is None else g_logp.contiguous(),
         log_z if g_entropy is None else g_entropy.contiguous(),
-        log_z if entropy is None else entropy.contiguous(),
-        pre, post, chain_c,
+        log_z if entropy is None else entropy.contiguous(), params,
         SOFTCAP=softcap, HAS_LOGP=g_logp is not None, HAS_ENT=g_entropy is not None, BLOCK=blk,
     )

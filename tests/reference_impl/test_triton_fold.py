@@ -1,0 +1,190 @@
+"""The Triton fold (``reference_impl/kernels/triton_fold.py``) in Triton's interpreter, against float64 logits.
+
+No GPU here: ``TRITON_INTERPRET=1`` runs the kernels' own code (``tl.load``, reductions, masks, constexpr branches)
+on CPU tensors. What the interpreter does not show: GPU compilation, speed, and the bf16 rounding of a real
+``tl.store`` cast on the device (``benchmarks/gpu_bench.sh`` checks those on a GPU). Oracle: full float64 logits
+(``_naive.naive_stats``, ordinary autograd); shapes are tiny because the interpreter runs one program at a time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+triton = pytest.importorskip("triton", reason="triton is not installed (pip install -e '.[test]' brings it)")
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+
+if not isinstance(triton.language.standard.zeros, InterpretedFunction):
+    pytest.skip("triton was imported without TRITON_INTERPRET=1 (tests/conftest.py sets it; --noconftest skips it), "
+                "so its kernels cannot run on CPU tensors", allow_module_level=True)
+
+from reference_impl.chunking import LOGPROB_OUTPUTS, _Transform, chunked_logprobs  # noqa: E402
+from reference_impl.scalar_loss import chunked_scalar_loss  # noqa: E402
+
+from ._naive import naive_stats  # noqa: E402
+
+F64 = torch.float64
+TRANSFORMS = [
+    {},
+    {"softcap": 2.5, "logit_scale": 1.3, "temperature": 0.7},
+    {"temperature": 1.5},
+]
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("REFERENCE_IMPL_FOLD", "triton")
+
+
+def _naive_z(logits: torch.Tensor, kw: dict) -> torch.Tensor:
+    z = logits.to(F64) * kw.get("logit_scale", 1.0)
+    if kw.get("softcap") is not None:
+        z = kw["softcap"] * torch.tanh(z / kw["softcap"])
+    return z / kw.get("temperature", 1.0)
+
+
+@pytest.mark.parametrize("kw", TRANSFORMS)
+@pytest.mark.parametrize("dtype", [F64, torch.float32, torch.bfloat16])
+def test_forward_kernel_statistics(kw, dtype):
+    from reference_impl.kernels.triton_fold import fold_forward
+
+    g = torch.Generator().manual_seed(1)
+    n, v = 6, 45
+    logits = (torch.randn(n, v, generator=g, dtype=F64) * 3).to(dtype)
+    logits[2, 7] = logits[2, 30] = logits[2].max() + 1  # a tie across vocabulary blocks: the first one wins
+    logits[3, 9] = logits[3, 12] = logits[3].max() + 1  # a tie inside a block, in different lanes
+    targets = torch.tensor([0, 44, 7, 12, 19, 30])
+    sdtype = F64 if dtype == F64 else torch.float32
+    stats = {
+        "running_max": torch.full((n,), -math.inf, dtype=sdtype), "sum_exp": torch.zeros(n, dtype=sdtype),
+        "target_z": torch.zeros(n, dtype=sdtype),
+    }
+    extra = {
+        "x_sum": torch.zeros(n, dtype=sdtype), "sq_sum": torch.zeros(n, dtype=sdtype),
+        "z_sum": torch.zeros(n, dtype=sdtype), "best": torch.full((n,), -math.inf, dtype=sdtype),
+        "best_idx": torch.zeros(n, dtype=torch.long),
+    }
+    transform = _Transform(kw.get("logit_scale", 1.0), kw.get("softcap"), kw.get("temperature", 1.0))
+    for v0, v1 in ((0, 20), (20, 41), (41, 45)):  # three vocabulary blocks; block=8 loops inside each
+        fold_forward(logits[:, v0:v1], targets - v0, v0, **stats, transform=transform, **extra, block=8)
+    z = _naive_z(logits, kw)
+    logp = torch.log_softmax(z, -1)
+    log_z = stats["running_max"] + stats["sum_exp"].log()
+    tol = {"atol": 1e-12, "rtol": 1e-12} if dtype == F64 else {"atol": 2e-5, "rtol": 2e-5}
+    torch.testing.assert_close(log_z.double(), torch.logsumexp(z, -1), **tol)
+    torch.testing.assert_close(stats["target_z"].double(), z.gather(1, targets[:, None]).squeeze(1), **tol)
+    entropy = log_z - extra["x_sum"] / stats["sum_exp"]
+    torch.testing.assert_close(entropy.double(), -(logp.exp() * logp).sum(-1), **tol)
+    logsumsq = extra["sq_sum"].log() - 2 * stats["sum_exp"].log()
+    torch.testing.assert_close(logsumsq.double(), torch.logsumexp(2 * logp, -1), **tol)
+    torch.testing.assert_close(extra["z_sum"].double(), z.sum(-1), **tol)
+    assert extra["best_idx"].tolist() == z.argmax(-1).tolist()
+    assert extra["best_idx"][2] == 7 and extra["best_idx"][3] == 9
+
+
+@pytest.mark.parametrize("kw", TRANSFORMS[:2])
+@pytest.mark.parametrize("grads", ["logp", "entropy", "both"])
+def test_backward_kernel_gradient(kw, grads):
+    from reference_impl.kernels.triton_fold import fold_backward
+
+    g = torch.Generator().manual_seed(2)
+    n, v = 5, 37
+    logits = torch.randn(n, v, generator=g, dtype=F64) * 2
+    targets = torch.tensor([3, 36, 0, 17, 50])  # 50: outside this block (no one-hot term here)
+    g_logp = torch.randn(n, generator=g, dtype=F64) if grads in ("logp", "both") else None
+    g_ent = torch.randn(n, generator=g, dtype=F64) if grads in ("entropy", "both") else None
+    x = logits.clone().requires_grad_()
+    z = _naive_z(x, kw)
+    lp = torch.log_softmax(z, -1)
+    entropy = -(lp.exp() * lp).sum(-1)
+    loss = 0.0
+    if g_logp is not None:  # logp_y = z_y - log Z; a target in another block contributes only -log Z here
+        inside = targets < v
+        z_y = z.gather(1, targets.clamp(max=v - 1)[:, None]).squeeze(1) * inside
+        loss = loss + ((z_y - torch.logsumexp(z, -1)) * g_logp).sum()
+    if g_ent is not None:
+        loss = loss + (entropy * g_ent).sum()
+    (want,) = torch.autograd.grad(loss, x)
+    tile = logits.clone()
+    transform = _Transform(kw.get("logit_scale", 1.0), kw.get("softcap"), kw.get("temperature", 1.0))
+    log_z = torch.logsumexp(_naive_z(logits, kw), -1)
+    fold_backward(tile, targets, log_z, transform, g_logp=g_logp, g_entropy=g_ent, entropy=entropy.detach(), block=16)
+    torch.testing.assert_close(tile, want, atol=1e-12, rtol=1e-12)
+
+
+CASES = [
+    # n, h, v, chunk, kwargs: several token and vocabulary blocks; the last has one tile (kept for the backward)
+    (13, 6, 67, 2, {"softcap": 4.0, "logit_scale": 1.2, "temperature": 0.8}),
+    (9, 5, 40, 1000, {}),
+]
+
+
+@pytest.mark.parametrize("n,h,v,chunk,kw", CASES)
+@pytest.mark.parametrize("head", ["trainable", "frozen"])
+def test_engine_on_the_kernel_matches_fp64(n, h, v, chunk, kw, head):
+    """``chunked_logprobs`` dispatching to the kernel: every output and the gradients of hidden, weight and bias
+    (frozen head: the forward's ``write_p`` path) equal full float64 logits to 1e-10."""
+    g = torch.Generator().manual_seed(3)
+    hidden = torch.randn(n, h, generator=g, dtype=F64, requires_grad=True)
+    weight = (torch.randn(v, h, generator=g, dtype=F64) * 0.7).requires_grad_(head == "trainable")
+    bias = (torch.randn(v, generator=g, dtype=F64) * 0.1).requires_grad_(head == "trainable")
+    targets = torch.randint(0, v, (n,), generator=g)
+    targets[::3] = -100
+    out = chunked_logprobs(hidden, weight, targets, bias=bias, chunk=chunk, outputs=LOGPROB_OUTPUTS, **kw)
+    ref = naive_stats(hidden, weight, targets, bias=bias, **kw)
+    for name in LOGPROB_OUTPUTS:
+        torch.testing.assert_close(out[name], ref[name], atol=1e-10, rtol=1e-10, msg=name)
+    g1, g2 = torch.randn(n, generator=g, dtype=F64), torch.randn(n, generator=g, dtype=F64)
+    params = [hidden] + ([weight, bias] if head == "trainable" else [])
+    for with_entropy in (False, True):  # frozen head: the grad-in-forward path, then the entropy recompute
+        loss_got = (out["logp"] * g1).sum() + (out["entropy"] * g2).sum() * with_entropy
+        loss_want = (ref["logp"] * g1).sum() + (ref["entropy"] * g2).sum() * with_entropy
+        got = torch.autograd.grad(loss_got, params, retain_graph=True)
+        want = torch.autograd.grad(loss_want, params, retain_graph=True)
+        for a, b in zip(got, want, strict=True):
+            torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-10)
+
+
+def test_engine_bf16_kernel_matches_torch_fold(monkeypatch):
+    """bf16 tiles: the kernel reads bf16 logits and writes bf16 gradients like the torch fold (same roundings up to
+    the order of fp32 operations)."""
+    g = torch.Generator().manual_seed(4)
+    hidden = torch.randn(11, 8, generator=g).bfloat16().requires_grad_()
+    weight = (torch.randn(53, 8, generator=g) * 0.5).bfloat16().requires_grad_()
+    targets = torch.randint(0, 53, (11,), generator=g)
+    targets[1] = -100
+    results = {}
+    for fold in ("triton", "torch"):
+        monkeypatch.setenv("REFERENCE_IMPL_FOLD", fold)
+        out = chunked_logprobs(hidden, weight, targets, chunk=4, outputs=("logp", "entropy"))
+        grads = torch.autograd.grad(out["logp"].sum() + 0.1 * out["entropy"].sum(), (hidden, weight))
+        results[fold] = (out["logp"], out["entropy"], *grads)
+    for a, b in zip(results["triton"], results["torch"], strict=True):
+        torch.testing.assert_close(a.float(), b.float(), atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("loss_type", ["nll", "dft"])
+def test_scalar_path_on_the_kernel_matches_fp64(loss_type):
+    g = torch.Generator().manual_seed(5)
+    n, h, v = 12, 6, 45
+    hidden = torch.randn(n, h, generator=g, dtype=F64, requires_grad=True)
+    weight = (torch.randn(v, h, generator=g, dtype=F64) * 0.7).requires_grad_()
+    bias = (torch.randn(v, generator=g, dtype=F64) * 0.1).requires_grad_()
+    targets = torch.randint(0, v, (n,), generator=g)
+    targets[::4] = -100
+    kw = {"softcap": 3.0, "temperature": 0.9}
+    loss, stats = chunked_scalar_loss(hidden, weight, targets, bias=bias, loss_type=loss_type, chunk=3, path="scalar",
+                                      outputs=("entropy", "argmax_correct"), **kw)
+    ref = naive_stats(hidden, weight, targets, bias=bias, **kw)
+    per_token = -ref["logp"] * (ref["logp"].detach().exp() if loss_type == "dft" else 1.0)
+    want = per_token.sum() / (targets != -100).sum()
+    torch.testing.assert_close(loss, want, atol=1e-12, rtol=1e-12)
+    torch.testing.assert_close(stats["entropy"], ref["entropy"].detach(), atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(stats["argmax_correct"], ref["argmax_correct"])
+    got = torch.autograd.grad(loss, (hidden, weight, bias))
+    exp = torch.autograd.grad(want, (hidden, weight, bias))
+    for a, b in zip(got, exp, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-10)
