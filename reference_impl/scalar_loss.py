@@ -92,10 +92,11 @@ class _ScalarLossFunction(torch.autograd.Function):
     normaliser: ``c = token_weights / num_items`` (times ``p_i`` for DFT). Gradients in the forward."""
 
     @staticmethod
-    def forward(ctx, hidden, weight, bias, targets, token_weights, transform, denom, dft, chunk, outputs):
+    def forward(ctx, hidden, weight, bias, targets, token_weights, transform, denom, dft, chunk, outputs, grad_mode):
         ctx.set_materialize_grads(False)
         n, hdim = hidden.shape
-        needs_h, needs_w, needs_b = ctx.needs_input_grad[:3]
+        # needs_input_grad says True under torch.no_grad() too: evaluation must not pay for gradients
+        needs_h, needs_w, needs_b = (need and grad_mode for need in ctx.needs_input_grad[:3])
         want = set(outputs)
         with gathered(weight, bias):
             vocab = weight.shape[0]
@@ -128,6 +129,8 @@ class _ScalarLossFunction(torch.autograd.Function):
                 if dft:
                     c = c * logp.exp()
                 loss -= (c * logp).sum()
+                if not (needs_h or needs_w or needs_b):
+                    continue
                 # the gradient over the tile, then the 2nd and 3rd GEMMs
                 for (v0, v1), tile in zip(vblocks, tiles, strict=True):
                     _fold_backward(tile, tgt_blk - v0, rows.log_z(), transform, plan, g_logp=-c, g_ent=None,
@@ -162,10 +165,10 @@ class _ScalarLossFunction(torch.autograd.Function):
             )
         grads, ctx.grads = ctx.grads, None
         if g_loss is None:
-            return (None,) * 10
+            return (None,) * 11
         if not bool(g_loss == 1):
             grads = tuple(None if g is None else g.mul_(g_loss.to(g.dtype)) for g in grads)
-        return (*grads, *(None,) * 7)
+        return (*grads, *(None,) * 8)
 
 
 def chunked_scalar_loss(
@@ -243,7 +246,8 @@ def chunked_scalar_loss(
         weights if all_valid else weights.index_select(0, idx))
     transform = _Transform(logit_scale, softcap, temperature)
     loss, *values = _ScalarLossFunction.apply(
-        h_valid, weight, bias, t_valid, w_valid, transform, denom, loss_type == "dft", chunk, outputs
+        h_valid, weight, bias, t_valid, w_valid, transform, denom, loss_type == "dft", chunk, outputs,
+        torch.is_grad_enabled(),
     )
     result = {}
     for name, value in zip(outputs, values, strict=True):

@@ -130,6 +130,15 @@ def test_bf16_auto_matches_naive_bf16_closeness():
             assert rel_err(a, e) <= 1.1 * rel_err(b, e) + 1e-6
 
 
+def test_no_grad_computes_no_gradients():
+    hidden, weight, bias, targets = _inputs(10, 4, 20)
+    want, _ = _naive_loss(hidden, weight, bias, targets, "nll")
+    with torch.no_grad():
+        loss, _ = chunked_scalar_loss(hidden, weight, targets, bias=bias, chunk=2, path="scalar")
+    assert not loss.requires_grad
+    torch.testing.assert_close(loss, want.detach(), atol=1e-12, rtol=1e-12)
+
+
 def test_second_backward_is_refused():
     hidden, weight, bias, targets = _inputs(10, 4, 20)
     loss, _ = chunked_scalar_loss(hidden, weight, targets, bias=bias, path="scalar")
