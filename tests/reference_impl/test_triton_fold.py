@@ -148,22 +148,60 @@ def test_engine_on_the_kernel_matches_fp64(n, h, v, chunk, kw, head):
             torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-10)
 
 
-def test_engine_bf16_kernel_matches_torch_fold(monkeypatch):
-    """bf16 tiles: the kernel reads bf16 logits and writes bf16 gradients like the torch fold (same roundings up to
-    the order of fp32 operations)."""
+@pytest.fixture
+def _gpu_rounding(monkeypatch):
+    """The interpreter narrows fp32 to bf16 by truncation; a GPU's ``tl.store`` of ``x.to(tl.bfloat16)`` rounds to
+    nearest even (LLVM ``fptrunc``). Measured: truncation doubles the engine's ``dh`` error (3.97e-3 against naive
+    bf16's 1.72e-3 in ``test_chunking.py``'s bf16 test), rounding to nearest brings it back. Emulate the GPU here."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    truncate = interpreter.InterpreterBuilder.create_fp_trunc
+
+    def round_nearest(self, src, dst_type):
+        if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16:
+            f32 = torch.from_numpy(np.ascontiguousarray(src.data, dtype=np.float32))
+            return interpreter.TensorHandle(f32.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16),
+                                            dst_type.scalar)
+        return truncate(self, src, dst_type)
+
+    monkeypatch.setattr(interpreter.InterpreterBuilder, "create_fp_trunc", round_nearest)
+
+
+def test_engine_bf16_on_the_kernel_as_close_as_naive_bf16(_gpu_rounding, monkeypatch):
+    """bf16 tiles (bf16 logits in, bf16 gradients out): loss and gradients of hidden, weight and bias against float64
+    on the same bf16 values, at least as close as naive bf16 (full bf16 logits, fp32 softmax), and close to the torch
+    fold."""
+    from ._naive import rel_err
+
     g = torch.Generator().manual_seed(4)
-    hidden = torch.randn(11, 8, generator=g).bfloat16().requires_grad_()
-    weight = (torch.randn(53, 8, generator=g) * 0.5).bfloat16().requires_grad_()
-    targets = torch.randint(0, 53, (11,), generator=g)
-    targets[1] = -100
-    results = {}
-    for fold in ("triton", "torch"):
-        monkeypatch.setenv("REFERENCE_IMPL_FOLD", fold)
-        out = chunked_logprobs(hidden, weight, targets, chunk=4, outputs=("logp", "entropy"))
-        grads = torch.autograd.grad(out["logp"].sum() + 0.1 * out["entropy"].sum(), (hidden, weight))
-        results[fold] = (out["logp"], out["entropy"], *grads)
-    for a, b in zip(results["triton"], results["torch"], strict=True):
-        torch.testing.assert_close(a.float(), b.float(), atol=2e-2, rtol=2e-2)
+    n, h, v = 40, 16, 300
+    hidden = torch.randn(n, h, generator=g).bfloat16()
+    weight = (torch.randn(v, h, generator=g) * 0.3).bfloat16()
+    bias = (torch.randn(v, generator=g) * 0.1).bfloat16()
+    targets = torch.randint(0, v, (n,), generator=g)
+    targets[::7] = -100
+
+    def run(fn, dtype):
+        hh, ww, bb = (x.to(dtype).requires_grad_() for x in (hidden, weight, bias))
+        loss = fn(hh, ww, bb)
+        return (loss.double(), *torch.autograd.grad(loss, (hh, ww, bb)))
+
+    def naive(hh, ww, bb):
+        logits = hh @ ww.t() + bb
+        return torch.nn.functional.cross_entropy(logits.float() if logits.dtype != F64 else logits, targets)
+
+    def ours(hh, ww, bb):
+        return -chunked_logprobs(hh, ww, targets, bias=bb, chunk=128)["logp"].sum() / (targets != -100).sum()
+
+    exact, naive_bf16 = run(naive, F64), run(naive, torch.bfloat16)
+    kernel = run(ours, torch.bfloat16)
+    monkeypatch.setenv("REFERENCE_IMPL_FOLD", "torch")
+    reference = run(ours, torch.bfloat16)
+    for name, k, r, nb, ex in zip(["loss", "dh", "dW", "db"], kernel, reference, naive_bf16, exact, strict=True):
+        assert rel_err(k, ex) <= 1.1 * rel_err(nb, ex) + 1e-6, f"{name}: {rel_err(k, ex):.3e} vs {rel_err(nb, ex):.3e}"
+        assert rel_err(k, r) <= 1e-2, name
 
 
 @pytest.mark.parametrize("loss_type", ["nll", "dft"])
