@@ -77,6 +77,53 @@ class _TokenPlan:
         return w.to(self.compute).to(self.gemm)
 
 
+def _fold_rows_with_gradient(
+    tile: torch.Tensor,
+    targets: torch.Tensor,
+    st: _Stats,
+    transform: _Transform,
+    plan: _TokenPlan,
+    c: torch.Tensor,
+    dft: bool,
+    write_grad: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Statistics and gradient of a tile whose rows span the whole vocabulary, one cache-sized slab of rows at a time:
+    the max, ``e = exp(z - max)`` and its sum give ``log Z`` at once, so the gradient ``c (e / sum e - 1[v = y])
+    dz/dlogit`` is written over the slab while it is in cache (torch fold only; no online rescaling). Returns the
+    per-token ``c`` (times ``p_y`` for DFT) and ``logp``."""
+    rows_total, width = tile.shape
+    scratch = torch.empty(min(plan.slab, rows_total) * width, device=tile.device, dtype=plan.stat)
+    logp = torch.empty(rows_total, device=tile.device, dtype=plan.stat)
+    c = c.clone()
+    for r0 in range(0, rows_total, plan.slab):
+        r = slice(r0, min(rows_total, r0 + plan.slab))
+        z = transform.forward(tile[r], plan.stat, copy=False)  # in place for an fp32 tile
+        tgt = targets[r].unsqueeze(1)
+        if st.best is not None:
+            m, idx = z.max(1)
+            st.best[r], st.best_idx[r] = m, idx
+        else:
+            m = z.amax(1)
+        e = torch.sub(z, m.unsqueeze(1), out=scratch[: z.numel()].view_as(z)).exp_()
+        s = e.sum(1)
+        st.running_max[r], st.sum_exp[r] = m, s
+        st.target_z[r] = tz = z.gather(1, tgt).squeeze(1)
+        if st.x_sum is not None:
+            st.x_sum[r] = torch.linalg.vecdot(e, z)
+        logp[r] = tz - m - torch.log(s)
+        if dft:
+            c[r] *= logp[r].exp()
+        if not write_grad:
+            continue
+        chain = transform.chain(z)  # before z (an alias of the tile for fp32) is overwritten
+        grad = e.mul_((c[r] / s).unsqueeze(1))
+        grad.scatter_add_(1, tgt, -c[r].unsqueeze(1))
+        if not isinstance(chain, float) or chain != 1.0:
+            grad.mul_(chain)
+        tile[r].copy_(grad)
+    return c, logp
+
+
 def scalar_path_applies(n: int, hidden: torch.Tensor, weight: torch.Tensor, chunk: int | None = None) -> bool:
     """Whether :func:`chunked_scalar_loss`'s 3-GEMM path is as exact as the engine for ``n`` valid tokens: the
     weight gradient is fp32/fp64, or all tokens fit one token block (see the module doc)."""
@@ -104,7 +151,9 @@ class _ScalarLossFunction(torch.autograd.Function):
             sdtype, device = plan.stat, hidden.device
             st = _Stats(n, want, device, sdtype)
             grad_h = torch.zeros(n, hdim, device=device, dtype=sdtype) if needs_h else None
-            grad_w = (torch.zeros if plan.blocks > 1 else torch.empty)(weight.shape, device=device, dtype=weight.dtype) \
+            # several token blocks sum into dW: the first writes it (same dtype) or it starts from zeros
+            summed = plan.blocks > 1 and plan.gemm != weight.dtype
+            grad_w = (torch.zeros if summed else torch.empty)(weight.shape, device=device, dtype=weight.dtype) \
                 if needs_w else None
             grad_b = torch.zeros(vocab, device=device, dtype=sdtype) if needs_b else None
             loss = torch.zeros((), device=device, dtype=sdtype)
@@ -112,29 +161,39 @@ class _ScalarLossFunction(torch.autograd.Function):
             h_all = hidden.to(plan.compute).to(plan.gemm)
             vblocks = [(v0, min(vocab, v0 + plan.vocab_block)) for v0 in range(0, vocab, plan.vocab_block)]
             w_whole = None if plan.converts else weight
+            # torch fold with the whole vocabulary in one block: the row-complete fold below (Triton: its two kernels)
+            one_pass = len(vblocks) == 1 and fold_backend(tile_buf) is None
             for t0 in range(0, n, plan.token_block):
                 t1 = min(n, t0 + plan.token_block)
                 h_blk, tgt_blk, rows = h_all[t0:t1], targets[t0:t1], st.rows(t0, t1)
                 tiles = [tile_buf[(t1 - t0) * v0 : (t1 - t0) * v1].view(t1 - t0, v1 - v0) for v0, v1 in vblocks]
-                # 1st GEMM: the token block's logits, block by block, folded as they come (logits kept intact)
+                needs_grad = needs_h or needs_w or needs_b
+                c_blk = token_weights[t0:t1].to(sdtype) / denom
+                # 1st GEMM: the token block's logits, block by block
                 for (v0, v1), tile in zip(vblocks, tiles, strict=True):
                     w_blk = w_whole[v0:v1] if w_whole is not None else plan.block(weight[v0:v1])
                     torch.mm(h_blk, w_blk.t(), out=tile)
                     if bias is not None:
                         tile.add_(bias[v0:v1].to(plan.compute).to(plan.gemm))
-                    _fold_forward(tile, tgt_blk - v0, v0, rows, transform, plan, True)
                     del w_blk
-                logp = rows.target_z - rows.log_z()
-                c = token_weights[t0:t1].to(sdtype) / denom
-                if dft:
-                    c = c * logp.exp()
+                    if not one_pass:  # folded as they come, logits kept for the gradient pass
+                        _fold_forward(tile, tgt_blk - v0, v0, rows, transform, plan, True)
+                if one_pass:  # every row of the tile sees the whole vocabulary: statistics and gradient in one visit
+                    c, logp = _fold_rows_with_gradient(tiles[0], tgt_blk, rows, transform, plan, c_blk, dft, needs_grad)
+                else:
+                    logp = rows.target_z - rows.log_z()
+                    c = c_blk * logp.exp() if dft else c_blk
                 loss -= (c * logp).sum()
-                if not (needs_h or needs_w or needs_b):
+                if not needs_grad:
                     continue
                 # the gradient over the tile, then the 2nd and 3rd GEMMs
                 for (v0, v1), tile in zip(vblocks, tiles, strict=True):
-                    _fold_backward(tile, tgt_blk - v0, rows.log_z(), transform, plan, g_logp=-c, g_ent=None,
-                                   entropy=None, grad_bias=None if grad_b is None else grad_b[v0:v1])
+                    if one_pass:
+                        if grad_b is not None:
+                            grad_b += tile.sum(0, dtype=sdtype)
+                    else:
+                        _fold_backward(tile, tgt_blk - v0, rows.log_z(), transform, plan, g_logp=-c, g_ent=None,
+                                       entropy=None, grad_bias=None if grad_b is None else grad_b[v0:v1])
                     if grad_h is None and grad_w is None:
                         continue
                     w_blk = w_whole[v0:v1] if w_whole is not None else plan.block(weight[v0:v1])
@@ -143,6 +202,8 @@ class _ScalarLossFunction(torch.autograd.Function):
                     if grad_w is not None:
                         if plan.blocks == 1:  # one GEMM over every token, rounded once
                             _weight_grad_block(grad_w[v0:v1], tile, h_blk, w_buf=w_blk)
+                        elif t0 == 0 and not summed:
+                            torch.mm(tile.t(), h_blk, out=grad_w[v0:v1])
                         else:  # fp32/fp64 dW: the sum over token blocks is exact to fp32
                             _mm_accumulate(grad_w[v0:v1], tile.t(), h_blk)
                     del w_blk

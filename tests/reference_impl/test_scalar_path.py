@@ -99,6 +99,30 @@ def test_fp32_matches_the_engine():
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["upcast", "autocast"])
+def test_converted_weight_blocks_match_the_engine(mode, monkeypatch):
+    """The two-pass variant (several vocabulary blocks: each weight block is converted, never the weight): bf16 weights
+    upcast to fp32 GEMMs (``REFERENCE_IMPL_CPU_GEMM=fp32``), and fp32 master weights under bf16 autocast (fp32
+    ``dW`` summed over 3 token blocks), against the per-token engine."""
+    if mode == "upcast":
+        monkeypatch.setenv("REFERENCE_IMPL_CPU_GEMM", "fp32")
+    dtype = torch.bfloat16 if mode == "upcast" else torch.float32
+    hidden, weight, bias, targets = _inputs(30, 16, 700, dtype=dtype, seed=3)
+    chunk = 64 if mode == "upcast" else 4
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mode == "autocast"):
+        plan = _TokenPlan(24, 16, weight, chunk)
+    assert plan.converts and plan.vocab_block < 700 and (plan.blocks == 1) == (mode == "upcast")
+    results = {}
+    for path in ("scalar", "engine"):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mode == "autocast"):
+            loss, stats = chunked_scalar_loss(hidden, weight, targets, bias=bias, chunk=chunk, path=path,
+                                              outputs=("entropy", "argmax_correct"))
+        results[path] = (loss, *stats.values(), *_grads(loss, (hidden, weight, bias)))
+    for a, b in zip(results["scalar"], results["engine"], strict=True):
+        assert a.dtype == b.dtype
+        torch.testing.assert_close(a.float(), b.float(), atol=1e-2, rtol=1e-2)
+
+
 def test_auto_path_choice():
     """auto: fp32 weights and single-block bf16 take the 3-GEMM path; bf16 with several token blocks (dW would be
     rounded once per block) and a frozen head take the engine."""
