@@ -16,6 +16,11 @@ How it works (``reference_impl/README.md`` has the measurements behind each choi
   online-logsumexp statistics in fp32 -- on CPU a cache-sized slab of rows at a time, on GPU whole. The tile gets the
   bytes a token-chunked loss spends on one ``chunk``-token chunk of logits (``chunk * V * b``; 4x on GPUs), so peak
   memory stays at the tiled floor ``V*H*b + N*H*b + C*V*(b+4)``.
+* **The fold.** :func:`_fold_forward` / :func:`_fold_backward` turn a tile into statistics / gradients. On CUDA, when
+  ``triton`` imports, each is one Triton kernel (:mod:`reference_impl.kernels`; ``REFERENCE_IMPL_FOLD`` overrides);
+  the torch ops in them are the readable reference and the fallback, with the same numerics.
+* **Scalar losses.** :mod:`reference_impl.scalar_loss` reuses the folds for losses whose per-token weights are known
+  in the forward (SFT's NLL/DFT): gradients in the forward, 3 GEMMs.
 * **CPU without bf16 hardware.** There oneDNN emulates bf16 GEMMs 6-7x slower than fp32, so each ``[Cv, H]`` weight
   block (never the weight) is upcast and the GEMMs run in fp32 (:func:`cpu_has_native_gemm`).
 * **Weight gradient.** Because a tile spans *all* tokens of the call, the gradient of a vocabulary block,
@@ -141,7 +146,9 @@ class _Plan:
         # on a GPU the fp32 softmax runs on the whole tile at once (slabs would be one kernel launch each), so the
         # tile shares the budget with about two fp32 temporaries of its size; on CPU the slabs are cache-sized
         self.whole_tile = weight.device.type != "cpu"
-        per_elem = torch.finfo(self.gemm).bits // 8 + (4 if self.dh_fp32 else 0) + (8 if self.whole_tile else 0)
+        # the Triton fold works in registers: no fp32 temporaries, so the tile takes their share of the budget
+        temporaries = 8 if self.whole_tile and fold_backend(weight) is None else 0
+        per_elem = torch.finfo(self.gemm).bits // 8 + (4 if self.dh_fp32 else 0) + temporaries
         w_rows = 1 if (self.upcast or self.dh_fp32) else 0  # fp32 [Cv, H] weight-block copies
         row_bytes = 4 * hdim
 

@@ -45,6 +45,9 @@ __all__ = ["SCALAR_OUTPUTS", "chunked_scalar_loss", "scalar_path_applies"]
 
 #: Per-token values :func:`chunked_scalar_loss` can return besides the loss (all detached).
 SCALAR_OUTPUTS = ("logp", "entropy", "argmax_correct")
+# rows of the CPU fold per step (elements): 4 MiB of fp32; fewer, larger steps than the engine's 1 MiB slabs, which
+# measured 2x slower here on a loaded 2-core machine (each op a thread-pool round trip)
+SLAB_ELEMS = 1 << 20
 
 
 class _TokenPlan:
@@ -70,7 +73,7 @@ class _TokenPlan:
         self.vocab_block = base.vocab_block if self.converts else vocab
         self.whole_tile = base.whole_tile
         # the torch fold's slab of rows (~1 MiB fp32 on CPU, the whole tile on a GPU)
-        self.slab = self.token_block if self.whole_tile else max(1, (1 << 18) // min(vocab, self.vocab_block))
+        self.slab = self.token_block if self.whole_tile else max(1, SLAB_ELEMS // min(vocab, self.vocab_block))
         self.blocks = -(-n // self.token_block)
 
     def block(self, w: torch.Tensor) -> torch.Tensor:
