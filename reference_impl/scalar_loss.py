@@ -72,7 +72,7 @@ class _TokenPlan:
         self.converts = weight.dtype != self.gemm
         self.vocab_block = base.vocab_block if self.converts else vocab
         self.whole_tile = base.whole_tile
-        # the torch fold's slab of rows (~1 MiB fp32 on CPU, the whole tile on a GPU)
+        # the torch fold's slab of rows (~4 MiB fp32 on CPU, the whole tile on a GPU)
         self.slab = self.token_block if self.whole_tile else max(1, SLAB_ELEMS // min(vocab, self.vocab_block))
         self.blocks = -(-n // self.token_block)
 
