@@ -34,8 +34,8 @@ def logprob_checks(dev: str, n: int, h: int, v: int) -> None:
             m = t != -100
 
             def run(name: str):
-                xx = x.detach().clone().double() if name == "exact" else x.detach().clone()
-                ww = w.detach().clone().double() if name == "exact" else w.detach().clone()
+                xx = x.detach().clone().double() if name.startswith("exact") else x.detach().clone()
+                ww = w.detach().clone().double() if name.startswith("exact") else w.detach().clone()
                 xx.requires_grad_()
                 ww.requires_grad_(head == "trainable")
                 if name.startswith("ours"):
@@ -45,7 +45,7 @@ def logprob_checks(dev: str, n: int, h: int, v: int) -> None:
                 elif name == "scalar":  # NLL only (the scalar path has no entropy gradient)
                     loss = chunked_scalar_loss(xx, ww, t, chunk=32)[0]
                 else:
-                    lp = torch.log_softmax((xx @ ww.t()).to(torch.float64 if name == "exact" else torch.float32), -1)
+                    lp = torch.log_softmax((xx @ ww.t()).to(torch.float64 if name.startswith("exact") else torch.float32), -1)
                     logp = lp.gather(1, t.clamp(min=0)[:, None]).squeeze(1) * m
                     ent = -(lp.exp() * lp).sum(-1) * m
                     loss = -logp.sum() / m.sum() + (0.0 if name == "exact_nll" else 0.1 * ent.mean())

@@ -425,7 +425,8 @@ def precision(args) -> str:
             exact.backward()
             ref = (exact.item(), hd.grad, wd.grad)
             del hd, wd, exact
-            for variant in [v for v in args.variants.split(",") if v in PRECISION_VARIANTS] or PRECISION_VARIANTS:
+            chosen = PRECISION_VARIANTS if args.variants == ",".join(VARIANTS) else args.variants.split(",")
+            for variant in [v for v in chosen if v in PRECISION_VARIANTS]:
                 fn = _loss_fn(variant, args.device)
                 hv, wv = h.clone().requires_grad_(), w.clone().requires_grad_()
                 loss = fn(hv, wv, t)
