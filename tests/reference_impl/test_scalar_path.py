@@ -187,3 +187,39 @@ def test_all_ignored_and_shapes():
     torch.testing.assert_close(stats["logp"].reshape(-1), ref["logp"].detach(), atol=1e-10, rtol=1e-10)
     with pytest.raises(ValueError, match="loss_type"):
         chunked_scalar_loss(hidden, weight, targets, loss_type="chunked_nll")
+
+
+@pytest.mark.parametrize("loss_type", ["nll", "dft"])
+def test_sft_trainer_takes_the_scalar_path(loss_type, tmp_path, monkeypatch):
+    """`SFTTrainer.compute_loss` through the 3-GEMM path equals its per-token path (`_scalar_loss = False`: engine
+    log-probs, then `losses.sft`) in loss, every parameter gradient and the logged entropy/accuracy; and the 3-GEMM
+    Function really runs (the tiny model's head is fp32 and trainable)."""
+    import reference_impl.scalar_loss as scalar_loss
+    from reference_impl import SFTConfig, SFTTrainer
+
+    from . import _trainer_helpers as H
+
+    calls = []
+    apply = scalar_loss._ScalarLossFunction.apply
+    monkeypatch.setattr(scalar_loss._ScalarLossFunction, "apply", lambda *a: calls.append(1) or apply(*a))
+    trainer = SFTTrainer(H.model(), args=SFTConfig(**H.config_kwargs(tmp_path, loss_type=loss_type)),
+                         train_dataset=H.prompt_completion_dataset(), processing_class=H.tokenizer("right"))
+    batch = next(iter(trainer.get_train_dataloader()))
+    trainer.model.train()
+    results = {}
+    for scalar in (True, False):
+        monkeypatch.setattr(trainer, "_scalar_loss", scalar)
+        trainer.model.zero_grad(set_to_none=True)
+        loss = trainer.compute_loss(trainer.model, batch)
+        loss.backward()
+        grads = {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+        logged = {k: trainer._metrics["train"][k][-1] for k in ("entropy", "mean_token_accuracy")}
+        results[scalar] = (loss.detach(), grads, logged)
+    assert len(calls) == 1
+    (loss_s, grads_s, log_s), (loss_e, grads_e, log_e) = results[True], results[False]
+    torch.testing.assert_close(loss_s, loss_e, atol=1e-6, rtol=1e-6)
+    assert grads_s.keys() == grads_e.keys()
+    assert any(n.endswith(("lm_head.weight", "embed_tokens.weight")) for n in grads_s)  # the head (maybe tied)
+    for name in grads_s:
+        torch.testing.assert_close(grads_s[name], grads_e[name], atol=1e-6, rtol=1e-5, msg=name)
+    assert log_s == pytest.approx(log_e, abs=1e-6)
