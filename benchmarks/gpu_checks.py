@@ -33,7 +33,7 @@ def logprob_checks(dev: str, n: int, h: int, v: int) -> None:
             t[::7] = -100
             m = t != -100
 
-            def run(name: str):
+            def run(name: str, x=x, w=w, t=t, m=m, head=head):  # this iteration's inputs
                 xx = x.detach().clone().double() if name.startswith("exact") else x.detach().clone()
                 ww = w.detach().clone().double() if name.startswith("exact") else w.detach().clone()
                 xx.requires_grad_()

@@ -33,7 +33,7 @@ import triton.language as tl
 if TYPE_CHECKING:  # pragma: no cover
     from reference_impl.chunking import _Transform
 
-__all__ = ["fold_forward", "fold_backward"]
+__all__ = ["fold_backward", "fold_forward"]
 
 # columns per program step; small tiles (the tests) use the next power of two of their width
 MAX_BLOCK = 1024

@@ -11,7 +11,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reference_impl.scalar_loss import _TokenPlan, chunked_scalar_loss, scalar_path_applies
+from reference_impl.scalar_loss import (
+    _TokenPlan,
+    chunked_scalar_loss,
+    scalar_path_applies,
+)
 
 from ._naive import naive_stats
 
@@ -194,8 +198,7 @@ def test_sft_trainer_takes_the_scalar_path(loss_type, tmp_path, monkeypatch):
     """`SFTTrainer.compute_loss` through the 3-GEMM path equals its per-token path (`_scalar_loss = False`: engine
     log-probs, then `losses.sft`) in loss, every parameter gradient and the logged entropy/accuracy; and the 3-GEMM
     Function really runs (the tiny model's head is fp32 and trainable)."""
-    import reference_impl.scalar_loss as scalar_loss
-    from reference_impl import SFTConfig, SFTTrainer
+    from reference_impl import SFTConfig, SFTTrainer, scalar_loss
 
     from . import _trainer_helpers as H
 

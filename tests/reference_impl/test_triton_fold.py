@@ -14,16 +14,16 @@ import pytest
 import torch
 
 triton = pytest.importorskip("triton", reason="triton is not installed (pip install -e '.[test]' brings it)")
-from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction
 
 if not isinstance(triton.language.standard.zeros, InterpretedFunction):
     pytest.skip("triton was imported without TRITON_INTERPRET=1 (tests/conftest.py sets it; --noconftest skips it), "
                 "so its kernels cannot run on CPU tensors", allow_module_level=True)
 
-from reference_impl.chunking import LOGPROB_OUTPUTS, _Transform, chunked_logprobs  # noqa: E402
-from reference_impl.scalar_loss import chunked_scalar_loss  # noqa: E402
+from reference_impl.chunking import LOGPROB_OUTPUTS, _Transform, chunked_logprobs
+from reference_impl.scalar_loss import chunked_scalar_loss
 
-from ._naive import naive_stats  # noqa: E402
+from ._naive import naive_stats
 
 F64 = torch.float64
 TRANSFORMS = [
