@@ -6,9 +6,20 @@ peft, deepspeed or vllm) and holds them against :mod:`compat.floors`. A violatin
 
 ``TRL_COMPAT_CHECK=error|warn|off`` (default ``error``) chooses between raising, warning and not checking.
 compat's own command-line tools (``python -m compat``, ``python -m compat.migrate``, ``python -m compat.smoke``,
-``python -m compat.demo``, the ``trl-compat`` script) are never blocked: users run them in exactly the environment
-they are about to fix, so there the error becomes a warning (and the doctor, which prints the full table, stays
-silent). They are recognised from ``sys.orig_argv``; processes they start inherit ``TRL_COMPAT_TOOL``.
+``python -m compat.demo``, ``python -m compat.check``, the ``trl-compat`` script) are never blocked: users run them
+in exactly the environment they are about to fix, so there the error becomes a warning (and the doctor, which prints
+the full table, stays silent). They are recognised from ``sys.orig_argv``; processes they start inherit ``TRL_COMPAT_TOOL``.
+
+The migrator is also a library, meant for exactly the environments the check refuses: ``import compat.migrate`` (and
+``from compat.migrate import ...``) and the rules of ``migrations`` (which read :mod:`compat.floors` as data) load
+``compat`` *without* the check. Python runs this file before any ``compat.*`` submodule, so it asks the import
+system which import is loading it: the nearest import in progress in this thread, skipping ``compat`` itself and its
+data modules (:data:`_DATA_MODULES`). When that import is inside :data:`_LIBRARY_PACKAGES` the check is deferred;
+``import compat``, ``import compat.trl``, ``import compat.losses``, ``from compat import migrate`` and anything else
+run it as before. A deferred check runs when a runtime module (``compat.trl``, ``compat.losses``) is imported later in
+the same process (:func:`_check_deferred`), so ``import compat.migrate`` first never lets training code skip it.
+The frames read are CPython's ``importlib._bootstrap._find_and_load`` (3.11-3.14); should an interpreter not show
+them, nothing is recognised as a library import and the check simply runs, as it always did.
 
 Programmatic use: :func:`check_environment` returns a :class:`Report` without raising.
 
@@ -38,12 +49,16 @@ __all__ = [
 ]
 
 #: ``python -m X`` for these modules (and their submodules, for the last three) is one of compat's own tools.
-_TOOL_MODULES = ("compat", "compat.__main__", "compat.cli")
-_TOOL_PACKAGES = ("compat.migrate", "compat.smoke", "compat.demo")
+_TOOL_MODULES = ("compat", "compat.__main__", "compat.cli", "compat.explain")
+_TOOL_PACKAGES = ("compat.migrate", "compat.smoke", "compat.demo", "compat.check")
 _TOOL_SCRIPTS = ("trl-compat",)
 _DOCTORS = ("python -m compat", "python -m compat.__main__", "trl-compat doctor", "trl-compat")
 #: Set by a tool run for the processes it starts, which then count as part of that run.
 TOOL_ENV_VAR = "TRL_COMPAT_TOOL"
+#: Importing these (or modules inside them) loads compat as a library: the check is deferred (see the docstring).
+_LIBRARY_PACKAGES = ("compat.migrate", "migrations")
+#: compat's data modules: a library importing them is still that library's import.
+_DATA_MODULES = ("compat", "compat._version", "compat.errors", "compat.environment", "compat.floors")
 #: Interpreter options that take a separate value (``-X importtime``, ``-W ignore``).
 _OPTIONS_WITH_VALUE = ("-X", "-W", "--check-hash-based-pycs")
 
@@ -131,4 +146,38 @@ def _enforce_at_import(
     warnings.warn(format_report(report, mode=mode, tool=tool), IncompatibleEnvironmentWarning, stacklevel=3)
 
 
-_enforce_at_import()
+def _importer(frame: object | None = None) -> str | None:
+    """The import that is loading ``compat`` now, from the import system's own frames (innermost first, this thread):
+    the nearest module being imported that is neither ``compat`` nor one of its data modules; None for none (a bare
+    ``import compat``, or the names CPython's ``importlib._bootstrap._find_and_load`` frames do not show)."""
+    f = sys._getframe(1) if frame is None else frame
+    while f is not None:
+        code = f.f_code  # type: ignore[attr-defined]
+        if code.co_name == "_find_and_load" and f.f_globals.get("__name__") == "importlib._bootstrap":  # type: ignore[attr-defined]
+            name = f.f_locals.get("name")  # type: ignore[attr-defined]
+            if isinstance(name, str) and name not in _DATA_MODULES:
+                return name
+        f = f.f_back  # type: ignore[attr-defined]
+    return None
+
+
+def _is_library_import(name: str | None) -> bool:
+    return name is not None and any(name == p or name.startswith(p + ".") for p in _LIBRARY_PACKAGES)
+
+
+#: True while the import-time check was deferred because compat was loaded by the migrator library.
+_deferred = False
+
+
+def _check_deferred() -> None:
+    """Run the import-time check now if ``compat`` was loaded as a library (called by compat's runtime modules)."""
+    global _deferred
+    if _deferred:
+        _deferred = False
+        _enforce_at_import()
+
+
+if _is_library_import(_importer()) and _tool_invocation(sys.orig_argv) is None:
+    _deferred = True
+else:
+    _enforce_at_import()

@@ -7,7 +7,10 @@ whose adapters keep TRL 1.13's constructor and call signatures. Lazy, cached, on
 
 from __future__ import annotations
 
+import compat
 from compat.resolve import NameTable
+
+compat._check_deferred()  # compat loaded by the migrator library first: check now (see compat/__init__.py)
 
 NAMES = ("FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss")
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import compat
 from compat.resolve import NameTable
+
+compat._check_deferred()  # compat loaded by the migrator library first: check now (see compat/__init__.py)
 
 _EXP = "trl.experimental"
 

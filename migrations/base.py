@@ -9,7 +9,14 @@ once with libcst, and hands the tree to every selected rule in order. Two kinds 
   belongs to.
 * `ManifestMigration`: rewrites a dependency manifest (requirements*.txt, pyproject.toml, setup.cfg, ...) as text.
 
-A rule is cheap to skip: `triggers` are plain substrings, and a file containing none of them is never parsed for it.
+A rule is cheap to skip: `triggers` are plain substrings, and a file containing none of them is never parsed for it
+(`Migration.triggered_by`, and `gates` / `gates_match` for the engine's byte prefilter over many rules at once).
+
+A rule's identity is derived from where it lives, never listed (`rule_identity`): in `migrations/v1_14/removed_bco.py`
+the id is `removed-bco` (the module name, `_` -> `-`), the release is 1.14 (the folder), the library is TRL, and the
+guide anchor defaults to the id; a rule may be a package (`migrations/v1_13/ppo_to_grpo/`: id `ppo-to-grpo`). A library
+folder `migrations/<library>/v<major>_<minor>/<rule>.py` (e.g. `migrations/transformers/v4_57/...`) holds rules forced
+by another package's release: same derivation, `library` = the folder.
 """
 
 from __future__ import annotations
@@ -17,10 +24,10 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, NamedTuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -38,6 +45,16 @@ class Options:
 
     target_trl: Version = Version("1.16.0")
     to: Literal["grpo", "online-dpo"] = "grpo"
+    # (library, target version) for the other libraries that have rule folders (`migrations/<library>/v*/`); a
+    # library rule applies only when its library's target is given here (nothing on the command line sets it yet).
+    # A tuple, not a dict, so that Options stays hashable.
+    targets: tuple[tuple[str, Version], ...] = ()
+
+    def target(self, library: str) -> Version | None:
+        """The version a run targets for `library` ("trl" or a library folder's name); None when not given."""
+        if library == "trl":
+            return self.target_trl
+        return next((version for name, version in self.targets if name == library), None)
 
 
 @dataclass(frozen=True)
@@ -66,13 +83,65 @@ class RuleContext:
         self.findings.append(finding)
 
 
-class Migration:
-    """Base of every rule: identity, the TRL release that forced it, and the trigger substrings."""
+RELEASE_FOLDER = re.compile(r"^v(\d+)_(\d+)$")
 
-    id: ClassVar[str]  # stable public name, used by --only/--skip, e.g. "ppo-to-grpo"
-    release: ClassVar[str]  # the TRL release that forced it, e.g. "1.13"
+
+class RuleLayoutError(RuntimeError):
+    """A rule that does not sit where the registry derives its identity from, or a duplicate id."""
+
+
+@dataclass(frozen=True)
+class RuleIdentity:
+    """Who a rule is, from the module it lives in (see the module docstring)."""
+
+    id: str  # "ppo-to-grpo"
+    release: str  # "1.13"
+    library: str  # "trl", or a library folder's name ("transformers")
+    module: str  # the rule module (or package) itself: "migrations.v1_13.ppo_to_grpo"
+
+
+@functools.lru_cache(maxsize=None)
+def rule_identity(module: str) -> RuleIdentity | None:
+    """The identity of a rule defined in `module` (a dotted name), None when `module` is not inside a rule module.
+
+    `<root>.v<M>_<m>.<rule>[.<anything>]` is a TRL rule; `<root>.<library>.v<M>_<m>.<rule>[...]` a rule of another
+    library. `<root>` is the registry's top-level package (`migrations`, or a test's own). The id is `<rule>` with
+    underscores turned into hyphens, exactly.
+    """
+    parts = module.split(".")
+    for at, library in ((1, "trl"), (2, parts[1] if len(parts) > 2 else "")):
+        if len(parts) > at + 1 and not parts[at + 1].startswith("_") and (found := RELEASE_FOLDER.match(parts[at])):
+            if at == 2 and (parts[1].startswith("_") or RELEASE_FOLDER.match(parts[1])):
+                continue
+            return RuleIdentity(
+                id=parts[at + 1].replace("_", "-"),
+                release=f"{int(found.group(1))}.{int(found.group(2))}",
+                library=library,
+                module=".".join(parts[: at + 2]),
+            )
+    return None
+
+
+class _Derived:
+    """A read-only attribute computed from the rule (its module), unless the class or the instance sets its own."""
+
+    def __init__(self, compute: Callable[[Migration], str], doc: str) -> None:
+        self.compute = compute
+        self.__doc__ = doc
+
+    def __get__(self, rule: Migration | None, owner: type | None = None):  # type: ignore[no-untyped-def]
+        return self if rule is None else self.compute(rule)
+
+
+class Migration:
+    """Base of every rule: the trigger substrings and what it does; its identity comes from its module.
+
+    `id`, `release`, `library` and `anchor` are derived (`rule_identity` of the module the rule's class is defined
+    in); a rule may set `anchor` to link another guide section. Rules made in tests outside a rule folder set `id` and
+    `release` themselves (class attributes take precedence over the derived properties).
+    """
+
     summary: ClassVar[str]  # one line for --list
-    anchor: ClassVar[str] = ""  # the MIGRATION.md section, e.g. "ppo-to-grpo"
     triggers: ClassVar[tuple[str, ...]] = ()
     # Optional second gate, for triggers that are common words outside TRL code (`pad_token`, `float32`, `losses`):
     # when set, a file must ALSO contain one of these substrings (typically `("trl",)`: a rule that resolves TRL
@@ -81,24 +150,83 @@ class Migration:
     # Optional third gate, a regular expression that must also match (ASCII-only, so the engine can test it on the
     # raw bytes too): for rules whose trigger substrings are everywhere (`.float()`) but whose shape is rare.
     pattern: ClassVar[str | None] = None
-    # The rule is needed by a target TRL at or above `release`; a rule may also stop applying at `until`
+    # The rule is needed by a target at or above `release`; a rule may also stop applying at `until`
     # (exclusive), e.g. a rule that only makes sense while a name still exists.
     until: ClassVar[str | None] = None
 
+    @property
+    def identity(self) -> RuleIdentity:
+        found = rule_identity(type(self).__module__)
+        if found is None:
+            raise RuleLayoutError(
+                f"{type(self).__qualname__} is defined in {type(self).__module__!r}, which is not a rule module: "
+                "define a rule's class in migrations/v<major>_<minor>/<rule_id>.py (or a package of that name), "
+                "or set `id` and `release` on it"
+            )
+        return found
+
+    # Derived, but plain (non-data) descriptors: a class or instance attribute of the same name takes precedence.
+    id = _Derived(lambda rule: rule.identity.id,
+                  "Stable public name, used by --only/--skip: the module name with `-` for `_` (\"ppo-to-grpo\").")
+    release = _Derived(lambda rule: rule.identity.release, "The release that forced the rule (\"1.13\"): its folder.")
+    library = _Derived(lambda rule: getattr(rule_identity(type(rule).__module__), "library", "trl"),
+                       "\"trl\", or the library folder the rule's release folder sits in.")
+    anchor = _Derived(lambda rule: rule.id, "The MIGRATION.md section (`<a id=...>`): the id unless the rule sets one.")
+
     def applies(self, options: Options) -> bool:
-        """True when a run targeting `options.target_trl` needs this rule."""
-        target = Version(options.target_trl.base_version)
+        """True when a run targeting `options` needs this rule (its library's target at or above `release`)."""
+        wanted = options.target(self.library)
+        if wanted is None:
+            return False
+        target = Version(wanted.base_version)
         if target < Version(self.release):
             return False
         return self.until is None or target < Version(self.until)
 
-    def triggered_by(self, text: str) -> bool:
+    def triggered_by(self, text: str | bytes) -> bool:
         """The cheap prefilter: any trigger substring, and (if set) any `requires` substring and a `pattern` match."""
-        return (
-            any(t in text for t in self.triggers)
-            and (not self.requires or any(r in text for r in self.requires))
-            and (self.pattern is None or _compiled(self.pattern).search(text) is not None)
-        )
+        key = "_gates_bytes" if isinstance(text, bytes) else "_gates_str"
+        own = self.__dict__.get(key)
+        if own is None:
+            own = self.__dict__[key] = gates([self], as_bytes=isinstance(text, bytes))
+        return gates_match(own, text)
+
+
+class Gate(NamedTuple):
+    """One prefilter test shared by the rules with the same `requires` and `pattern`: a file passes when it holds one
+    of `requires` (when any), one of `triggers`, and matches `pattern` (when set)."""
+
+    requires: tuple[str | bytes, ...]
+    triggers: tuple[str | bytes, ...]
+    pattern: re.Pattern | None
+
+
+def gates(rules: Sequence[Migration], *, as_bytes: bool = False) -> list[Gate]:
+    """The prefilter of `rules`, grouped: one `Gate` per distinct (`requires`, `pattern`), triggers deduplicated.
+
+    Ungated groups first (nothing to pay for before their triggers), patterned ones last; `as_bytes` encodes every
+    substring and pattern to test raw file bytes (patterns are ASCII-only by contract).
+    """
+    enc = (lambda t: t.encode()) if as_bytes else (lambda t: t)
+    groups: dict[tuple[tuple[str, ...], str | None], list[str]] = {}
+    for r in rules:
+        groups.setdefault((tuple(q for q in r.requires if q), r.pattern), []).extend(t for t in r.triggers if t)
+    out = [
+        Gate(tuple(enc(q) for q in req), tuple(enc(t) for t in dict.fromkeys(trig)),
+             None if pattern is None else _compiled(enc(pattern)))
+        for (req, pattern), trig in groups.items()
+    ]
+    return sorted(out, key=lambda g: (len(g.requires), g.pattern is not None))
+
+
+def gates_match(groups: Sequence[Gate], data: str | bytes) -> bool:
+    """True when `data` passes one of the gates (see `Gate`)."""
+    return any(
+        (not g.requires or any(q in data for q in g.requires))  # type: ignore[operator]
+        and any(t in data for t in g.triggers)  # type: ignore[operator]
+        and (g.pattern is None or g.pattern.search(data) is not None)  # type: ignore[arg-type]
+        for g in groups
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -164,6 +292,25 @@ def add_todo_lines(stmt: cst.CSTNode, texts: list[str]) -> cst.CSTNode:
     if not new:
         return stmt
     return stmt.with_changes(leading_lines=[*leading, *new])
+
+
+def dedupe_header_todos(module: cst.Module) -> cst.Module:
+    """Drop TODO markers added to the first statement that the module header already holds.
+
+    libcst keeps the comments above a module's first statement in `Module.header`, not in the statement's
+    `leading_lines`, so `add_todo_lines` cannot see them there; without this a second run would add them again.
+    """
+    if not module.body or not module.header:
+        return module
+    present = {ln.comment.value for ln in module.header if ln.comment is not None}
+    first = module.body[0]
+    lines = list(getattr(first, "leading_lines", ()))
+    keep = [ln for ln in lines if not (ln.comment is not None and ln.comment.value.startswith(TODO_PREFIX)
+                                       and ln.comment.value in present)]
+    if len(keep) == len(lines):
+        return module
+    return module.with_changes(body=[first.with_changes(leading_lines=keep), *module.body[1:]])
+
 
 
 class MigrationTransformer(cst.CSTTransformer):

@@ -17,63 +17,17 @@ import configparser
 import os
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
 import libcst as cst
 
 from migrations import select
 from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, RuleContext
 
+from .notebook import migrate_notebook
+from .result import ErrorKind, Kind, MigrateError, Result
 from .textio import has_lone_cr
 
-Kind = Literal["python", "notebook", "manifest", "python+manifest"]
-ErrorKind = Literal[
-    "read", "decode", "parse", "rule-crash", "rule-output", "not-idempotent", "encode", "write", "dirty", "changed-on-disk"
-]
-
-
-@dataclass(frozen=True)
-class MigrateError:
-    """Why a file was left untouched. `rule` names the rule at fault when there is one (a bug in that rule)."""
-
-    kind: ErrorKind
-    message: str
-    rule: str | None = None
-    line: int = 0
-    column: int = 0
-
-    def __str__(self) -> str:
-        where = f"{self.line}:{self.column}: " if self.line else ""
-        who = f"[{self.rule}] " if self.rule else ""
-        return f"{where}{who}{self.kind}: {self.message}"
-
-
-@dataclass
-class Result:
-    """What `migrate_source` made of one text.
-
-    `text` is the new text (the original one when `errors` is not empty: nothing is ever half-migrated), `changed`
-    says whether it differs, `findings` are the applied rewrites and the manual steps, `rules_applied` the ids of the
-    rules that changed something, `parsed` whether the text got past the prefilter into a parser.
-    """
-
-    text: str
-    changed: bool = False
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[MigrateError] = field(default_factory=list)
-    kind: Kind = "python"
-    parsed: bool = False
-    rules_applied: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def manual_steps(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "manual"]
-
+__all__ = ["ErrorKind", "Kind", "MigrateError", "Result", "file_kind", "migrate_source", "triggered_python_rules"]
 
 def file_kind(path: str | None, rules: Sequence[Migration]) -> Kind:
     """How a path is treated: notebooks by suffix, manifests by a manifest rule's filename patterns; Python else."""
@@ -105,9 +59,7 @@ def migrate_source(
     rules = select(options) if rules is None else tuple(rules)
     kind = file_kind(path, rules)
     if kind == "notebook":
-        from .notebook import migrate_notebook
-
-        result = migrate_notebook(text, options=options, rules=rules, path=path)
+        result = migrate_notebook(text, options=options, rules=rules, path=path, migrate_python=_migrate_python)
     else:
         result = Result(text, kind=kind)
         if kind in ("python", "python+manifest"):

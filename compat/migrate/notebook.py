@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from json.decoder import scanstring
 
@@ -23,7 +23,10 @@ import libcst as cst
 
 from migrations.base import Finding, Migration, Options
 
-from .engine import MigrateError, Result, _migrate_python
+from .result import MigrateError, Result
+
+#: The engine's Python path (`engine._migrate_python`), passed in by the engine: text, options, rules, path -> Result.
+MigratePython = Callable[[str, Options, Sequence[Migration], str | None], Result]
 
 CELL_MARK = "__trl_compat_cell__"
 MAGIC_MARK = "__trl_compat_magic__"
@@ -193,8 +196,11 @@ class _Cell:
     taken: list[str]
 
 
-def migrate_notebook(text: str, *, options: Options, rules: Sequence[Migration], path: str | None) -> Result:
-    """Migrate the code cells of a notebook given as its JSON text; see the module docstring."""
+def migrate_notebook(
+    text: str, *, options: Options, rules: Sequence[Migration], path: str | None, migrate_python: MigratePython
+) -> Result:
+    """Migrate the code cells of a notebook given as its JSON text (each cell through `migrate_python`, the engine's
+    Python path); see the module docstring."""
     result = Result(text, kind="notebook")
     try:
         nb = json.loads(text)
@@ -219,7 +225,7 @@ def migrate_notebook(text: str, *, options: Options, rules: Sequence[Migration],
         masked, taken = mask(src)
         cells.append(_Cell(i, src, masked, taken))
 
-    run = _run_cells(cells, options, rules, path, result)
+    run = _run_cells(cells, options, rules, path, result, migrate_python)
     if run is None:
         return result
     new_sources, findings = run
@@ -250,11 +256,12 @@ def migrate_notebook(text: str, *, options: Options, rules: Sequence[Migration],
 
 
 def _run_cells(
-    cells: list[_Cell], options: Options, rules: Sequence[Migration], path: str | None, result: Result
+    cells: list[_Cell], options: Options, rules: Sequence[Migration], path: str | None, result: Result,
+    migrate_python: MigratePython,
 ) -> tuple[dict[int, str], list[Finding]] | None:
     """Migrate the cells joined; returns {cell index: new source} for changed cells and the findings."""
     joined, starts, added = _join(cells)
-    sub = _migrate_python(joined, options, rules, path)
+    sub = migrate_python(joined, options, rules, path)
     result.parsed = sub.parsed
     if any(e.kind == "parse" for e in sub.errors):
         parseable = []
@@ -274,7 +281,7 @@ def _run_cells(
             return None
         cells = parseable
         joined, starts, added = _join(cells)
-        sub = _migrate_python(joined, options, rules, path)
+        sub = migrate_python(joined, options, rules, path)
         result.parsed = True
     if sub.errors:
         result.errors.extend(sub.errors)

@@ -17,7 +17,6 @@ import difflib
 import multiprocessing
 import multiprocessing.context
 import os
-import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from migrations import select
-from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration
+from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, gates, gates_match
 
 from . import gitguard
 from .engine import MigrateError, file_kind, migrate_source
@@ -98,20 +97,8 @@ class _Prefilter:
     """
 
     def __init__(self, rules: Sequence[Migration]) -> None:
-        groups: dict[tuple[tuple[bytes, ...], str | None], list[bytes]] = {}
-        for r in rules:
-            if isinstance(r, PythonMigration):
-                gate = tuple(q.encode() for q in r.requires if q)
-                groups.setdefault((gate, r.pattern), []).extend(t.encode() for t in r.triggers if t)
-        # ungated rules first (no gate to pay for), each group's triggers deduplicated; a rule's `pattern` (an
-        # ASCII regex) is tested last, on the bytes, only when its substrings matched
-        self.groups = sorted(
-            (
-                (gate, tuple(dict.fromkeys(trig)), None if pattern is None else re.compile(pattern.encode()))
-                for (gate, pattern), trig in groups.items()
-            ),
-            key=lambda g: (len(g[0]), g[2] is not None),
-        )
+        # the rules' own prefilter (`Migration.triggered_by`), grouped by gate and encoded for the raw bytes
+        self.groups = gates([r for r in rules if isinstance(r, PythonMigration)], as_bytes=True)
         self.manifests = [r for r in rules if isinstance(r, ManifestMigration)]
 
     def wants(self, name: str) -> bool:
@@ -123,12 +110,7 @@ class _Prefilter:
                 return True
         if not name.endswith(SOURCE_SUFFIXES):
             return False
-        return any(
-            (not gate or any(q in data for q in gate))
-            and any(t in data for t in triggers)
-            and (pattern is None or pattern.search(data) is not None)
-            for gate, triggers, pattern in self.groups
-        )
+        return gates_match(self.groups, data)
 
 
 def migrate_paths(

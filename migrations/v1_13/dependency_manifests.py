@@ -9,7 +9,7 @@ edited with `tomlkit`), `setup.cfg` (`install_requires`, `extras_require`), lite
 
 Wherever `trl`, `transformers`, `accelerate`, `datasets`, `peft`, `deepspeed`, `vllm` or `liger-kernel` is named, its
 specifier is raised to the floor of the target line (`compat.floors`, the single source of the numbers; `trl` to the
-target line itself); see `migrations.v1_13._requirements` for the policy. No package is ever added, and the file is
+target line itself); see `migrations.kinds.requirements` for the policy. No package is ever added, and the file is
 byte-identical outside the specifiers that changed. A pin the target cannot satisfy (`vllm==0.19.0` for TRL 1.16) is
 rewritten to the supported window and reported as a warning; a changed pin on a hashed line also gets a manual
 finding (the hashes must be regenerated).
@@ -23,16 +23,13 @@ from typing import Any
 import libcst as cst
 
 from migrations.base import Finding, ManifestMigration, RuleContext
-from migrations.v1_13._requirements import PackageFloor, Rewrite, floors_for, rewrite_poetry, rewrite_requirement
+from migrations.kinds.requirements import PackageFloor, Rewrite, floors_for, rewrite_poetry, rewrite_requirement
 
 _COMMENT_OR_OPTION = re.compile(r"(\s+#|\s+--?[A-Za-z]|\s*\\\s*$)")
 
 
 class DependencyManifests(ManifestMigration):
-    id = "dependency-manifests"
-    release = "1.13"
     summary = "requirements/pyproject/setup.cfg/setup.py/environment.yml: raise trl and its stack to the target floors"
-    anchor = "dependency-manifests"
     triggers = ("trl", "TRL", "peft", "deepspeed", "vllm", "accelerate", "transformers", "Transformers", "datasets",
                 "liger")
     patterns = ("requirements*.txt", "*requirements.txt", "*-requirements-*.txt", "constraints*.txt", "pyproject.toml",

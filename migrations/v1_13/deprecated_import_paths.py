@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from migrations.v1_14._symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _NAMES = {
     "trl.experimental.distillation": ("DistillationConfig", "DistillationTrainer"),
@@ -19,11 +19,8 @@ _NAMES = {
 
 
 class DeprecatedImportPaths(SymbolMigration):
-    id = "deprecated-import-paths"
-    release = "1.13"
     summary = ("trl.experimental.distillation / trl.experimental.kto (deprecated aliases) -> trl; "
                "trl.create_reference_model -> compat.trl.create_reference_model")
-    anchor = "deprecated-import-paths"
     triggers = ("distillation", "kto", "create_reference_model")
     symbols = {f"{mod}.{name}": Moved("trl", name, "promoted to the stable API; the experimental alias warns")
                for mod, names in _NAMES.items() for name in names}

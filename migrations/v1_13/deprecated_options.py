@@ -16,25 +16,22 @@ config's `__post_init__` maps the old option onto it exactly:
 
 from __future__ import annotations
 
-from migrations.v1_13._options import (
+from migrations.kinds.options import (
     DPO_CONFIGS,
     GRPO_CONFIGS,
+    OptionChange,
+    OptionMigration,
     REWARD_CONFIGS,
     RLOO_CONFIGS,
     SFT_CONFIGS,
-    OptionChange,
-    OptionMigration,
 )
 
 _TEMPLATE = frozenset({"trl.get_training_chat_template", "trl.chat_template_utils.get_training_chat_template"})
 
 
 class DeprecatedOptions(OptionMigration):
-    id = "deprecated-options"
-    release = "1.13"
     summary = ("deprecated config options -> successors: use_transformers_paged, vllm_importance_sampling_cap, "
                "bfd-requeue, get_training_chat_template(tokenizer=); TODO for pad_token=, keep_end")
-    anchor = "deprecated-options"
     triggers = ("use_transformers_paged", "vllm_importance_sampling_cap", "bfd-requeue", "pad_token", "keep_end",
                 "get_training_chat_template")
     changes = (

@@ -3,7 +3,7 @@
 TRL 1.13 found that computing the vocabulary projection as `h.float() @ w.float().t()` had cost 21.6% of GPU kernel
 time for years: both operands are copied to fp32 and the largest matmul of the model runs in fp32. Projecting in the
 operands' dtype (bf16 on tensor cores) and upcasting the *result* keeps the softmax / log-softmax that follows in fp32
-and gives the same loss within bf16 tolerance (tests/migrations/breaks/test_lm_head_fp32_upcast.py measures it).
+and gives the same loss within bf16 tolerance (tests/migrations/v1_13/test_lm_head_fp32_upcast.py measures it).
 
 What is rewritten (both operands upcast with the same cast: `.float()`, `.double()`, `.to(torch.float32)`,
 `.to(dtype=torch.float64)`, ...; the weight transposed with `.t()`, `.T` or `.transpose(...)` before or after the cast):
@@ -43,7 +43,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.v1_14._symbols import imported_names
+from migrations.kinds.imports import imported_names
 
 HEAD_MODULES = frozenset({
     "lm_head", "embed_out", "wte", "word_embeddings", "embed_tokens", "output_layer", "output_embeddings", "unembed",
@@ -113,10 +113,7 @@ class _Cast:
 
 
 class LMHeadFP32Upcast(PythonMigration):
-    id = "lm-head-fp32-upcast"
-    release = "1.13"
     summary = "h.float() @ lm_head.weight.float().t() -> (h @ w.to(h.dtype).t()).float(): bf16 projection, fp32 result"
-    anchor = "lm-head-fp32-upcast"
     triggers = (".float()", ".double()", "float32", "float64", "torch.double")
     # step (1) of the gate below, also run on the raw bytes by the engine; `triggered_by` adds step (2): of
     # transformers' 2,912 files, 784 hold `.float()` & co, 39 pass step (1), none pass step (2)

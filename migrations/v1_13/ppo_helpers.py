@@ -14,18 +14,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrations.base import Finding, PythonMigration, RuleContext, add_todo_lines, todo_text
-from migrations.helpers import (
-    imports_trl,
-    Replacement,
-    TrlRef,
-    TrlTransformer,
-    dedupe_header_todos,
-    dotted,
-    insert_after_imports,
-    parse_stmts,
-    star_imports,
-)
+from migrations.base import Finding, PythonMigration, RuleContext, add_todo_lines, dedupe_header_todos, todo_text
+from migrations.kinds.cst import dotted, parse_stmts
+from migrations.kinds.imports import TrlRef, ensure_imports, imports_trl, insert_after_imports, star_imports
+from migrations.kinds.symbols import Replacement, SymbolTransformer
 
 ANCHOR = "ppo-core-helpers"
 
@@ -152,7 +144,7 @@ FLAGGED = frozenset(
 CORE_MODULES = ("trl.core", "trl.gpt2")
 
 
-class _Transformer(TrlTransformer):
+class _Transformer(SymbolTransformer):
     def __init__(self, rule: PythonMigration, ctx: RuleContext, defined: set[str]) -> None:
         super().__init__(rule, ctx)
         self.used_local: list[str] = []
@@ -210,8 +202,6 @@ class _Transformer(TrlTransformer):
 
 
 class PPOHelpers(PythonMigration):
-    id = "ppo-helpers"
-    release = "1.13"
     summary = "trl.set_seed -> transformers.set_seed; trl.core helpers (LengthSampler, respond_to_batch, ...) kept locally"
     anchor = ANCHOR
     triggers = ("set_seed", "trl.core", "respond_to_batch", "trl.gpt2", "import *", "trl import core")
@@ -235,8 +225,6 @@ class PPOHelpers(PythonMigration):
             new_defs.extend(parse_stmts(src))
             imports.extend(needs)
         if new_defs:
-            from migrations.helpers import ensure_imports
-
             module = ensure_imports(module, imports)
             spaced = [d.with_changes(leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(indent=False)]) for d in new_defs]
             module = insert_after_imports(module, spaced)

@@ -19,16 +19,9 @@ from __future__ import annotations
 import libcst as cst
 
 from migrations.base import PythonMigration, RuleContext
-from migrations.helpers import (
-    imports_trl,
-    Replacement,
-    TrlRef,
-    TrlTransformer,
-    code,
-    dotted,
-    drop_kwarg,
-    kwarg,
-)
+from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg
+from migrations.kinds.imports import TrlRef, imports_trl
+from migrations.kinds.symbols import Replacement, SymbolTransformer
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
 SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
@@ -36,11 +29,11 @@ WRAPPER = "PreTrainedModelWrapper"
 GPT2_VH = "GPT2HeadWithValueModel"  # trl 0.0.x/0.1 (`trl.gpt2`)
 NAMES = frozenset({CAUSAL, SEQ2SEQ, WRAPPER, GPT2_VH, "ValueHead", "SUPPORTED_ARCHITECTURES"})
 VHEAD_KWARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy")
-ANCHOR = "value-head-models"
+ANCHOR = "value-head-models"  # the rule's id, its default anchor
 MODEL_FACTORIES = ("from_pretrained", "get_peft_model", "from_config", "create_reference_model", "tiny_model")
 
 
-class _Transformer(TrlTransformer):
+class _Transformer(SymbolTransformer):
     def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
         self.vh_vars: dict[str, str] = {}  # variable -> wrapper class name
@@ -210,10 +203,7 @@ class _Transformer(TrlTransformer):
 
 
 class ValueHeadModels(PythonMigration):
-    id = "value-head-models"
-    release = "1.13"
     summary = "AutoModelFor*WithValueHead / PreTrainedModelWrapper -> transformers AutoModelForCausalLM / PreTrainedModel"
-    anchor = ANCHOR
     triggers = ("WithValueHead", "PreTrainedModelWrapper", "ValueHead", "SUPPORTED_ARCHITECTURES", "modeling_value_head",
                 "HeadWithValueModel")
     order = 20

@@ -186,7 +186,7 @@ class DPOTrainer(_BaseTrainer):
     def _prepare_reference(self, ref_model: Any) -> Any:
         """Place the frozen reference like the policy (DeepSpeed/FSDP aware through accelerate)."""
         ref_model.requires_grad_(False)
-        return self.accelerator.prepare_model(ref_model, evaluation_mode=True)
+        return _model.prepare_frozen_model(self.accelerator, ref_model)
 
     def _set_signature_columns_if_needed(self) -> None:
         if self._signature_columns is None:
@@ -235,8 +235,8 @@ class DPOTrainer(_BaseTrainer):
             label_smoothing=args.label_smoothing, f_divergence_type=args.f_divergence_type,
             f_alpha_divergence_coef=args.f_alpha_divergence_coef, ld_alpha=args.ld_alpha,
             discopop_tau=args.discopop_tau, use_weighting=args.use_weighting,
-            logsumsq=stats.get("log_sum_sq_probs"), entropy=stats["entropy"], mean_logits=stats["mean_logits"],
-            argmax_correct=stats["is_top1"],
+            log_sum_sq_probs=stats.get("log_sum_sq_probs"), entropy=stats["entropy"],
+            mean_logits=stats["mean_logits"], is_top1=stats["is_top1"],
         )
         for name, value in metrics.items():
             self._metrics[mode][name].append(self._gathered_mean(value))

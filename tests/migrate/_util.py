@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from migrations.v1_15.chunked_nll_loss_type import MIGRATION as RULE
+from migrations.v1_15.sft_chunked_nll_loss_type import MIGRATION as RULE
 
 REPO = Path(__file__).resolve().parents[2]
 

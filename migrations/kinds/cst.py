@@ -1,0 +1,265 @@
+"""CST helpers every rule shares: source text, dotted names, call arguments, literal values.
+
+Pure functions over libcst nodes; nothing here knows TRL or imports. Call editing keeps the call's layout:
+
+* source: `code(node)`, `parse_expr`, `parse_stmts`;
+* names: `dotted(expr)` (`a.b.c` or None), `build_dotted("a.b.c")`;
+* arguments: `kwarg` / `kwarg_value` / `arg_value` (by keyword or position) / `set_kwarg` / `drop_kwarg` /
+  `make_kwarg`, `replace_args` and `explode_call` (rewrite an argument list keeping the call's layout and the
+  comments after arguments);
+* values: `literal_value` (the Python value of a literal expression), `string_value` (a plain string literal's value),
+  `replace_string` (same quotes, new text).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+__all__ = [
+    "arg_value",
+    "build_dotted",
+    "code",
+    "dotted",
+    "drop_kwarg",
+    "explode_call",
+    "kwarg",
+    "kwarg_value",
+    "literal_value",
+    "make_kwarg",
+    "parse_expr",
+    "parse_stmts",
+    "replace_args",
+    "replace_string",
+    "set_kwarg",
+    "string_value",
+]
+
+_EMPTY = cst.Module(body=[])
+
+
+def code(node: cst.CSTNode) -> str:
+    """The source text of a node."""
+    return _EMPTY.code_for_node(node)
+
+
+def parse_expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def parse_stmts(text: str) -> list[cst.BaseStatement]:
+    """Parse statements (dedented source) into a list of libcst statements."""
+    return list(cst.parse_module(text).body)
+
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, None otherwise."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+
+def build_dotted(name: str) -> cst.BaseExpression:
+    parts = name.split(".")
+    expr: cst.BaseExpression = cst.Name(parts[0])
+    for p in parts[1:]:
+        expr = cst.Attribute(value=expr, attr=cst.Name(p))
+    return expr
+
+
+# -- call arguments ----------------------------------------------------------------------------------------------
+def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a
+    return None
+
+
+def kwarg_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value passed as keyword `name`, None when it is not passed by keyword."""
+    arg = kwarg(call, name)
+    return arg.value if arg is not None else None
+
+
+def arg_value(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The value passed for a parameter, by keyword or by position (positional args before any star)."""
+    k = kwarg(call, name)
+    if k is not None:
+        return k.value
+    positional = [a for a in call.args if a.keyword is None]
+    for i, a in enumerate(positional):
+        if a.star:
+            return None
+        if i == position:
+            return a.value
+    return None
+
+
+def set_kwarg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """Set (replace or append) keyword `name`."""
+    args = list(call.args)
+    for i, a in enumerate(args):
+        if a.keyword is not None and a.keyword.value == name:
+            args[i] = a.with_changes(value=value)
+            return call.with_changes(args=args)
+    return call.with_changes(args=_append_args(args, [make_kwarg(name, value)]))
+
+
+def make_kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=value,
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def _append_args(args: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
+    """Append args, copying the comma/whitespace style of a multi-line call."""
+    if not new:
+        return args
+    if not args:
+        return new
+    last = args[-1]
+    comma = last.comma
+    if isinstance(comma, cst.Comma):
+        # a call with a trailing comma: the comma between two arguments (newline + indent in a multi-line call)
+        # separates the new ones; the trailing comma (newline before the closing parenthesis) stays last
+        inner = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else comma
+        out = [*args[:-1], last.with_changes(comma=inner)]
+        out += [a.with_changes(comma=inner) for a in new[:-1]]
+        out.append(new[-1].with_changes(comma=comma))
+        return out
+    sep = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    out = args[:-1] + [last.with_changes(comma=sep)]
+    for i, a in enumerate(new):
+        out.append(a.with_changes(comma=sep if i < len(new) - 1 else cst.MaybeSentinel.DEFAULT))
+    return out
+
+
+def drop_kwarg(call: cst.Call, name: str) -> cst.Call:
+    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == name)]
+    return call.with_changes(args=_fix_last_comma(call, args))
+
+
+def _fix_last_comma(call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+    if args and call.args and args[-1] is not call.args[-1]:
+        # keep the original trailing-comma style of the last argument
+        args[-1] = args[-1].with_changes(comma=call.args[-1].comma)
+    return args
+
+
+def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) -> cst.Call:
+    """Replace all arguments, keeping the call's layout: one-per-line stays one-per-line (comments after an
+    argument travel with its value), a one-line call stays one line unless it grows past `max_width`."""
+    args = list(args)
+    comments: dict[int, cst.TrailingWhitespace] = {}
+    sep_ws: cst.ParenthesizedWhitespace | None = None
+    for a in call.args:
+        ws = a.comma.whitespace_after if isinstance(a.comma, cst.Comma) else None
+        if isinstance(ws, cst.ParenthesizedWhitespace):
+            sep_ws = sep_ws or ws
+            if ws.first_line.comment is not None:
+                comments[id(a.value)] = ws.first_line
+    hanging = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
+    if (hanging or sep_ws is not None) and call.args:
+        # a multi-line call (hanging or aligned): one argument per line, hanging indent (an aligned layout would
+        # be misaligned as soon as the callee's name changes); a hanging call keeps its own indentation
+        opening = closing = None
+        if hanging:
+            opening = call.whitespace_before_args
+            last = call.args[-1]
+            if isinstance(last.comma, cst.Comma) and isinstance(last.comma.whitespace_after, cst.ParenthesizedWhitespace):
+                closing = last.comma.whitespace_after
+            elif isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+                closing = last.whitespace_after_arg
+        return explode_call(call.with_changes(args=args), comments, opening, closing)
+    out = []
+    for i, a in enumerate(args):
+        out.append(
+            a.with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                if i < len(args) - 1
+                else cst.MaybeSentinel.DEFAULT
+            )
+        )
+    flat = call.with_changes(args=out)
+    if len(code(flat)) > max_width:
+        return explode_call(flat)
+    return flat
+
+
+def explode_call(
+    call: cst.Call,
+    comments: dict[int, cst.TrailingWhitespace] | None = None,
+    opening: cst.ParenthesizedWhitespace | None = None,
+    closing: cst.ParenthesizedWhitespace | None = None,
+) -> cst.Call:
+    """One argument per line with a trailing comma, indented one level below the enclosing statement (or as
+    `opening` / `closing`, the whitespace after `(` and before `)` of the original call, say).
+
+    `comments` maps id(argument value) to the trailing comment that followed that argument in the original call.
+    """
+    comments = comments or {}
+    inner_last = opening.last_line if opening is not None else cst.SimpleWhitespace("    ")
+    close_last = closing.last_line if closing is not None else cst.SimpleWhitespace("")
+    indent = opening.indent if opening is not None else True
+
+    def ws(first: cst.TrailingWhitespace, last: cst.SimpleWhitespace, ind: bool) -> cst.ParenthesizedWhitespace:
+        return cst.ParenthesizedWhitespace(first_line=first, empty_lines=[], indent=ind, last_line=last)
+
+    args = []
+    for i, a in enumerate(call.args):
+        first = comments.get(id(a.value), cst.TrailingWhitespace())
+        if i < len(call.args) - 1:
+            after = ws(first, inner_last, indent)
+        else:
+            after = ws(first, close_last, closing.indent if closing is not None else True)
+        args.append(a.with_changes(comma=cst.Comma(whitespace_after=after), whitespace_after_arg=cst.SimpleWhitespace("")))
+    opening_ws = ws(opening.first_line if opening is not None else cst.TrailingWhitespace(), inner_last, indent)
+    return call.with_changes(args=args, whitespace_before_args=opening_ws)
+
+
+# -- static values ------------------------------------------------------------------------------------------------
+_NO_VALUE = object()
+
+
+def literal_value(node: cst.BaseExpression | None, default: Any = _NO_VALUE) -> Any:
+    """The Python value of a literal (numbers, strings, None/True/False, tuples/lists/dicts of those, unary minus).
+
+    Returns `default` (or raises ValueError when no default is given) for anything that is not a literal.
+    """
+    if node is None:
+        if default is _NO_VALUE:
+            raise ValueError("no node")
+        return default
+    try:
+        return ast.literal_eval(code(node).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        if default is _NO_VALUE:
+            raise ValueError(f"not a literal: {code(node)!r}") from None
+        return default
+
+
+
+def string_value(node: cst.BaseExpression) -> str | None:
+    """The value of a plain (non f-) string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def replace_string(node: cst.SimpleString, value: str) -> cst.SimpleString:
+    """A string literal with the same quotes and prefix as `node`, holding `value` (no escapes needed)."""
+    quote = node.quote
+    return node.with_changes(value=f"{node.prefix}{quote}{value}{quote}")

@@ -1,0 +1,367 @@
+"""Import editing and name resolution: the one mechanism every rule uses to find TRL names and edit imports.
+
+* resolution: `imported_names(visitor, node)` (the qualified names libcst's `QualifiedNameProvider` gives a node
+  through an import: every import form, aliases, `try/except ImportError` and `TYPE_CHECKING` branches, string
+  annotations; never locals or builtins), `TrlRef` / `split_qualified` / `trl_refs` (the same, as TRL symbols);
+* reading: `module_name(import_from)`, `star_imports`, `imports_trl` (a cheap gate run before any metadata is
+  computed), `top_level_imports`;
+* editing: `split_import_from` (rename, move or drop the aliases of one `from m import ...`: the renamed ones stay
+  in place, the moved ones go to new `from <successor> import ...` statements), `drop_unused_import` (remove `from m import n` once nothing uses `n`), `ensure_imports` (add `from m import n` / `import m` after the leading import block, merged into an
+  existing top-level `from m import ...` in the order given, never a duplicate), `insert_after_imports` (local
+  definitions after the import block), `commas` / `import_from` (build an import statement from aliases, for rules
+  that split or rename the aliases of an import).
+
+Rules never use libcst's `AddImportsVisitor` / `RemoveImportsVisitor`: one mechanism, one layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import QualifiedName, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
+
+from migrations.kinds.cst import build_dotted, code, dotted
+
+__all__ = [
+    "TrlRef",
+    "commas",
+    "drop_unused_import",
+    "ensure_imports",
+    "import_block_end",
+    "import_from",
+    "imported_names",
+    "imports_trl",
+    "insert_after_imports",
+    "module_name",
+    "split_import_from",
+    "split_qualified",
+    "star_imports",
+    "top_level_imports",
+    "trl_refs",
+]
+
+
+@dataclass(frozen=True)
+class TrlRef:
+    """A TRL symbol as the code imports it: `module` (e.g. `trl.trainer.ppo_config`) and `name` (`PPOConfig`)."""
+
+    module: str
+    name: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.module}.{self.name}"
+
+
+
+
+def split_qualified(qname: str) -> TrlRef | None:
+    """`trl.a.b.Name` -> TrlRef("trl.a.b", "Name"); None for anything not absolutely under `trl`."""
+    if not qname.startswith("trl.") or qname.count(".") < 1:
+        return None
+    module, _, name = qname.rpartition(".")
+    return TrlRef(module, name)
+
+
+
+
+def imported_names(visitor: cst.CSTVisitor | cst.CSTTransformer, node: cst.CSTNode) -> set[str]:
+    """The qualified names of `node` that come from an import (locals and builtins are not TRL's).
+
+    `visitor` is the visitor or transformer being run: it must declare `QualifiedNameProvider` in its
+    `METADATA_DEPENDENCIES`. Nodes built by a rule (not in the original tree) have none.
+    """
+    try:
+        names: set[QualifiedName] = visitor.get_metadata(QualifiedNameProvider, node, set())
+    except KeyError:
+        return set()
+    return {q.name for q in names if q.source == QualifiedNameSource.IMPORT}
+
+
+def trl_refs(visitor: cst.CSTVisitor | cst.CSTTransformer, node: cst.CSTNode) -> list[TrlRef]:
+    """Every TRL symbol `node` may denote (several when imports differ by branch, e.g. try/except), sorted."""
+    refs = [split_qualified(q) for q in sorted(imported_names(visitor, node))]
+    return [r for r in refs if r is not None]
+
+
+def module_name(node: cst.ImportFrom) -> str | None:
+    """The absolute module of `from m import ...`; None for a relative import."""
+    if node.relative or node.module is None:
+        return None
+    return dotted(node.module)
+
+
+def commas(aliases: Sequence[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    """The aliases joined by `, ` (no comma after the last)."""
+    out = []
+    for i, alias in enumerate(aliases):
+        last = i == len(aliases) - 1
+        out.append(alias.with_changes(
+            comma=cst.MaybeSentinel.DEFAULT if last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+    return out
+
+
+def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.ImportFrom:
+    """`from module import a, b as c` (one line) for these aliases."""
+    return cst.ImportFrom(module=build_dotted(module), names=commas(aliases))  # type: ignore[arg-type]
+
+
+def split_import_from(
+    node: cst.ImportFrom,
+    successor: Callable[[str, str], tuple[str | None, str] | None],
+    *,
+    last: Collection[str] = (),
+) -> list[cst.BaseSmallStatement] | None:
+    """`from m import a, b as c` with each alias renamed, moved or dropped; None when no alias changes.
+
+    `successor(m, name)` is None (keep the alias), `(m, new)` (rename in place), `(other, new)` (move to a new
+    `from other import new` statement after this one) or `(None, name)` (drop: the name is defined locally now). An
+    alias keeps its local name (`b as c` -> `new as c`; `as` dropped when it equals the new name); duplicates are
+    dropped. The statement's own module comes first (in place, without parentheses), then the others in the order
+    met, modules in `last` at the end.
+    """
+    mod = module_name(node)
+    if mod is None or isinstance(node.names, cst.ImportStar):
+        return None
+    groups: dict[str | None, list[cst.ImportAlias]] = {}
+    changed = False
+    for alias in node.names:
+        found = successor(mod, dotted(alias.name) or "")
+        if found is None:
+            target_mod: str | None = mod
+            new_alias = alias
+        else:
+            changed = True
+            target_mod, new_name = found
+            if target_mod is None:
+                continue
+            new_alias = alias.with_changes(name=cst.Name(new_name))
+            if alias.asname is not None and alias.asname.name.value == new_name:  # type: ignore[union-attr]
+                new_alias = new_alias.with_changes(asname=None)
+        groups.setdefault(target_mod, [])
+        if all(code(a.name) + str(a.asname and code(a.asname)) != code(new_alias.name) + str(
+            new_alias.asname and code(new_alias.asname)) for a in groups[target_mod]):
+            groups[target_mod].append(new_alias)
+    if not changed:
+        return None
+    out: list[cst.BaseSmallStatement] = []
+    for target in sorted(groups, key=lambda m: (m != mod, m in last)):
+        aliases = groups[target]
+        if not aliases:
+            continue
+        if target == mod:
+            out.append(node.with_changes(names=commas(aliases), lpar=None, rpar=None))
+        else:
+            out.append(import_from(target, aliases))  # type: ignore[arg-type]
+    return out
+
+
+def star_imports(module: cst.Module) -> list[str]:
+    """Modules under `trl` imported with `*` anywhere in the module."""
+    found: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            mod = module_name(node)
+            if mod and (mod == "trl" or mod.startswith("trl.")) and isinstance(node.names, cst.ImportStar):
+                found.append(mod)
+
+    module.visit(_V())
+    return found
+
+
+def imports_trl(module: cst.Module, names: Iterable[str], modules: Iterable[str] = ()) -> bool:
+    """Cheap gate before any metadata is computed: could this module refer to one of `names` from TRL?
+
+    True when it has `import trl...` (attribute access may reach anything), `from trl... import *`, an import of
+    one of `names` from a `trl` module, or a `from <m> import ...` of one of `modules`.
+    """
+    wanted = set(names)
+    mods = set(modules)
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            nonlocal found
+            for a in node.names:
+                n = dotted(a.name) or ""
+                if n == "trl" or n.startswith("trl."):
+                    found = True
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            nonlocal found
+            mod = module_name(node)
+            if mod is None or not (mod == "trl" or mod.startswith("trl.")):
+                return False
+            if isinstance(node.names, cst.ImportStar) or mod in mods:
+                found = True
+                return False
+            if any((dotted(a.name) or "") in wanted for a in node.names):
+                found = True
+            return False
+
+        # nothing else holds imports worth visiting deeply, but imports can sit in any block
+        def visit_Expr(self, node: cst.Expr) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            return False
+
+    module.visit(_V())
+    return found
+
+
+def import_block_end(module: cst.Module) -> int:
+    """Index in module.body after the leading docstring / imports / import-only try or if blocks."""
+    end = 0
+    for i, stmt in enumerate(module.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                end = i + 1
+                continue
+            if i == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+                if isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+                    end = i + 1
+                    continue
+            break
+        if isinstance(stmt, (cst.Try, cst.If)) and _only_imports(stmt):
+            end = i + 1
+            continue
+        break
+    return end
+
+
+def _only_imports(stmt: cst.CSTNode) -> bool:
+    found = {"imp": False, "other": False}
+
+    class _V(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            for s in node.body:
+                if isinstance(s, (cst.Import, cst.ImportFrom)):
+                    found["imp"] = True
+                elif not isinstance(s, (cst.Pass, cst.Expr, cst.Assign)):
+                    found["other"] = True
+            return False
+
+    stmt.visit(_V())
+    return found["imp"] and not found["other"]
+
+
+def top_level_imports(module: cst.Module) -> set[tuple[str, str]]:
+    have: set[tuple[str, str]] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for s in stmt.body:
+                if isinstance(s, cst.ImportFrom) and not isinstance(s.names, cst.ImportStar):
+                    mod = module_name(s)
+                    for a in s.names:
+                        if mod and a.asname is None:
+                            have.add((mod, dotted(a.name) or ""))
+                elif isinstance(s, cst.Import):
+                    for a in s.names:
+                        if a.asname is None:
+                            have.add((dotted(a.name) or "", ""))
+    return have
+
+
+def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst.Module:
+    """Add `from mod import name` (or `import mod` when name is "") after the import block, skipping present ones.
+
+    Imports of the same module are merged into one statement; an existing top-level `from mod import ...` gets the
+    new names appended (in the order given) instead of a new line. New statements go after the leading import block,
+    with a blank line between them and the code that follows.
+    """
+    have = top_level_imports(module)
+    todo: dict[str, list[str]] = {}
+    for mod, name in needed:
+        if (mod, name) in have or name in todo.get(mod, []):
+            continue
+        todo.setdefault(mod, []).append(name)
+    if not todo:
+        return module
+    body = list(module.body)
+    # append to an existing top-level `from mod import ...` (no star, no parenthesised multi-line layout change)
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            continue
+        s = stmt.body[0]
+        if isinstance(s, cst.ImportFrom) and not isinstance(s.names, cst.ImportStar) and s.lpar is None:
+            mod = module_name(s)
+            if mod in todo and todo[mod] and "" not in todo[mod]:
+                names = list(s.names)
+                last = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                extra = [cst.ImportAlias(name=build_dotted(n)) for n in todo.pop(mod)]
+                for j in range(len(extra) - 1):
+                    extra[j] = extra[j].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                body[i] = stmt.with_changes(body=[s.with_changes(names=[*names[:-1], last, *extra])])
+    new_stmts: list[cst.BaseStatement] = []
+    for mod, names in todo.items():
+        plain = [n for n in names if n]
+        if "" in names:
+            new_stmts.append(cst.parse_statement(f"import {mod}\n"))
+        if plain:
+            new_stmts.append(cst.parse_statement(f"from {mod} import {', '.join(plain)}\n"))
+    if not new_stmts:
+        return module.with_changes(body=body)
+    at = import_block_end(module.with_changes(body=body))
+    # never insert above `from __future__` imports or a module docstring; keep one blank line before the code
+    rest = body[at:]
+    if rest and not (rest[0].leading_lines and rest[0].leading_lines[0].comment is None):
+        rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(), *rest[0].leading_lines])
+    return module.with_changes(body=[*body[:at], *new_stmts, *rest])
+
+
+def insert_after_imports(module: cst.Module, stmts: Sequence[cst.BaseStatement], blank_after: int = 2) -> cst.Module:
+    """Insert statements right after the module's leading import block (blank lines after them as PEP 8 wants)."""
+    at = import_block_end(module)
+    body = list(module.body)
+    if at < len(body) and blank_after:
+        nxt = body[at]
+        lead = list(nxt.leading_lines)
+        blanks = 0
+        for ln in lead:
+            if ln.comment is not None:
+                break
+            blanks += 1
+        if blanks < blank_after:
+            body[at] = nxt.with_changes(leading_lines=[cst.EmptyLine(indent=False) for _ in range(blank_after - blanks)] + lead)
+    return module.with_changes(body=[*body[:at], *stmts, *body[at:]])
+
+
+
+
+def drop_unused_import(module: cst.Module, mod: str, name: str) -> cst.Module:
+    """`module` without the `name` alias of its `from mod import ...` statements when nothing uses the name.
+
+    Uses are found with libcst's `ScopeProvider` (every access of the binding the import makes, in any scope; a
+    `__all__` entry counts as a use). An import left without aliases is removed; a block left empty gets `pass`.
+    """
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    unused: set[int] = set()
+    for scope in {s for s in scopes.values() if s is not None}:
+        for assignment in scope.assignments[name]:
+            node = getattr(assignment, "node", None)
+            if isinstance(node, cst.ImportFrom) and module_name(node) == mod and not assignment.references:
+                unused.add(id(node))
+    if not unused:
+        return module
+
+    class _Drop(cst.CSTTransformer):
+        def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):  # type: ignore[no-untyped-def]
+            if id(original_node) not in unused or isinstance(updated_node.names, cst.ImportStar):
+                return updated_node
+            keep = [a for a in updated_node.names if not (a.asname is None and dotted(a.name) == name)]
+            if len(keep) == len(updated_node.names):
+                return updated_node
+            if not keep:
+                return cst.RemoveFromParent()
+            return updated_node.with_changes(names=[*keep[:-1], keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+
+    return module.visit(_Drop())

@@ -1,0 +1,151 @@
+"""ppo-to-grpo: trainer attributes and methods, config fields read later, and subclasses.
+
+`trainer.config` -> `.args`, `.tokenizer` -> `.processing_class`, `.current_device` -> `.accelerator.device`,
+`.save_pretrained` -> `.save_model`, methods with no successor flagged; `config.<PPO-only field>` replaced by its
+value, its old default or a field of the script's own argument dataclass; models that only fed the PPO trainer
+removed; subclasses of PPOTrainer / PPOConfig: overrides without a counterpart flagged."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrations.kinds.cst import code, dotted, literal_value
+from migrations.v1_13.ppo_to_grpo import fields as F
+from migrations.v1_13.ppo_to_grpo.analysis import MISSING
+
+class Attributes:
+    """Mixed into `ppo_to_grpo.transformer.Transformer`, whose state (`self.an`, `self.era`, `self.grpo`, ...) it
+    uses; see that class for the order in which the mixins run."""
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        name = self.remove_stmts.get(id(original_node))
+        if name is not None:
+            self.changed = True
+            self.note(original_node, f"removed `{name} = ...`: it only fed the PPO trainer's value/reference model")
+            parent = self.parent(original_node)
+            if isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1:
+                return updated_node.with_changes(body=[cst.Pass()])
+            return cst.RemovalSentinel.REMOVE
+        result = super().leave_SimpleStatementLine(original_node, updated_node)
+        if result is updated_node and len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Expr):
+            call = original_node.body[0].value
+            if (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "generate_completions"
+                and dotted(call.func.value) in self.trainer_vars
+            ):
+                # no successor: keep the line visible as a comment-marked `pass`
+                self.changed = True
+                return updated_node.with_changes(body=[cst.Pass()])
+        return result
+
+    def _trainer_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        f = updated.func
+        assert isinstance(f, cst.Attribute)
+        meth = original.func.attr.value  # type: ignore[union-attr]
+        recv = code(original.func.value)  # type: ignore[union-attr]
+        if meth == "save_pretrained":
+            self.changed = True
+            return updated.with_changes(func=f.with_changes(attr=cst.Name("save_model")))
+        if meth == "push_to_hub" and self.era == "classic":
+            self.todo(original, f"{recv}.push_to_hub: Trainer.push_to_hub(commit_message=...) pushes to "
+                      "args.hub_model_id; set hub_model_id/push_to_hub in the config", "ppo-trainer-attributes")
+        elif meth in ("step", "generate", "log_stats", "batched_forward_pass", "compute_rewards", "gather_stats",
+                      "prepare_dataloader", "generate_completions", "record_step_stats"):
+            self.todo(original, f"{recv}.{meth}() does not exist on {self.TrainerName}: training, generation and "
+                      "logging happen inside trainer.train()" + (
+                          f"; the call `{code(original)}` was replaced by `pass`: set log_completions=True in the "
+                          "config to see samples" if meth == "generate_completions" else ""), "ppo-trainer-attributes")
+        return updated
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        result = super().leave_Attribute(original_node, updated_node)
+        if result is not updated_node:
+            return result
+        recv = dotted(original_node.value)
+        attr = original_node.attr.value
+        if recv in self.trainer_vars:
+            if attr == "config":
+                self.changed = True
+                return updated_node.with_changes(attr=cst.Name("args"))
+            if attr == "tokenizer":
+                self.changed = True
+                return updated_node.with_changes(attr=cst.Name("processing_class"))
+            if attr == "current_device":
+                self.changed = True
+                return cst.parse_expression(f"{code(updated_node.value)}.accelerator.device")
+            if attr in ("dataloader", "kl_ctl", "value_model", "policy", "ref_policy", "reward_model"):
+                self.todo(original_node, f"{recv}.{attr} does not exist on {self.TrainerName}",
+                          "ppo-trainer-attributes")
+        elif self._is_config(recv) and attr in F.PPO_ONLY_FIELDS:
+            new = F.renamed_field(attr, self.era, self.target)
+            if new is not None and new != attr:
+                self.changed = True
+                return updated_node.with_changes(attr=cst.Name(new))
+            if new is None:
+                call = self._config_call_of(recv)
+                val = None
+                if call is not None:
+                    for a in call.args:
+                        if a.keyword is not None and a.keyword.value == attr:
+                            val = a.value
+                if val is not None and (literal_value(val, MISSING) is not MISSING or isinstance(val, cst.Name)):
+                    self.changed = True
+                    self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its value")
+                    return val.deep_clone()
+                if val is None and call is not None and not any(a.star for a in call.args) and attr in F.OLD_DEFAULTS:
+                    self.changed = True
+                    self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its old default")
+                    return cst.parse_expression(repr(F.OLD_DEFAULTS[attr]))
+                host = self.an.hosts.get(recv)  # type: ignore[arg-type]
+                default = F.OLD_DEFAULTS.get(attr, MISSING)
+                if call is None and host is not None and default is not MISSING and not isinstance(default, dict):
+                    self.host_fields.setdefault(host[1], {})[attr] = default
+                    self.changed = True
+                    self.note(original_node, f"{recv}.{attr} moved to {host[0]}.{attr} ({host[1]} field)")
+                    return cst.parse_expression(f"{host[0]}.{attr}")
+                self.todo(original_node, f"{recv}.{attr}: {self.ConfigName} has no `{attr}` field",
+                          "ppo-config-fields")
+        return result
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        name = node.name.value
+        kind = "trainer" if name in self.an.trainer_classes else "config" if name in self.an.config_classes else ""
+        self._class_stack.append((name, kind))
+        if kind == "config":
+            ppo_fields = sorted(f for f in self.an.config_classes[name] if f in F.PPO_ONLY_FIELDS)
+            if ppo_fields:
+                self.todo(node, f"{name} redeclares PPO-only fields {ppo_fields}: {self.ConfigName} has no such "
+                          "fields (see the field table for successors)", "ppo-subclasses")
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._class_stack.pop()
+        return updated_node
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        """Give the script's own argument dataclass the PPO fields the code still reads (`--sft_model_path` ...)."""
+        if not self.host_fields:
+            return updated_node
+        body = list(updated_node.body)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.host_fields:
+                have = {
+                    small.target.value
+                    for s in stmt.body.body if isinstance(s, cst.SimpleStatementLine)
+                    for small in s.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+                }
+                new_lines = []
+                for name, default in self.host_fields[stmt.name.value].items():
+                    if name in have:
+                        continue
+                    typ = type(default).__name__ if default is not None else "str"
+                    ann = f"{typ} | None" if default is None else typ
+                    line = cst.parse_statement(f"{name}: {ann} = {code(F.py_literal(default))}\n")
+                    new_lines.append(line)
+                if new_lines:
+                    new_lines[0] = new_lines[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(
+                        "# trl-compat: PPOConfig fields the script still reads (no GRPO/Online DPO field)"))])
+                    body[i] = stmt.with_changes(body=stmt.body.with_changes(body=[*stmt.body.body, *new_lines]))
+        return updated_node.with_changes(body=body)
+

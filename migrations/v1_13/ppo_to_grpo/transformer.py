@@ -1,0 +1,201 @@
+"""ppo-to-grpo, second pass: the transformer, assembled from one mixin per concern.
+
+`Transformer` is a `migrations.kinds.symbols.SymbolTransformer` (PPO names -> GRPO / Online DPO names through every
+import form) plus the mixins, in this order: `Loop` (classic step loops, planned first: their generation settings go
+into the config), `ConfigCall`, `TrainerCall`, `Attributes`. This module holds the state they share, the dispatch of
+calls, and what spans several of them (statements inserted before the trainer, the function stack).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrations.base import TODO_PREFIX, PythonMigration, RuleContext
+from migrations.kinds.cst import arg_value, code, dotted, kwarg_value, make_kwarg, replace_args
+from migrations.kinds.imports import TrlRef
+from migrations.kinds.symbols import Replacement, SymbolTransformer
+from migrations.v1_13.ppo_to_grpo import fields as F
+from migrations.v1_13.ppo_to_grpo.analysis import (
+    CLASSIC_METHODS,
+    CONFIG_NAMES,
+    TARGET_METHODS,
+    TRAINER_NAMES,
+    TRAINER_STYLE_METHODS,
+    Analysis,
+    inside,
+    mentions_value_head,
+    unique_name,
+)
+from migrations.v1_13.ppo_to_grpo.attributes import Attributes
+from migrations.v1_13.ppo_to_grpo.config_call import ConfigCall
+from migrations.v1_13.ppo_to_grpo.loop import Loop, LoopPlan
+from migrations.v1_13.ppo_to_grpo.trainer_call import TrainerCall
+
+
+class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
+    """The PPO -> GRPO / Online DPO rewrite of one module (see the package docstring for what it covers)."""
+
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, an: Analysis, src: cst.Module) -> None:
+        super().__init__(rule, ctx)
+        self.an = an
+        self.grpo = ctx.options.to == "grpo"
+        self.target: F.Target = "grpo" if self.grpo else "online-dpo"
+        self.era = an.era()
+        self.TrainerName = "GRPOTrainer" if self.grpo else "OnlineDPOTrainer"
+        self.ConfigName = "GRPOConfig" if self.grpo else "OnlineDPOConfig"
+        self.target_module = "trl" if self.grpo else "trl.experimental.online_dpo"
+        self.src = src
+        self.reward_name = unique_name(src, "reward_fn")
+        self.plans: dict[int, LoopPlan] = {}
+        self.loop_extra: dict[str, cst.BaseExpression] = {}
+        self.insert_before: dict[int, list[cst.BaseStatement]] = {}
+        self.trainer_by_call = {id(t.call): t for t in an.trainers}
+        self.trainer_vars = set(an.trainer_vars)
+        # `trainer.config` / `trainer.args` read the config passed to the trainer
+        for t in an.trainers:
+            if t.var is None:
+                continue
+            cfg = arg_value(t.call, 0, "config") or kwarg_value(t.call, "args")
+            name = dotted(cfg) if cfg is not None else None
+            if self._is_config(name):
+                an.config_vars[f"{t.var}.config"] = self._config_call_of(name)
+                an.config_vars[f"{t.var}.args"] = self._config_call_of(name)
+        self.tokenizers: set[str] = set()
+        self._class_stack: list[tuple[str, str]] = []  # (class name, kind)
+        self.host_fields: dict[str, dict[str, object]] = {}  # script-args dataclass -> PPO fields it now holds
+        self._plan_loops()
+        # `def build_dataset(config): ... config.model_name` called as `build_dataset(ppo_config)`: inside that
+        # function the parameter is the config too
+        self.config_params: dict[int, dict[str, cst.Call | None]] = {}
+        for call in an.local_calls:
+            defs = an.functions.get(call.func.value, [])  # type: ignore[union-attr]
+            if len(defs) != 1:
+                continue
+            params = [p.name.value for p in defs[0].params.params]
+            for i, a in enumerate(call.args):
+                name = dotted(a.value)
+                if a.star or not self._is_config(name):
+                    continue
+                pname = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
+                if pname in params:
+                    self.config_params.setdefault(id(defs[0]), {})[pname] = self._config_call_of(name)
+        self._fn_stack: list[int] = []
+        # models only built to be passed to the PPO trainer as value/reference model: their construction goes
+        self.remove_stmts: dict[int, str] = {}
+        for t in an.trainers:
+            if t.local_cls or any(a.star for a in t.call.args):
+                continue
+            if self.era == "classic":
+                dropped = [arg_value(t.call, 2, "ref_model")] if self.grpo else []
+            else:
+                dropped = [arg_value(t.call, 6, "value_model")]
+                if self.grpo:
+                    dropped.append(arg_value(t.call, 3, "ref_model") or kwarg_value(t.call, "ref_policy"))
+            for d in dropped:
+                if isinstance(d, cst.Name) and self._only_feeds_trainer(d.value):
+                    self.remove_stmts[id(an.assign_stmts[d.value])] = d.value
+        # tokenizing functions passed to `.map` whose `input_ids` nobody else reads: return the text as `prompt`
+        self.tokenize_rewrites: dict[int, cst.BaseExpression] = {}
+        self.chat_template_calls: set[int] = set()
+        for name, (fn, text, chat) in an.tokenize_fns.items():
+            if name not in an.mapped_fns or not an.trainers:
+                continue
+            outside = [s for s in an.input_ids_strings if not inside(s, fn)]
+            if not outside:
+                self.tokenize_rewrites[id(fn)] = text
+            elif chat is not None and kwarg_value(chat, "return_dict") is None:
+                # the token ids stay: keep them a list (transformers 5 returns a BatchEncoding by default)
+                self.chat_template_calls.add(id(chat))
+
+    def replacement(self, ref: TrlRef) -> Replacement | None:
+        if ref.name in TRAINER_NAMES:
+            return Replacement(self.target_module, self.TrainerName)
+        if ref.name in CONFIG_NAMES:
+            return Replacement(self.target_module, self.ConfigName)
+        return None
+
+    def owns_module(self, module: str) -> bool:
+        return module in (
+            "trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer",
+            "trl.trainer.ppov2_config", "trl.experimental.ppo.ppo_trainer", "trl.experimental.ppo.ppo_config",
+        ) or (module == "trl.experimental.ppo" and not mentions_value_head(self.src))
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        result = super().on_leave(original_node, updated_node)
+        before = self.insert_before.pop(id(original_node), None)
+        if before and isinstance(result, cst.CSTNode):
+            lead = list(getattr(result, "leading_lines", ()))
+            todos = [ln for ln in lead if ln.comment is not None and ln.comment.value.startswith(TODO_PREFIX)]
+            rest = [ln for ln in lead if ln not in todos]
+            blank = [cst.EmptyLine(indent=False) for _ in range(2 if len(self._stmt_stack) == 0 else 1)]
+            stmts = []
+            prev_compound = False
+            for i, b in enumerate(before):
+                lines = list(rest) if i == 0 else []
+                if isinstance(b, cst.FunctionDef):
+                    lines = [ln for ln in lines if ln.comment is not None] + blank
+                elif prev_compound:
+                    lines = blank + lines
+                stmts.append(b.with_changes(leading_lines=[*lines, *b.leading_lines]))
+                prev_compound = isinstance(b, cst.BaseCompoundStatement)
+            after = blank if isinstance(before[-1], cst.FunctionDef) else [cst.EmptyLine(indent=False)] if prev_compound else []
+            result = cst.FlattenSentinel([*stmts, result.with_changes(leading_lines=[*after, *todos])])
+        return result
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.chat_template_calls:
+            self.changed = True
+            self.note(original_node, "apply_chat_template(..., return_dict=False): token ids stay a list on transformers 5")
+            return replace_args(updated_node, [*updated_node.args, make_kwarg("return_dict", cst.Name("False"))])
+        if id(original_node) in self.an.config_calls:
+            return self._config_call(original_node, updated_node)
+        t = self.trainer_by_call.get(id(original_node))
+        if t is not None:
+            return self._trainer_call(t, original_node, updated_node)
+        if id(original_node) in self.an.parser_ids:
+            self._parser_todo(original_node)
+            return updated_node
+        f = original_node.func
+        if isinstance(f, cst.Attribute) and dotted(f.value) in self.trainer_vars:
+            return self._trainer_method(original_node, updated_node)
+        if isinstance(f, cst.Attribute) and f.attr.value == "__init__" and self._class_stack:
+            cls, kind = self._class_stack[-1]
+            if kind == "trainer" and isinstance(f.value, cst.Call) and dotted(f.value.func) == "super":
+                self.todo(
+                    original_node,
+                    f"{cls}.__init__ calls the PPO trainer's constructor: {self.TrainerName}.__init__ takes (model, "
+                    "reward_funcs, args, train_dataset, eval_dataset, processing_class, ..., peft_config); no "
+                    "ref_model/value_model/reward_model/tokenizer/dataset",
+                    "ppo-subclasses",
+                )
+        return updated_node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if self._fn_stack and self._fn_stack[-1] == id(original_node):
+            self._fn_stack.pop()
+        text = self.tokenize_rewrites.get(id(original_node))
+        if text is None:
+            return updated_node
+        self.changed = True
+        self.note(original_node, f"{original_node.name.value} now returns the text as `prompt` instead of input_ids")
+        body = list(updated_node.body.body)
+        doc = [b for b in body[:1] if isinstance(b, cst.SimpleStatementLine) and isinstance(b.body[0], cst.Expr)]
+        ret = cst.parse_statement(f'return {{"prompt": {code(text)}}}\n')
+        ret = ret.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(
+            "# trl-compat: GRPO/Online DPO tokenize prompts themselves: keep the text (was input_ids)"))])
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*doc, ret]))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._fn_stack.append(id(node))
+        if not self._class_stack or self._class_stack[-1][1] != "trainer":
+            return
+        meth = node.name.value
+        cls = self._class_stack[-1][0]
+        if meth in CLASSIC_METHODS | TRAINER_STYLE_METHODS and meth not in TARGET_METHODS:
+            self.todo(node, f"{cls}.{meth} overrides a PPO trainer method that {self.TrainerName} does not have: "
+                      "it is never called now; port its logic (reward shaping -> reward function, loss -> "
+                      "compute_loss, generation -> generation_kwargs)", "ppo-subclasses")
+        elif meth in TRAINER_STYLE_METHODS | CLASSIC_METHODS:
+            self.todo(node, f"{cls}.{meth} now overrides {self.TrainerName}.{meth}, whose internals differ from "
+                      "PPO's: check it", "ppo-subclasses")
+

@@ -1,0 +1,77 @@
+"""`migrations.kinds.cst`: call arguments, literal values, dotted names, layouts."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from migrations.kinds.cst import (
+    arg_value,
+    build_dotted,
+    code,
+    dotted,
+    drop_kwarg,
+    kwarg,
+    kwarg_value,
+    literal_value,
+    replace_args,
+    replace_string,
+    set_kwarg,
+    string_value,
+)
+
+
+def _call(text: str) -> cst.Call:
+    node = cst.parse_expression(text)
+    assert isinstance(node, cst.Call)
+    return node
+
+
+def test_literal_value() -> None:
+    assert literal_value(cst.parse_expression("-1.5e-3")) == -1.5e-3
+    assert literal_value(cst.parse_expression("{'a': (1, None)}")) == {"a": (1, None)}
+    assert literal_value(cst.parse_expression("args.lr"), None) is None
+    with pytest.raises(ValueError):
+        literal_value(cst.parse_expression("f()"))
+
+
+def test_replace_args_layouts() -> None:
+    one_line = cst.parse_expression("f(a, b=1)")
+    assert isinstance(one_line, cst.Call)
+    new = [cst.Arg(cst.Name("x"), keyword=cst.Name("k"))]
+    assert code(replace_args(one_line, new)) == "f(k = x)"
+    multi = cst.parse_module("y = f(\n    a=0,  # keep me\n    b=1,\n)\n")
+    call = multi.body[0].body[0].value  # type: ignore[attr-defined]
+    out = replace_args(call, [call.args[1], call.args[0]])
+    assert code(out) == "f(\n    b=1,\n    a=0,  # keep me\n)"
+    long = cst.parse_expression("g(" + ", ".join(f"a{i}={i}" for i in range(30)) + ")")
+    assert code(replace_args(long, list(long.args))).count("\n") == 31  # type: ignore[attr-defined]
+
+
+
+def test_keyword_and_positional_access():
+    call = _call("f(a, b, c=3, **rest)")
+    found = kwarg(call, "c")
+    assert found is not None and code(found.value) == "3" and kwarg(call, "z") is None
+    assert code(kwarg_value(call, "c")) == "3" and kwarg_value(call, "a") is None
+    assert code(arg_value(call, 1, "b")) == "b" and code(arg_value(call, 5, "c")) == "3"
+    assert arg_value(_call("f(*xs, y)"), 1, "y") is None  # positions after a star are unknown
+
+
+def test_set_and_drop_kwarg_keep_the_layout():
+    assert code(set_kwarg(_call("f(a, c=3)"), "c", cst.Integer("4"))) == "f(a, c=4)"
+    assert code(set_kwarg(_call("f(a)"), "d", cst.Name("x"))) == "f(a, d=x)"
+    multi = cst.parse_module("y = f(\n    a,\n    c=3,\n)\n").body[0].body[0].value  # type: ignore[attr-defined]
+    assert code(set_kwarg(multi, "d", cst.Integer("1"))) == "f(\n    a,\n    c=3,\n    d=1,\n)"
+    assert code(drop_kwarg(_call("f(a, c=3, d=4)"), "d")) == "f(a, c=3)"
+    assert code(drop_kwarg(_call("f(a, c=3)"), "zz")) == "f(a, c=3)"
+
+
+def test_dotted_names_and_strings():
+    assert dotted(cst.parse_expression("a.b.c")) == "a.b.c"
+    assert dotted(cst.parse_expression("a().b")) is None
+    assert code(build_dotted("x.y.z")) == "x.y.z"
+    assert string_value(cst.parse_expression("'ab' 'c'")) == "abc"
+    assert string_value(cst.parse_expression("f'x{y}'")) is None
+    s = cst.parse_expression("r'old'")
+    assert isinstance(s, cst.SimpleString) and replace_string(s, "new").value == "r'new'"

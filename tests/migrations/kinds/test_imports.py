@@ -1,0 +1,103 @@
+"""`migrations.kinds.imports`: resolving TRL names and the one way rules edit imports."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+from migrations.kinds.imports import (
+    TrlRef,
+    drop_unused_import,
+    ensure_imports,
+    imported_names,
+    imports_trl,
+    insert_after_imports,
+    split_qualified,
+    star_imports,
+    trl_refs,
+)
+
+
+def test_split_qualified() -> None:
+    assert split_qualified("trl.trainer.ppo_config.PPOConfig") == TrlRef("trl.trainer.ppo_config", "PPOConfig")
+    assert split_qualified(".trl.PPOConfig") is None
+    assert split_qualified("trlx.PPOConfig") is None
+
+
+def test_ensure_imports_merges_and_skips_present() -> None:
+    mod = cst.parse_module('"""doc"""\nfrom __future__ import annotations\nimport os\nfrom transformers import A\n\nx = 1\n')
+    out = ensure_imports(mod, [("transformers", "B"), ("os", ""), ("peft", "get_peft_model"), ("transformers", "A")])
+    assert out.code == (
+        '"""doc"""\nfrom __future__ import annotations\nimport os\nfrom transformers import A, B\n'
+        "from peft import get_peft_model\n\nx = 1\n"
+    )
+
+
+def test_imports_trl_gate() -> None:
+    assert imports_trl(cst.parse_module("from trl import PPOTrainer\n"), {"PPOTrainer"})
+    assert imports_trl(cst.parse_module("import trl.core\n"), set())
+    assert imports_trl(cst.parse_module("from trl import *\n"), set())
+    assert not imports_trl(cst.parse_module("from trl import GRPOTrainer\nPPOTrainer = 1\n"), {"PPOTrainer"})
+    assert not imports_trl(cst.parse_module("from .trl import PPOTrainer\n"), {"PPOTrainer"})
+
+
+
+def test_ensure_imports_adds_module_imports_once_with_a_blank_line_before_the_code():
+    mod = cst.parse_module("import trl\nx = trl.A()\n")
+    out = ensure_imports(mod, [("compat.trl", ""), ("compat.trl", "")])
+    assert out.code == "import trl\nimport compat.trl\n\nx = trl.A()\n"
+    assert ensure_imports(out, [("compat.trl", "")]).code == out.code  # already there: unchanged
+
+
+def test_drop_unused_import():
+    mod = cst.parse_module("from compat.trl import dft_loss, other\nother()\n")
+    assert drop_unused_import(mod, "compat.trl", "dft_loss").code == "from compat.trl import other\nother()\n"
+    used = cst.parse_module("from compat.trl import dft_loss\nf(dft_loss)\n")
+    assert drop_unused_import(used, "compat.trl", "dft_loss").code == used.code
+    alone = cst.parse_module("import os\nfrom compat.trl import dft_loss\n")
+    assert drop_unused_import(alone, "compat.trl", "dft_loss").code == "import os\n"
+
+
+def test_insert_after_imports_and_star_imports():
+    mod = cst.parse_module('"""doc"""\nimport os\nx = 1\n')
+    out = insert_after_imports(mod, [cst.parse_statement("def f():\n    pass\n")])
+    assert out.code == '"""doc"""\nimport os\ndef f():\n    pass\n\n\nx = 1\n'
+    assert star_imports(cst.parse_module("from trl import *\nfrom os import *\nfrom trl.core import *\n")) == [
+        "trl", "trl.core"]
+
+
+class _Names(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: dict[str, tuple[set[str], list[TrlRef]]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found[cst.Module([]).code_for_node(node.func)] = (imported_names(self, node.func), trl_refs(self, node.func))
+
+
+def test_imported_names_follow_imports_not_spellings():
+    src = (
+        "import trl as t\nfrom trl.trainer import PPOTrainer as P\n"
+        "class Local:\n    pass\n"
+        "t.GRPOTrainer()\nP()\nLocal()\nprint()\n"
+    )
+    v = _Names()
+    cst.MetadataWrapper(cst.parse_module(src)).visit(v)
+    assert v.found["t.GRPOTrainer"] == ({"trl.GRPOTrainer"}, [TrlRef("trl", "GRPOTrainer")])
+    assert v.found["P"] == ({"trl.trainer.PPOTrainer"}, [TrlRef("trl.trainer", "PPOTrainer")])
+    assert v.found["Local"] == (set(), []) and v.found["print"] == (set(), [])
+
+
+def test_split_import_from_renames_moves_and_drops():
+    from migrations.kinds.imports import split_import_from
+
+    node = cst.parse_statement("from trl import (A, B as BB, C, D, E as New)\n").body[0]  # type: ignore[attr-defined]
+    table = {"A": ("trl", "A2"), "B": ("transformers", "B2"), "C": (None, "C"), "E": ("trl", "New")}
+    out = split_import_from(node, lambda module, name: table.get(name))
+    assert out is not None
+    assert [cst.Module([]).code_for_node(s) for s in out] == [
+        "from trl import A2, D, New", "from transformers import B2 as BB"]
+    assert split_import_from(node, lambda module, name: None) is None
+    assert split_import_from(cst.parse_statement("from .trl import A\n").body[0], lambda m, n: ("x", "y")) is None  # type: ignore[attr-defined]

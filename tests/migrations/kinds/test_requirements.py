@@ -1,0 +1,40 @@
+"""`migrations.kinds.requirements`: raising specifiers to the floors of a TRL line, against `compat.floors`."""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from compat import floors
+from migrations.kinds.requirements import floors_for, rewrite_poetry, rewrite_requirement, target_line
+
+
+def _floor(package: str, line: str) -> str:
+    """The floor specifier of `package` for a TRL line, read from compat.floors (the table itself)."""
+    for row in floors.PROFILES[line].floors:
+        if row.package == package and row.specifier and not row.when_installed and not row.trl_versions:
+            return str(row.specifier)
+    raise LookupError(package)
+
+
+def test_floors_come_from_compat_floors():
+    table = floors_for(Version("1.16.0"))
+    assert str(table["peft"].specifier) == _floor("peft", "1.16")
+    assert target_line(Version("1.16.0")) == "1.16"
+    assert target_line(Version("9.0")) == floors.NEWEST_LINE
+
+
+def test_raise_keep_and_pin():
+    table = floors_for(Version("1.16.0"))
+    peft = _floor("peft", "1.16")
+    raised = rewrite_requirement("peft>=0.10", table)
+    assert raised is not None and raised.text == f"peft{peft}" and raised.package == "peft"
+    assert rewrite_requirement("peft>=99", table) is None  # already above the floor
+    assert rewrite_requirement("numpy>=1", table) is None  # not ours
+    pinned = rewrite_requirement("trl==0.11.4", table)
+    assert pinned is not None and pinned.text == "trl==1.16.0" and pinned.outcome.unsatisfiable
+
+
+def test_poetry_constraint():
+    table = floors_for(Version("1.16.0"))
+    out = rewrite_poetry("^0.10", table["peft"])
+    assert out is not None and out.new == "^" + str(table["peft"].lowest)

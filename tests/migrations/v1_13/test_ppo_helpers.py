@@ -1,0 +1,49 @@
+"""`ppo-helpers`: before/after and no-op cases (the PPO case files in `ppo_cases/` cover the rest, run with the other
+PPO rules by `test_ppo_to_grpo.py`)."""
+
+from __future__ import annotations
+
+from migrations.v1_13.ppo_helpers import MIGRATION as RULE
+from tests.migrations._driver import check, noop, run
+
+
+def test_set_seed_moves_and_length_sampler_is_defined_locally():
+    findings = check(RULE, '''\
+        from trl import set_seed
+        from trl.core import LengthSampler
+
+        set_seed(0)
+        sampler = LengthSampler(4, 16)
+    ''', '''\
+        from transformers import set_seed
+        import random
+
+
+        class LengthSampler:
+            """trl.core.LengthSampler (removed in TRL 0.25), kept by trl-compat: a random length in [min_value, max_value)."""
+
+            def __init__(self, min_value, max_value):
+                self.values = list(range(min_value, max_value))
+
+            def __call__(self):
+                return random.choice(self.values)
+
+
+        set_seed(0)
+        sampler = LengthSampler(4, 16)
+    ''')
+    assert [f.message for f in findings if f.changed] == ["trl.core.LengthSampler is now defined locally"]
+
+
+def test_helper_without_successor_is_flagged():
+    out, findings = run(RULE, "from trl.core import stack_dicts\n\nstats = stack_dicts(batch)\n")
+    assert "from trl.core" not in out
+    assert ("# TODO(trl-compat): stack_dicts (trl.core, removed from TRL) is not defined any more "
+            "(see MIGRATION.md#ppo-core-helpers)\nstats = stack_dicts(batch)\n") in out
+    assert findings and not any(f.changed for f in findings)
+
+
+def test_noops():
+    noop(RULE, "from transformers import set_seed\nset_seed(0)\n")
+    noop(RULE, "from trl import create_reference_model\nref = create_reference_model(model)\n")
+    noop(RULE, "def set_seed(s):\n    pass\n\n\nset_seed(1)\n")

@@ -1,0 +1,118 @@
+"""`ppo-to-grpo` (with `value-head-models` and `ppo-helpers`, the rules a PPO script needs together).
+
+Every `ppo_cases/NAME.before.py` is migrated (with `--to` from `NAME.options`, default grpo) and must give
+`ppo_cases/NAME.after.py` exactly; `neg_*` cases have no after file and must come back byte-identical. Every case is
+also migrated a second time (the engine's `verify_idempotent`: the output, migrated again, must not change), and
+every after file must compile.
+Set TRL_COMPAT_UPDATE_CASES=1 to (re)write the after files from the current rules, then review the diff.
+
+Every TODO anchor the PPO rules can emit has a target in MIGRATION.md.
+
+Two sources of anchors: every anchor string literal in the rule modules (so a branch no case reaches is still checked,
+here), and the findings and markers of every case (what the rules really emitted, checked in `test_case`
+with `emitted_anchors_missing`, so each case is migrated once). A target is `<a id="X">` or a heading whose
+GitHub slug is X.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from migrations import get
+from tests.migrations.v1_13._ppo_harness import CASES, PPO_RULE_IDS, case_names, case_option, expected_path, migrate
+
+ROOT = Path(__file__).resolve().parents[3]
+GUIDE = ROOT / "MIGRATION.md"
+# the PPO rules' sources: ppo_to_grpo (its package), value_head_models, ppo_helpers
+RULE_FILES = sorted(p for p in (ROOT / "migrations" / "v1_13").rglob("*.py") if "ppo" in p.name or "ppo" in p.parent.name
+                    or p.name == "value_head_models.py")
+MARKER = re.compile(r"# TODO\(trl-compat\): .*\(see MIGRATION\.md#([a-z0-9-]+)\)$", re.M)
+
+
+def _slug(heading: str) -> str:
+    s = heading.strip().lower()
+    s = re.sub(r"[^\w\- ]", "", s)
+    return s.replace(" ", "-")
+
+
+def guide_anchors() -> set[str]:
+    text = GUIDE.read_text()
+    ids = set(re.findall(r'<a id="([^"]+)"', text))
+    ids |= {_slug(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
+    return ids
+
+
+def _source_anchors() -> set[str]:
+    found = set()
+    for path in RULE_FILES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if re.fullmatch(r"(ppo-|value-head)[a-z0-9-]*", node.value):
+                    found.add(node.value)
+    return found
+
+
+def test_rule_anchors_exist() -> None:
+    anchors = guide_anchors()
+    for rule_id in PPO_RULE_IDS:
+        assert get(rule_id).anchor in anchors, rule_id
+
+
+def test_every_anchor_literal_in_the_rules_exists() -> None:
+    assert len(RULE_FILES) >= 3, RULE_FILES
+    missing = _source_anchors() - guide_anchors() - set(PPO_RULE_IDS)
+    assert not missing, f"anchors without a MIGRATION.md target: {sorted(missing)}"
+
+
+def emitted_anchors_missing(findings, text: str) -> set[str]:  # type: ignore[no-untyped-def]
+    """Anchors a migration emitted (findings and markers in the text) that MIGRATION.md lacks."""
+    emitted = {f.anchor for f in findings if f.anchor}
+    emitted |= set(MARKER.findall(text))
+    return emitted - guide_anchors()
+
+
+
+UPDATE = os.environ.get("TRL_COMPAT_UPDATE_CASES") == "1"
+
+
+@pytest.mark.parametrize("name", case_names())
+def test_case(name: str) -> None:
+    before = (CASES / f"{name}.before.py").read_text()
+    result = migrate(before, case_option(name))
+    assert result.ok, result.errors
+    assert not emitted_anchors_missing(result.findings, result.text)
+    if name.startswith("neg_"):
+        assert not expected_path(name).exists(), "negative controls have no after file"
+        assert result.text == before
+        assert not result.findings
+        return
+    if UPDATE:
+        expected_path(name).write_text(result.text)
+    expected = expected_path(name).read_text()
+    assert result.text == expected
+    assert result.text != before, "a positive case must change something"
+
+
+@pytest.mark.parametrize("name", case_names())
+def test_after_file_compiles(name: str) -> None:
+    path = expected_path(name) if expected_path(name).exists() else CASES / f"{name}.before.py"
+    compile(path.read_text(), str(path), "exec")
+
+
+def test_enough_cases() -> None:
+    """Every era and the negative controls are covered (at least 40 cases in all)."""
+    names = case_names()
+    assert len(names) >= 40
+
+    def count(*prefixes: str) -> int:
+        return sum(n.startswith(prefixes) for n in names)
+
+    assert count("classic_") >= 10  # era 1: the step loop
+    assert count("trainer_", "ppov2_") >= 10  # era 2: Trainer-style PPOv2 / PPO
+    assert count("experimental_") >= 5  # era 3: trl.experimental.ppo
+    assert count("neg_") >= 5  # must come back byte-identical
