@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One prepared GPU run of the chunked-loss benchmark (reference_impl/bench.py) for a lent H200, at most ~9 minutes:
+# One prepared GPU run of the chunked-loss benchmark (reference_impl/bench.py) for a lent H200, at most 9 minutes
+# (timeouts: numerics 90 s, precision 60 s, bench $BUDGET=330 s + 30 s, plus ~30 s of wheel installs):
 # device-side numerics (benchmarks/gpu_checks.py: Triton fold, torch fold, naive, 3-GEMM scalar path vs float64),
 # the dW precision table (bench --precision), then the timed bench with every variant.
 #
@@ -15,7 +16,7 @@
 set -uo pipefail
 OUT="${OUT:-/tmp/gpu_bench_out}"
 WHEELS_DIR="${WHEELS_DIR:-.whl}"
-BUDGET="${BUDGET:-360}"
+BUDGET="${BUDGET:-330}"
 PY="${PYTHON:-python3}"
 DRY="${DRY:-0}"
 mkdir -p "$OUT"
@@ -68,15 +69,15 @@ export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}"
 
 # numerics on the device first (the Triton fold and the out_dtype GEMMs only run there): every path vs float64
 echo "== numerics (benchmarks/gpu_checks.py)" | tee -a "$OUT/log.txt"
-timeout 120 "$PY" benchmarks/gpu_checks.py --device "$DEVICE" $CHECK_ARGS 2>&1 | tee -a "$OUT/log.txt"
+timeout 90 "$PY" benchmarks/gpu_checks.py --device "$DEVICE" $CHECK_ARGS 2>&1 | tee -a "$OUT/log.txt"
 
 # dW / dh / loss precision against float64 at s1 (the 1.31e-3 dW figure of reference_impl/README.md) and s3
 echo "== precision (bench --precision)" | tee -a "$OUT/log.txt"
-timeout 90 "$PY" -m reference_impl.bench --precision --device "$DEVICE" $PRECISION_ARGS --out "$OUT" 2>&1 \
+timeout 60 "$PY" -m reference_impl.bench --precision --device "$DEVICE" $PRECISION_ARGS --out "$OUT" 2>&1 \
   | tee -a "$OUT/log.txt"
 
 # the three shapes of the issue, bf16 (head trainable and frozen) with every variant; fp32 rows if time is left
 echo "== bench" | tee -a "$OUT/log.txt"
-timeout $((BUDGET + 60)) "$PY" -m reference_impl.bench --device "$DEVICE" ${BENCH_ARGS:-$BENCH_DEFAULT} \
+timeout $((BUDGET + 30)) "$PY" -m reference_impl.bench --device "$DEVICE" ${BENCH_ARGS:-$BENCH_DEFAULT} \
   --budget "$BUDGET" --out "$OUT" 2>&1 | tee -a "$OUT/log.txt"
 echo "exit: ${PIPESTATUS[0]}" | tee -a "$OUT/log.txt"
