@@ -13,7 +13,8 @@ import math
 import pytest
 import torch
 
-triton = pytest.importorskip("triton", reason="triton is not installed (the kernels extra: pip install -e '.[kernels]'; make test installs it)")
+triton = pytest.importorskip(
+    "triton", reason="triton is not installed (the kernels extra: pip install -e '.[kernels]'; make test installs it)")
 from triton.runtime.interpreter import InterpretedFunction
 
 if not isinstance(triton.language.standard.zeros, InterpretedFunction):
