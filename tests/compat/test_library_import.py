@@ -35,10 +35,15 @@ print("library ok", len(rules))
 """
 
 
-def test_the_migrator_imports_and_runs_as_a_library(old_peft: str, tmp_path: Path) -> None:
-    plain = run_python(["-c", "import compat.migrate, migrations; print('imported')"], fakes=old_peft, cwd=str(tmp_path))
+@pytest.mark.parametrize("flags", [[], ["-S"]])  # -S: no site, no .pth importing `importlib` (frozen frame names)
+def test_the_migrator_imports_and_runs_as_a_library(old_peft: str, tmp_path: Path, flags: list[str]) -> None:
+    site = [] if not flags else [p for p in __import__("sys").path if p.endswith("site-packages")]
+    code = f"import sys; sys.path[1:1] = {site!r}; import compat.migrate, migrations; print('imported')"
+    plain = run_python([*flags, "-c", code], fakes=old_peft, cwd=str(tmp_path))
     assert plain.returncode == 0 and plain.stdout.strip() == "imported", plain.stderr
     assert plain.stderr == ""  # deferred, not warned
+    if flags:
+        return
     work = tmp_path / "work"
     work.mkdir()
     used = run_python(["-c", LIBRARY, str(work)], fakes=old_peft, cwd=str(tmp_path))
