@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import ast
 import configparser
-import contextlib
 import os
 import re
-import sys
 import tomllib
 from collections.abc import Sequence
 
 import libcst as cst
+
+from . import depth
 
 from migrations import select
 from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, RuleContext
@@ -151,11 +151,9 @@ _AST_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation"
 def _python_verdict(text: str) -> tuple[str | None, bool]:
     """(why the code is too deep to parse, or None; whether `ast` parsed it), a cheap check before libcst (whose
     native parser can crash the process on code nested thousands of levels deep)."""
-    old = sys.getrecursionlimit()
     try:
-        with contextlib.suppress(RecursionError, ValueError):
-            sys.setrecursionlimit(_AST_DEPTH_LIMIT)
-        ast.parse(text)
+        with depth.lowered(_AST_DEPTH_LIMIT):
+            ast.parse(text)
     except (RecursionError, MemoryError):
         return f"{_TOO_DEEP} (Python's own parser refuses it at its default recursion limit too)", False
     except SyntaxError as exc:
@@ -164,8 +162,6 @@ def _python_verdict(text: str) -> tuple[str | None, bool]:
         return None, False
     except ValueError:  # e.g. a NUL byte
         return None, False
-    finally:
-        sys.setrecursionlimit(old)
     return None, True
 
 

@@ -31,7 +31,6 @@ import multiprocessing.context
 import os
 import signal
 import stat
-import sys
 import tempfile
 import threading
 import time
@@ -42,7 +41,7 @@ from typing import Literal
 from migrations import select
 from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, gates, gates_match
 
-from . import gitguard, interrupts
+from . import depth, gitguard, interrupts
 from .engine import MigrateError, file_kind, migrate_source
 from .textio import DecodeError, Decoded, decode_python, decode_utf8
 from .interrupts import Interrupted
@@ -381,17 +380,14 @@ def _process_deep(path: str, data: bytes, options: Options, rules: Sequence[Migr
     box: list[_Outcome] = []
 
     def work() -> None:
-        old = sys.getrecursionlimit()
         try:
-            sys.setrecursionlimit(max(old, DEEP_RECURSION_LIMIT))
-            box.append(_process(path, data, options, rules, verify))
+            with depth.raised(DEEP_RECURSION_LIMIT):
+                box.append(_process(path, data, options, rules, verify))
         except _TooSlow:
             pass
         except MemoryError:
             box.append(_Outcome(parsed=True, errors=[MigrateError("too-large", "out of memory on this file; "
                                                                   "file left as is")]))
-        finally:
-            sys.setrecursionlimit(old)
 
     previous = threading.stack_size()
     try:

@@ -312,3 +312,40 @@ def test_an_nbformat_3_notebook_is_named_as_such(tmp_path):
     result = migrate_source(json.dumps(nb), rules=[RULE], path="old.ipynb")
     (error,) = result.errors
     assert "nbformat 3" in error.message and "nbconvert" in error.message
+
+
+def test_a_thread_left_running_never_lowers_the_recursion_limit_under_another(tmp_path):
+    """A file past its time budget keeps its thread (libcst's parser cannot be interrupted); when it finishes, the
+    limit it restores must not fall under a deep file another thread is in the middle of (the tox `mixed` env hit it)."""
+    import sys
+    import threading
+
+    from compat.migrate import depth
+
+    start_limit = sys.getrecursionlimit()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def first():
+        with depth.raised(50_000):
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second():
+        first_in.wait(5)
+        with depth.raised(40_000):
+            second_in.set()
+            first_out.wait(5)
+            seen.append(sys.getrecursionlimit())  # the first thread has left: still raised for this one
+            with depth.lowered(1000):  # the ast pre-check of this thread's file, alone now
+                seen.append(sys.getrecursionlimit())
+            seen.append(sys.getrecursionlimit())
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == [50_000, 1000, 50_000]
+    assert sys.getrecursionlimit() == start_limit
