@@ -6,9 +6,9 @@ peft, deepspeed or vllm) and holds them against :mod:`compat.floors`. A violatin
 
 ``TRL_COMPAT_CHECK=error|warn|off`` (default ``error``) chooses between raising, warning and not checking.
 compat's own command-line tools (``python -m compat``, ``python -m compat.migrate``, ``python -m compat.smoke``,
-``python -m compat.demo``, the ``trl-compat`` script) are never blocked: users run them in exactly the environment
-they are about to fix, so there the error becomes a warning (and the doctor, which prints the full table, stays
-silent). They are recognised from ``sys.orig_argv``; processes they start inherit ``TRL_COMPAT_TOOL``.
+``python -m compat.demo``, ``python -m compat.check``, the ``trl-compat`` script) are never blocked: users run them
+in exactly the environment they are about to fix, so there the error becomes a warning (and the doctor, which prints
+the full table, stays silent). They are recognised from ``sys.orig_argv``; processes they start inherit ``TRL_COMPAT_TOOL``.
 
 The migrator is also a library, meant for exactly the environments the check refuses: ``import compat.migrate`` (and
 ``from compat.migrate import ...``) and the rules of ``migrations`` (which read :mod:`compat.floors` as data) load
@@ -49,8 +49,8 @@ __all__ = [
 ]
 
 #: ``python -m X`` for these modules (and their submodules, for the last three) is one of compat's own tools.
-_TOOL_MODULES = ("compat", "compat.__main__", "compat.cli")
-_TOOL_PACKAGES = ("compat.migrate", "compat.smoke", "compat.demo")
+_TOOL_MODULES = ("compat", "compat.__main__", "compat.cli", "compat.explain")
+_TOOL_PACKAGES = ("compat.migrate", "compat.smoke", "compat.demo", "compat.check")
 _TOOL_SCRIPTS = ("trl-compat",)
 _DOCTORS = ("python -m compat", "python -m compat.__main__", "trl-compat doctor", "trl-compat")
 #: Set by a tool run for the processes it starts, which then count as part of that run.

@@ -1,4 +1,5 @@
-"""The ``trl-compat`` console script: ``trl-compat doctor``, ``trl-compat migrate ...``, ``trl-compat smoke ...``.
+"""The ``trl-compat`` console script: ``trl-compat doctor``, ``trl-compat migrate ...``, ``trl-compat check ...``,
+``trl-compat smoke ...``, ``trl-compat explain RULE``.
 
 Each subcommand forwards the rest of the command line to the module that implements it, imported only when chosen
 (``compat.__main__:main`` for the doctor, ``compat.migrate.cli:main`` and ``compat.smoke.cli:main``), so
@@ -19,7 +20,9 @@ from compat import __version__
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("compat.__main__", "check the installed stack against the floors (table, --json; exit 0/1)"),
     "migrate": ("compat.migrate.cli", "rewrite PPO-era / pre-1.16 TRL code (same as `python -m compat.migrate`)"),
+    "check": ("compat.check.cli", "check code against the target TRL's API and list markers left (exit 0/1/2)"),
     "smoke": ("compat.smoke.cli", "run a short smoke training (same as `python -m compat.smoke`)"),
+    "explain": ("compat.explain", "print a migration rule's summary and its MIGRATION.md section"),
 }
 
 

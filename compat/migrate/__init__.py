@@ -12,12 +12,16 @@ Importing this package (`import compat.migrate`, `from compat.migrate import ...
 so the API works in the PPO-era environments it exists to fix (see `compat/__init__.py`).
 """
 
-from migrations.base import Finding, Options
+from compat._shadow import own_first
 
-from .engine import MigrateError, Result, migrate_source
-from .report import to_json, to_sarif
-from .runner import FileEntry, Report, migrate_paths
-from .target import detect_target
+own_first("migrations")  # before the first `import migrations`: a repository's own migrations/ must not win
+
+from migrations.base import Finding, Options  # noqa: E402
+
+from .engine import MigrateError, Result, migrate_source  # noqa: E402
+from .report import to_json, to_sarif  # noqa: E402
+from .runner import FileEntry, Report, migrate_paths  # noqa: E402
+from .target import detect_target  # noqa: E402
 
 __all__ = [
     "FileEntry",

@@ -18,9 +18,11 @@ from packaging.version import InvalidVersion, Version
 from migrations import all_migrations, select
 from migrations.base import GUIDE, TODO_PREFIX, Options
 
+from .ledger import Step
+from .ledger import build as build_ledger
 from .report import dumps
 from .runner import FileEntry, Report, migrate_paths
-from .target import detect_target
+from .target import UnsupportedTargetError, check_target, detect_target
 
 
 class _UsageError(Exception):
@@ -36,8 +38,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         prog=prog or "python -m compat.migrate",
         description="Rewrite a repository's code for a newer TRL, in place, safely; mark what needs a human with "
         f"`{TODO_PREFIX} ... (see {GUIDE}#...)`.",
-        epilog="exit codes: 0 nothing to do or all written; 1 changes needed (--check/--diff); 2 a file failed, "
-        "the dirty-tree guard refused, or bad usage.",
+        epilog="exit codes: 0 nothing to do or all written; 1 changes needed (--check/--diff), or --check with "
+        "`# TODO(trl-compat):` markers left (see --accept-markers); 2 a file failed, the dirty-tree guard refused, "
+        "or bad usage.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
     mode = parser.add_mutually_exclusive_group()
@@ -58,6 +61,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors (and --diff/--check output)")
     parser.add_argument("--report", metavar="FILE", help="write a machine-readable report to FILE ('-' = stdout)")
     parser.add_argument("--format", choices=("json", "sarif"), default="json", help="report format (default: json)")
+    parser.add_argument("--accept-markers", action="store_true",
+                        help="--check: do not fail on `# TODO(trl-compat):` markers left in the files (still listed)")
     return parser
 
 
@@ -135,14 +140,17 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
         return 130
     finally:
         progress.stop()
-    _print(report, args.quiet, out, err)
+    steps = build_ledger(report)  # the markers left, at their lines in the files as they are now
+    _print(report, args.quiet, out, err, steps)
     if args.report:
-        text = dumps(report, args.format)
+        text = dumps(report, args.format, steps)
         if args.report == "-":
             out.write(text)
         else:
             with open(args.report, "w", encoding="utf-8") as fh:
                 fh.write(text)
+    if report.exit_code == 0 and report.mode == "check" and steps and not args.accept_markers:
+        return 1  # manual steps left: CI and the pre-commit hook stay red until they are done or accepted
     return report.exit_code
 
 
@@ -159,6 +167,10 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
             target = Version(args.target_trl)
         except InvalidVersion:
             raise _UsageError(f"--target-trl {args.target_trl!r} is not a version (e.g. 1.16 or 1.14.2)") from None
+        try:
+            check_target(target)
+        except UnsupportedTargetError as exc:
+            raise _UsageError(f"--target-trl: {exc}") from None
         note = "from --target-trl"
     else:
         choice = detect_target(paths)
@@ -167,7 +179,10 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
     return select(options, args.only, args.skip), options, note
 
 
-def _print(report: Report, quiet: bool, out: TextIO, err: TextIO) -> None:
+def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[Step]) -> None:
+    by_path: dict[str, list[Step]] = {}
+    for step in steps:
+        by_path.setdefault(step.path, []).append(step)
     for entry in report.files:
         if entry.status == "changed":
             if report.mode == "diff" and entry.diff:
@@ -181,11 +196,13 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO) -> None:
             err.write(f"{entry.path}: error: {e}\n")
         if not quiet:
             for f in entry.findings:
-                if f.severity == "info":
+                if f.severity in ("info", "manual"):  # manual steps: from the ledger below
                     continue
                 where = f"{entry.path}:{f.line}:{f.column}" if f.cell is None else f"{entry.path}:cell {f.cell}:{f.line}"
                 guide = f" (see {GUIDE}#{f.anchor})" if f.anchor else ""
                 err.write(f"{where}: {f.severity}: [{f.rule}] {f.message}{guide}\n")
+            for step in by_path.get(entry.path, ()):
+                err.write(step.text() + "\n")
     out.flush()
     if report.refused_dirty:
         err.write(
@@ -200,8 +217,8 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO) -> None:
     verb = "would change" if report.mode != "write" else "changed"
     err.write(
         f"{t['scanned']} file(s) scanned ({t['parsed']} parsed): {t['changed']} {verb}, {t['unchanged']} "
-        f"unchanged, {t['failed']} failed; {t['manual_steps']} manual step(s) left"
-        + (f" (marked `{TODO_PREFIX}`)" if t["manual_steps"] else "") + "\n"
+        f"unchanged, {t['failed']} failed; {len(steps)} manual step(s) left"
+        + (f" (marked `{TODO_PREFIX}`)" if steps else "") + "\n"
     )
 
 

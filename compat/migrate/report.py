@@ -21,11 +21,15 @@ JSON schema (one object; every key always present; documented in docs/migrate.md
                         unknown), "cell" (notebook cell index or null), "anchor", "guide" ("MIGRATION.md#anchor" or
                         null), "changed": bool (an applied rewrite) }]
         errors        [{"kind", "message", "rule" (the rule at fault or null), "line", "column"}]
+    ledger        {"left": int, "steps": [{"path", "line", "column", "cell", "rule", "message", "new"}]}: the manual
+                  steps left, i.e. the `# TODO(trl-compat):` markers in the files as they are after the run (at
+                  their current lines), plus, with --check/--diff, the ones the run would add ("new": true)
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -33,6 +37,7 @@ from migrations import all_migrations
 from migrations.base import GUIDE, Finding
 
 from .engine import MigrateError
+from .ledger import Step
 from .runner import FileEntry, Report
 
 SCHEMA = "trl-compat/migrate-report/1"
@@ -80,7 +85,7 @@ def _file(entry: FileEntry) -> dict[str, Any]:
     }
 
 
-def to_json(report: Report) -> dict[str, Any]:
+def to_json(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "tool": {"name": "trl-compat", "version": _version()},
@@ -90,13 +95,14 @@ def to_json(report: Report) -> dict[str, Any]:
         "totals": report.totals,
         "refused_dirty": dict(report.refused_dirty),
         "files": [_file(e) for e in report.files],
+        "ledger": {"left": len(steps), "steps": [s.to_json() for s in steps]},
     }
 
 
 _LEVEL = {"manual": "warning", "warning": "warning", "info": "note"}
 
 
-def to_sarif(report: Report) -> dict[str, Any]:
+def to_sarif(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
     """SARIF 2.1.0: one run, a rule descriptor per migration (and one for engine errors), one result per finding."""
     known = {m.id: m for m in all_migrations()}
     used = {f.rule for e in report.files for f in e.findings} | set(report.rules)
@@ -142,6 +148,16 @@ def to_sarif(report: Report) -> dict[str, Any]:
                 "message": {"text": f"{e.kind}: {e.message}" + (f" (rule {e.rule})" if e.rule else "")},
                 "locations": [location],
             })
+    for s in steps:  # markers already in the files that no finding of this run stands for
+        if s.new or s.matched:
+            continue
+        location = {"physicalLocation": {"artifactLocation": {"uri": quote(s.path.replace("\\", "/"))}}}
+        if s.cell is None:
+            location["physicalLocation"]["region"] = {"startLine": s.line, "startColumn": s.column}
+        results.append({"ruleId": s.rule or "trl-compat/marker", "level": "warning",
+                        "message": {"text": f"manual step left: {s.message}"
+                                            + (f" (cell {s.cell}, line {s.line})" if s.cell is not None else "")},
+                        "locations": [location]})
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -155,6 +171,6 @@ def to_sarif(report: Report) -> dict[str, Any]:
     }
 
 
-def dumps(report: Report, fmt: str = "json") -> str:
-    data = to_sarif(report) if fmt == "sarif" else to_json(report)
+def dumps(report: Report, fmt: str = "json", steps: Sequence[Step] = ()) -> str:
+    data = to_sarif(report, steps) if fmt == "sarif" else to_json(report, steps)
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -32,6 +32,25 @@ FLOOR = Version("1.13")
 _POETRY_CARET = re.compile(r"^\^(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
 
 
+class UnsupportedTargetError(ValueError):
+    """A requested target TRL outside the lines this tool migrates to (1.13 up to the newest known line)."""
+
+
+def check_target(version: Version) -> Version:
+    """`version` if it is a TRL line the rules know (1.13.0 up to the newest known line's patch releases), else
+    `UnsupportedTargetError` saying what is supported: an older target is the PPO era this tool migrates *from*, a
+    newer one has breaks no rule knows yet."""
+    base = Version(version.base_version)
+    newest_line = (NEWEST.major, NEWEST.minor)
+    if base < FLOOR or (base.major, base.minor) > newest_line:
+        raise UnsupportedTargetError(
+            f"target TRL {version} is outside the supported range {FLOOR}.0 to {NEWEST.major}.{NEWEST.minor}.x: "
+            + ("TRL <= 1.12 is what this tool migrates from (use `trl-compat check --target-trl` to check code "
+               "against an old release)" if base < FLOOR else
+               f"no rule knows the breaks after TRL {NEWEST.major}.{NEWEST.minor} yet (upgrade trl-compat)"))
+    return version
+
+
 @dataclass(frozen=True)
 class TargetChoice:
     version: Version

@@ -34,6 +34,9 @@ ENV_TMP = "TRL_COMPAT_SMOKE_TMP"
 ENV_MAX_STEPS = "TRL_COMPAT_SMOKE_MAX_STEPS"
 ENV_SCRIPT = "TRL_COMPAT_SMOKE_SCRIPT"
 ENV_OWNER = "TRL_COMPAT_SMOKE_OWNER"
+ENV_SHAPE = "TRL_COMPAT_SMOKE_SHAPE"  # JSON file: what the script reads from its data (compat/smoke/analysis.py)
+ENV_LEARN = "TRL_COMPAT_SMOKE_LEARN"  # --learn N: N steps on a task with a known optimum (see patch_learning)
+ENV_STACKS = "TRL_COMPAT_SMOKE_STACKS"  # where faulthandler writes every thread's stack when the runner asks (SIGUSR1)
 PREFIX = "[trl-compat smoke]"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,10 +44,14 @@ _lock = threading.Lock()
 STATE: dict[str, Any] = {
     "pid": os.getpid(), "steps": 0, "trainers": [], "train_started": 0, "train_completed": 0,
     "notices": [], "network_blocked": [], "exception": None, "stopped_by_smoke": False,
+    "learn": None,
 }
 _owner = False
 _installed = False
+_stacks_file: Any = None
 MAX_STEPS = 2
+LEARN = 0  # > 0 in --learn mode: the number of steps
+LEARN_LR = 2e-2  # the tiny stand-in model's learning rate in --learn mode (the user's is sized for a real model)
 TMP = ""
 S: Any = None  # the _standins module
 
@@ -99,6 +106,13 @@ def _standins() -> Any:
         S = _load("_trl_compat_smoke_standins", os.path.join(_HERE, "_standins.py"))
         S.TINY = _load("_trl_compat_smoke_tiny", os.path.join(os.path.dirname(_HERE), "tiny.py"))
         S.NOTICE = notice
+        shape_path = os.environ.get(ENV_SHAPE)
+        if shape_path:
+            try:
+                with open(shape_path, encoding="utf-8") as fh:
+                    S.SHAPE = json.load(fh)
+            except (OSError, ValueError):
+                pass
     return S
 
 
@@ -480,8 +494,17 @@ def force_training_args(args: Any) -> None:
     optim = getattr(getattr(args, "optim", None), "value", optim)
     if any(tag in str(optim).lower() for tag in _OPTIM_NEEDS_GPU):
         put("optim", "adamw_torch")
+    if LEARN:  # enough samples per step for the reward's mean to move; the user's algorithm settings are kept
+        put("learning_rate", LEARN_LR)
+        put("lr_scheduler_type", "constant")
+        put("warmup_steps", 0)
+        put("warmup_ratio", 0.0)
     if grpo_like:
-        put("num_generations", 2)
+        generations = getattr(args, "num_generations", 2) or 2
+        generations = min(max(int(generations), 2), 8) if LEARN else 2
+        put("num_generations", generations)
+        if LEARN:  # 8 prompts a step: the reward's mean over a few steps is then steady enough to compare
+            put("per_device_train_batch_size", generations * 8)
         put("num_generations_eval", None)
         put("generation_batch_size", None)
         put("steps_per_generation", None)
@@ -675,9 +698,52 @@ def patch_dataset(mod: Any) -> None:
     def push_to_hub(self: Any, repo_id: Any = None, *a: Any, **kw: Any) -> None:
         notice(f"Dataset.push_to_hub({repo_id!r}) skipped (smoke runs never push)")
 
+    # A script sized for the real data (`select(range(100000))`, `ds[99999]`, `train_test_split(test_size=2000)`)
+    # gets a synthetic dataset that is large enough, instead of failing inside the stand-in.
+    real_select, real_getitem, real_split = ds_cls.select, ds_cls.__getitem__, ds_cls.train_test_split
+
+    def select(self: Any, indices: Any, *a: Any, **kw: Any) -> Any:
+        if _standins().is_synthetic(self):
+            top = _largest_index(indices)
+            if top is not None and top >= len(self):
+                self = _standins().grown(self, top + 1)
+        return real_select(self, indices, *a, **kw)
+
+    def __getitem__(self: Any, key: Any) -> Any:
+        if isinstance(key, int) and not isinstance(key, bool) and _standins().is_synthetic(self) and len(self) \
+                and not -len(self) <= key < len(self):
+            notice(f"synthetic dataset row {key} read as row {key % len(self)} (the stand-in has {len(self)} rows)")
+            key = key % len(self)
+        return real_getitem(self, key)
+
+    def train_test_split(self: Any, test_size: Any = None, train_size: Any = None, *a: Any, **kw: Any) -> Any:
+        if _standins().is_synthetic(self):
+            wanted = sum(int(v) for v in (test_size, train_size) if isinstance(v, int) and not isinstance(v, bool))
+            if wanted >= len(self):
+                self = _standins().grown(self, wanted + 2)
+        return real_split(self, test_size, train_size, *a, **kw)
+
     ds_cls.rename_column = rename_column
     ds_cls.rename_columns = rename_columns
     ds_cls.push_to_hub = push_to_hub
+    ds_cls.select = select
+    ds_cls.__getitem__ = __getitem__
+    ds_cls.train_test_split = train_test_split
+
+
+def _largest_index(indices: Any) -> int | None:
+    """The largest row index a `select` asks for, when it can be known without consuming an iterator."""
+    if isinstance(indices, range):
+        return max(indices) if len(indices) else None
+    if isinstance(indices, (list, tuple)):
+        ints = [i for i in indices if isinstance(i, int)]
+        return max(ints) if ints else None
+    if hasattr(indices, "max") and hasattr(indices, "__len__"):  # numpy arrays, tensors
+        try:
+            return int(indices.max()) if len(indices) else None
+        except (TypeError, ValueError):
+            return None
+    return None
 
 
 @on_import("datasets.dataset_dict")
@@ -686,6 +752,156 @@ def patch_dataset_dict(mod: Any) -> None:
         notice(f"DatasetDict.push_to_hub({repo_id!r}) skipped (smoke runs never push)")
 
     mod.DatasetDict.push_to_hub = push_to_hub
+
+
+# ------------------------------------------------------------------------------------------ --learn N (reward)
+# The learning check. The trainer keeps the user's algorithm settings (loss type, beta, epsilon, temperature,
+# num_generations, scaling) but learns a task with a known optimum that a tiny random model can reach in a few dozen
+# steps: the share of completion tokens whose id is even (about 0.5 for a random model, 1.0 at the optimum). The
+# user's own reward functions still run on every batch, and the hook records how often they gave every completion of
+# a prompt the same reward (such groups carry no learning signal in GRPO/RLOO). The parent turns both into a verdict.
+def _known_optimum_reward(completion_ids: Any) -> list[float]:
+    out = []
+    for ids in completion_ids:
+        ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
+        out.append(sum(1 for t in ids if int(t) % 2 == 0) / len(ids) if ids else 0.0)
+    return out
+
+
+def _zero_std_share(prompts: Any, rewards: Any) -> float | None:
+    """Share of prompts whose completions all got the same (combined) reward."""
+    groups: dict[str, list[float]] = {}
+    for prompt, reward in zip(prompts, rewards):
+        groups.setdefault(json.dumps(prompt, default=str, sort_keys=True), []).append(float(reward))
+    sized = [g for g in groups.values() if len(g) > 1]
+    if not sized:
+        return None
+    return sum(1 for g in sized if max(g) - min(g) < 1e-9) / len(sized)
+
+
+_GRPO_REWARD_ARGS = ("inputs", "prompts", "completions", "completion_ids_list")
+
+
+def _learning_rewards(real: Callable[..., Any], arg_names: tuple[str, ...]) -> Callable[..., Any]:
+    """Wrap a trainer's reward computation (positional parameters `arg_names`): run the user's rewards for the
+    statistics, hand the trainer the known-optimum reward in the same shape."""
+    def calculate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        user = real(self, *args, **kwargs)
+        bound = dict(zip(arg_names, args)) | kwargs
+        prompts, completion_ids = bound.get("prompts"), bound.get("completion_ids_list")
+        weights = getattr(self, "reward_weights", None)
+        combined = user if user.dim() == 1 else (user * weights.to(user.device).unsqueeze(0)).nansum(dim=1) \
+            if weights is not None else user.nansum(dim=1)
+        known = torch.tensor(_known_optimum_reward(completion_ids), dtype=user.dtype, device=user.device)
+        learn = STATE["learn"] or {"trainer": type(self).__name__, "rewards": [], "user_zero_std": [],
+                                   "known_zero_std": []}
+        learn["rewards"].append(float(known.mean()))
+        for key, values in (("user_zero_std", combined.tolist()), ("known_zero_std", known.tolist())):
+            share = _zero_std_share(prompts or [], values)
+            if share is not None:
+                learn[key].append(share)
+        STATE["learn"] = learn
+        write_state()
+        if user.dim() == 1:
+            return known
+        total = float(weights.sum()) if weights is not None else float(user.shape[1])
+        out = torch.zeros_like(user)
+        out[:, :] = (known / (total or 1.0)).unsqueeze(1)
+        return out
+
+    return calculate
+
+
+@on_import("trl.trainer.grpo_trainer")
+def patch_grpo_learning(mod: Any) -> None:
+    if LEARN and hasattr(mod.GRPOTrainer, "_calculate_rewards"):
+        mod.GRPOTrainer._calculate_rewards = _learning_rewards(mod.GRPOTrainer._calculate_rewards, _GRPO_REWARD_ARGS)
+
+
+@on_import("trl.trainer.rloo_trainer")
+def patch_rloo_learning(mod: Any) -> None:
+    if LEARN and hasattr(mod.RLOOTrainer, "_calculate_rewards"):
+        mod.RLOOTrainer._calculate_rewards = _learning_rewards(mod.RLOOTrainer._calculate_rewards, _GRPO_REWARD_ARGS)
+
+
+@on_import("trl.experimental.online_dpo.online_dpo_trainer")
+def patch_online_dpo_learning(mod: Any) -> None:
+    cls = mod.OnlineDPOTrainer
+    if LEARN and hasattr(cls, "_calculate_rewards_from_functions"):
+        cls._calculate_rewards_from_functions = _learning_rewards(cls._calculate_rewards_from_functions,
+                                                                  _GRPO_REWARD_ARGS[1:])
+
+
+# ------------------------------------------------------------------------------------------------ ModelScope
+# Scripts of that era often load from ModelScope instead of the Hugging Face hub. Its loaders are stood in like the
+# hub's: `snapshot_download(id)` returns the id (which `from_pretrained` then stands in for), `MsDataset.load(name)` a
+# synthetic dataset, and `from modelscope import AutoModelForCausalLM, AutoTokenizer, ...` the transformers classes
+# (which are patched). The whole package is replaced, installed or not: a smoke run is offline and ModelScope's role in
+# a training script is loading.
+_MODELSCOPE_MODULES = ("modelscope", "modelscope.hub", "modelscope.hub.snapshot_download", "modelscope.hub.api",
+                       "modelscope.msdatasets", "modelscope.msdatasets.ms_dataset", "modelscope.utils",
+                       "modelscope.utils.hub")
+
+
+def _ms_snapshot_download(model_id: Any = None, *args: Any, **kwargs: Any) -> str:
+    model_id = model_id if model_id is not None else kwargs.get("repo_id", "modelscope-model")
+    notice(f"modelscope.snapshot_download({model_id!r}) -> {model_id!r} (stood in by name)")
+    return str(model_id)
+
+
+class _MsDataset:
+    """ModelScope's `MsDataset`: `load` gives a synthetic Hugging Face dataset, which also answers `to_hf_dataset()`."""
+
+    @staticmethod
+    def load(dataset_name: Any, *args: Any, subset_name: Any = None, split: Any = None, **kwargs: Any) -> Any:
+        ds = _standins().synthetic_dataset(str(dataset_name), split)
+        notice(f"modelscope MsDataset.load({dataset_name!r}) -> synthetic dataset")
+        for part in ds.values() if hasattr(ds, "values") else [ds]:
+            part.to_hf_dataset = (lambda d: (lambda: d))(part)
+        ds.to_hf_dataset = (lambda d: (lambda: d))(ds)
+        return ds
+
+
+def _modelscope_module(name: str) -> Any:
+    import types
+
+    module = types.ModuleType(name, "trl-compat smoke stand-in for ModelScope")
+    module.__path__ = []  # a package, so submodules resolve through the finder
+    module.snapshot_download = _ms_snapshot_download
+    module.model_file_download = _ms_snapshot_download
+    module.MsDataset = _MsDataset
+
+    def __getattr__(attr: str) -> Any:  # `from modelscope import AutoTokenizer, ...`: the (patched) transformers class
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        import transformers
+
+        try:
+            return getattr(transformers, attr)
+        except AttributeError:
+            raise AttributeError(f"module {name!r} (trl-compat smoke stand-in) has no attribute {attr!r}") from None
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+class _StandInLoader(importlib.abc.Loader):
+    def create_module(self, spec: Any) -> Any:
+        if spec.name == "modelscope":
+            notice("modelscope -> stand-in (snapshot_download returns the id, MsDataset.load a synthetic dataset)")
+        return _modelscope_module(spec.name)
+
+    def exec_module(self, module: Any) -> None:
+        return None
+
+
+class _StandInFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in _MODELSCOPE_MODULES:
+            return None
+        return importlib.util.spec_from_loader(fullname, _StandInLoader(), is_package=True)
 
 
 # ------------------------------------------------------------------------- classic PPO step loop (TRL <= 0.11)
@@ -777,7 +993,7 @@ def record_exception(exc_type: Any, exc: BaseException, tb: Any) -> None:
 
 def install() -> None:
     """Switch smoke mode on in this interpreter: patches on import, offline network, state reporting."""
-    global _owner, _installed, MAX_STEPS, TMP
+    global _owner, _installed, MAX_STEPS, TMP, LEARN
     if _installed:
         return
     _installed = True
@@ -788,9 +1004,21 @@ def install() -> None:
     else:
         _owner = owner == str(os.getpid())
     MAX_STEPS = int(os.environ.get(ENV_MAX_STEPS, "2"))
+    LEARN = int(os.environ.get(ENV_LEARN, "0") or 0)
+    if LEARN:
+        MAX_STEPS = LEARN
     TMP = os.path.abspath(os.environ.get(ENV_TMP) or os.path.join(os.getcwd(), ".trl-compat-smoke"))
     block_network()
     sys.meta_path.insert(0, _PostImportFinder())
+    sys.meta_path.insert(0, _StandInFinder())
+    stacks = os.environ.get(ENV_STACKS)
+    if stacks and _owner:  # the runner asks for every thread's stack (SIGUSR1) before it kills a run that timed out
+        import faulthandler
+        import signal
+
+        global _stacks_file
+        _stacks_file = open(stacks, "w", encoding="utf-8")  # noqa: SIM115 (kept open for the signal handler)
+        faulthandler.register(signal.SIGUSR1, file=_stacks_file, all_threads=True)
     for name in list(_HOOKS):
         if name in sys.modules:
             _run_hooks(name, sys.modules[name])

@@ -227,36 +227,76 @@ def _sentence(i: int, n_words: int) -> str:
     return " ".join(words)
 
 
+# What the script's code reads from its data (compat/smoke/analysis.py, computed by the runner; set by the hook):
+# {"columns": {name: "text" | "list" | {field: "text"}}, "markers": [strings the code splits text on]}.
+SHAPE: dict[str, Any] = {"columns": {}, "markers": []}
+
+
+def _marked(text: str, i: int) -> str:
+    """`text` with every marker the script splits on, each followed by a few words (`a.split("### Response:")[1]`
+    then finds text, as on the real data)."""
+    markers = SHAPE.get("markers") or ()
+    if not markers:
+        return text
+    parts = [text]
+    for k, marker in enumerate(markers):
+        parts += [marker, _sentence(i + k + 1, 4)]
+    return " ".join(parts)
+
+
 def _columns(n: int, wanted: tuple[str, ...]) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {}
     for spec in wanted:
         col, _, form = spec.partition(":")
         if form == "conv":  # conversational column: a list of messages
             role = "user" if col in ("prompt", "messages") else "assistant"
-            cols[col] = [[{"role": role, "content": f"{_sentence(i + len(col), 6)}"}] for i in range(n)]
+            cols[col] = [[{"role": role, "content": _marked(_sentence(i + len(col), 6), i)}] for i in range(n)]
+            continue
+        if form == "list":  # the code indexes it: a list of texts
+            cols[col] = [[_marked(_sentence(i + k, 4), i) for k in range(3)] for i in range(n)]
+            continue
+        if form.startswith("struct="):  # the code reads fields of it: a struct of texts
+            fields = form[len("struct="):].split(",")
+            cols[col] = [{f: _marked(_sentence(i + k, 4), i) for k, f in enumerate(fields)} for i in range(n)]
             continue
         if col in ("prompt", "query", "question", "instruction", "input"):
-            cols[col] = [f"{_sentence(i, 6)}?" for i in range(n)]
+            cols[col] = [_marked(f"{_sentence(i, 6)}?", i) for i in range(n)]
         elif col in ("completion", "response", "answer", "output", "solution"):
-            cols[col] = [_sentence(i + 1, 5) for i in range(n)]
+            cols[col] = [_marked(_sentence(i + 1, 5), i) for i in range(n)]
         elif col == "chosen":
-            cols[col] = [_sentence(i + 2, 5) for i in range(n)]
+            cols[col] = [_marked(_sentence(i + 2, 5), i) for i in range(n)]
         elif col == "rejected":
-            cols[col] = [_sentence(i + 3, 5) for i in range(n)]
+            cols[col] = [_marked(_sentence(i + 3, 5), i) for i in range(n)]
         elif col in ("text", "review", "sentence", "content"):
-            cols[col] = [f"{_sentence(i, 42)}." for i in range(n)]  # > 200 characters: survives IMDB-style filters
+            # > 200 characters: survives IMDB-style filters
+            cols[col] = [_marked(f"{_sentence(i, 42)}.", i) for i in range(n)]
         elif col in ("label", "labels"):
             cols[col] = [i % 2 for i in range(n)]
         elif col in ("score", "score_chosen", "score_rejected"):
             cols[col] = [float(i % 5) for i in range(n)]
         elif col == "messages":
-            cols[col] = [[{"role": "user", "content": f"{_sentence(i, 6)}?"},
+            cols[col] = [[{"role": "user", "content": _marked(f"{_sentence(i, 6)}?", i)},
                           {"role": "assistant", "content": _sentence(i + 1, 5)}] for i in range(n)]
         elif col == "id":
             cols[col] = [str(i) for i in range(n)]
         else:
-            cols[col] = [_sentence(i, 5) for i in range(n)]
+            cols[col] = [_marked(_sentence(i, 5), i) for i in range(n)]
     return cols
+
+
+def _inferred_columns() -> tuple[str, ...]:
+    """Column specs (for `_columns`) of what the script reads beyond the generic columns."""
+    specs = []
+    for name, form in (SHAPE.get("columns") or {}).items():
+        if name in GENERIC_COLUMNS and not isinstance(form, dict) and form != "list":
+            continue
+        if isinstance(form, dict):
+            specs.append(f"{name}:struct={','.join(form)}")
+        elif form == "list":
+            specs.append(f"{name}:list")
+        else:
+            specs.append(name)
+    return tuple(specs)
 
 
 GENERIC_COLUMNS = ("prompt", "completion", "chosen", "rejected", "label", "messages", "text", "query", "review",
@@ -291,6 +331,9 @@ def synthetic_dataset(name: str, split: Any = None, streaming: bool = False) -> 
 
     key = str(name).lower().strip("/")
     columns, splits = KNOWN_SCHEMAS.get(key, (GENERIC_COLUMNS, GENERIC_SPLITS))
+    if key not in KNOWN_SCHEMAS:  # an unknown dataset: also every column the script's code reads
+        inferred = _inferred_columns()
+        columns = tuple(c for c in columns if c not in {s.partition(":")[0] for s in inferred}) + inferred
     info = datasets.DatasetInfo(description=f"{SYNTHETIC_MARK} for {name}")
 
     def one(split_name: str) -> Any:
@@ -304,6 +347,19 @@ def synthetic_dataset(name: str, split: Any = None, streaming: bool = False) -> 
     if isinstance(split, (list, tuple)):
         return [one(str(s)) for s in split]
     return one(str(split))
+
+
+def grown(ds: Any, rows: int) -> Any:
+    """A synthetic dataset repeated until it has at least `rows` rows (columns, features and info kept): the script
+    asked for more rows than the stand-in has, as it may of the real dataset."""
+    import datasets
+
+    if rows <= len(ds):
+        return ds
+    copies = -(-rows // max(len(ds), 1))
+    out = datasets.concatenate_datasets([ds] * copies, info=ds.info)
+    NOTICE(f"synthetic dataset grown from {len(ds)} to {len(out)} rows (the script asks for row {rows - 1})")
+    return out
 
 
 def is_synthetic(ds: Any) -> bool:

@@ -1,6 +1,6 @@
 """Command line of the smoke runner: `python -m compat.smoke` and `trl-compat smoke` (which calls `main(argv)`).
 
-    python -m compat.smoke train.py [--json] [--timeout 300] [--steps 2] [-- --script-arg value ...]
+    python -m compat.smoke train.py [--json] [--timeout 300] [--steps 2] [--python PATH] [-- --script-arg value ...]
 
 Exit status 0 when the script completed training steps, 1 when it did not, 2 on a usage error.
 """
@@ -29,6 +29,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="do not stream the script's output")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every notice and the traceback")
     parser.add_argument("--keep-tmp", action="store_true", help="keep the temp dir (outputs, state) for inspection")
+    parser.add_argument("--python", metavar="PATH",
+                        help="run the script under this interpreter (the repository's environment; it needs the "
+                             "script's dependencies, not trl-compat). Default: the active virtualenv's, else this one")
+    parser.add_argument("--learn", type=int, default=0, metavar="N",
+                        help="GRPO/RLOO/Online DPO: train N steps (e.g. 40) on a task with a known optimum, keeping "
+                             "your algorithm settings, and fail unless reward rose (see -v for what it proves)")
     return parser
 
 
@@ -45,9 +51,10 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0) and 2
     result = run(opts.script, [*opts.script_args, *script_args], timeout=opts.timeout, max_steps=opts.steps,
-                 min_steps=opts.min_steps, echo=not (opts.json or opts.quiet), keep_tmp=opts.keep_tmp)
+                 min_steps=opts.min_steps, echo=not (opts.json or opts.quiet), keep_tmp=opts.keep_tmp,
+                 python=opts.python, learn=opts.learn)
     if opts.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(result.format(verbose=opts.verbose))
-    return 0 if result.passed else 1
+    return 0 if result.passed and result.learned is not False else 1

@@ -24,6 +24,8 @@ import time
 from collections import deque
 from typing import Any, Sequence
 
+from compat.smoke.analysis import analyse_script
+
 HOOK_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_hook.py")
 TODO_MARK = "TODO(trl-compat)"
 
@@ -81,14 +83,31 @@ class SmokeResult:
     traceback: str | None = None
     output_tail: str = ""
     command: list[str] = dataclasses.field(default_factory=list)
+    # Why it failed, for a user and for the corpus benchmark: "migration-leftover" (a TRL name or keyword the
+    # migration left behind, or a TODO(trl-compat) marker near the failure), "missing-dependency" (a module or
+    # prebuilt extension the environment lacks), "smoke-limitation" (a stand-in or the offline network could not
+    # serve the script: report it), "user-code" (anything else: the script's own code). None when it passed.
+    failure_class: str | None = None
+    python: str = ""
+    # --learn N: the learning check (see `learning_report`); None otherwise.
+    learning: dict[str, Any] | None = None
+
+    @property
+    def learned(self) -> bool | None:
+        """--learn mode: whether the configuration learns (the known-optimum reward rose, the completions of a prompt
+        differ, the user's reward tells them apart); None when the run did not check learning."""
+        return None if self.learning is None else bool(self.learning.get("learns"))
 
     @property
     def status(self) -> str:
-        return "passed" if self.passed else ("timeout" if self.timed_out else "failed")
+        if self.passed:
+            return "not-learning" if self.learned is False else "passed"
+        return "timeout" if self.timed_out else "failed"
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["status"] = self.status
+        data["learned"] = self.learned
         return data
 
     def format(self, verbose: bool = False) -> str:
@@ -109,8 +128,15 @@ class SmokeResult:
                 lines.append(f"  exited with status {self.returncode}")
             if self.source_line and self.line:
                 lines.append(f"  {self.line:>5} | {self.source_line}")
+            if self.failure_class:
+                lines.append(f"  class: {self.failure_class}")
             if self.hint:
                 lines.append(f"  hint: {self.hint}")
+        if self.learning is not None:
+            lines.append(f"  learning: {self.learning['verdict']}")
+            if verbose:
+                lines.append(f"  learning check proves: {LEARN_PROVES}")
+                lines.append(f"  and does not prove: {LEARN_DOES_NOT_PROVE}")
         shown = self.notices if verbose else [n for n in self.notices if " -> " in n or "dropped" in n]
         for note in shown:
             lines.append(f"  stand-in: {note}")
@@ -136,7 +162,7 @@ def _one_line(text: str, limit: int = 400) -> str:
 
 
 def _child_env(tmp: str, hook_dir: str, state: str, script: str, max_steps: int,
-               extra_env: dict[str, str] | None) -> dict[str, str]:
+               extra_env: dict[str, str] | None, shape: str = "", stacks: str = "") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in _LAUNCHER_VARS and not k.startswith(_LAUNCHER_PREFIXES) and not k.startswith("TRL_COMPAT_SMOKE")}
     python_path = [hook_dir] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -148,6 +174,12 @@ def _child_env(tmp: str, hook_dir: str, state: str, script: str, max_steps: int,
         "TRL_COMPAT_SMOKE_TMP": tmp,
         "TRL_COMPAT_SMOKE_MAX_STEPS": str(max_steps),
         "TRL_COMPAT_SMOKE_SCRIPT": script,
+        "TRL_COMPAT_SMOKE_SHAPE": shape,
+        "TRL_COMPAT_SMOKE_STACKS": stacks,
+        # JIT-built extensions (DeepSpeed's CPUAdam, ...) and their lock files live and die with the run: a killed
+        # build cannot leave a stale lock that hangs every later run.
+        "TORCH_EXTENSIONS_DIR": os.path.join(tmp, "torch_extensions"),
+        "TRITON_CACHE_DIR": os.path.join(tmp, "triton_cache"),
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
@@ -207,6 +239,132 @@ def _todo_near(path: str, line: int, above: int = 15) -> tuple[int, str] | None:
     return None
 
 
+LEARN_PROVES = ("with your trainer class and its algorithm settings (loss type, beta, epsilon, temperature, "
+                "num_generations, reward scaling), updates move a tiny policy towards higher reward on a task with a "
+                "known optimum (the share of completion tokens with an even id); and how often your own reward "
+                "functions, run on the same completions, gave every completion of a prompt the same reward")
+LEARN_DOES_NOT_PROVE = ("that your reward measures what you want or is learnable by your model, that your learning "
+                        "rate suits it (the tiny model trains at a fixed 2e-2), or anything about real generation "
+                        "lengths, vLLM, quantization or multi-GPU runs")
+# The known-optimum reward lies in [0, 1] and starts near 0.5; with 8 prompts a step, the mean of a third of the steps
+# varies by about 0.03 when nothing is learned, so a rise of 0.15 is signal.
+LEARN_MIN_RISE = 0.15
+
+
+def learning_report(state: dict[str, Any] | None) -> dict[str, Any]:
+    """The verdict of a --learn run from what the hook recorded: the known-optimum reward per step, and the share of
+    prompt groups in which the user's reward functions gave every completion the same reward."""
+    state = state or {}
+    rewards = [float(r) for r in state.get("rewards", [])]
+    def mean(key: str) -> float | None:
+        values = [float(v) for v in state.get(key, [])]
+        return sum(values) / len(values) if values else None
+
+    report: dict[str, Any] = {"trainer": state.get("trainer"), "steps": len(rewards), "rewards": rewards,
+                              "reward_start": None, "reward_end": None, "rose": False, "learns": False,
+                              "user_reward_zero_std_share": mean("user_zero_std"),
+                              "identical_completions_share": mean("known_zero_std")}
+    if len(rewards) < 4:
+        report["verdict"] = ("not checked: no GRPO, RLOO or Online DPO reward was computed "
+                             f"({len(rewards)} reward batches); --learn covers those trainers")
+        return report
+    k = max(2, len(rewards) // 3)
+    start, end = sum(rewards[:k]) / k, sum(rewards[-k:]) / k
+    report.update(reward_start=start, reward_end=end, rose=end - start >= LEARN_MIN_RISE)
+    problems = []
+    if not report["rose"]:
+        problems.append("the known-optimum reward did not rise: check epsilon/beta (clipping or a KL that stops "
+                        "updates), temperature, num_generations and scale_rewards")
+    same = report["identical_completions_share"]
+    if same is not None and same >= 0.5:
+        problems.append(f"the completions of a prompt were all alike in {same:.0%} of groups (temperature, "
+                        "top_k/top_p or num_generations: GRPO learns only from groups whose completions differ)")
+    share = report["user_reward_zero_std_share"]
+    if share is not None and share >= 0.5:
+        problems.append(f"your reward gave all completions of a prompt the same value in {share:.0%} of groups (no "
+                        "learning signal there: does it read the completions?)")
+    report["learns"] = not problems
+    head = f"known-optimum reward {start:.2f} -> {end:.2f} over {len(rewards)} steps"
+    report["verdict"] = f"{head}: the configuration learns" if not problems else (
+        f"{head}: it CANNOT learn as configured: " + "; ".join(problems))
+    return report
+
+
+_STACK_LINE = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def _read_stacks(path: str) -> tuple[str, list[list[Any]]]:
+    """faulthandler's dump (every thread) and the frames of the thread it ran in, oldest first, as traceback frames."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return "", []
+    frames: list[list[Any]] = []
+    current = False
+    for line in text.splitlines():
+        if line.startswith(("Current thread", "Thread ")):
+            current = line.startswith("Current thread")
+            continue
+        match = _STACK_LINE.match(line)
+        if match and current:
+            filename, lineno = match["file"], int(match["line"])
+            source = ""
+            try:
+                with open(filename, encoding="utf-8", errors="replace") as fh:
+                    source = fh.read().splitlines()[lineno - 1].strip()
+            except (OSError, IndexError):
+                pass
+            frames.append([filename, lineno, match["func"], source])
+    return text, frames[::-1]
+
+
+def _missing_module(message: str) -> str | None:
+    match = re.search(r"No module named '([^']+)'", message)
+    return match.group(1) if match else None
+
+
+def classify(result: SmokeResult, script: str) -> str | None:
+    """The failure class of a finished run (see `SmokeResult.failure_class`)."""
+    if result.passed:
+        return None
+    message, kind = result.error_message or "", result.error_type or ""
+    frames_text = result.traceback or ""
+    if (result.hint or "").startswith("migration leftover") or (result.hint or "").startswith("this TRL name") or (
+            (result.hint or "").startswith("`") and "is not a parameter of" in (result.hint or "")):
+        return "migration-leftover"
+    if kind in ("ImportError", "ModuleNotFoundError"):
+        missing = _missing_module(message)
+        if missing and missing.split(".")[0] == "trl" or "from 'trl" in message:
+            return "migration-leftover"
+        root = os.path.dirname(os.path.abspath(script))
+        top = (missing or "").split(".")[0]
+        local = top and (os.path.exists(os.path.join(root, top + ".py")) or os.path.isdir(os.path.join(root, top)))
+        return "user-code" if local else "missing-dependency"
+    if result.timed_out and any(tag in frames_text for tag in ("cpp_extension", "op_builder", "jit_load")):
+        return "missing-dependency"
+    if kind in ("SmokeNetworkBlocked", "SmokeHookError") or result.network_blocked:
+        return "smoke-limitation"
+    ours = os.path.dirname(HOOK_FILE)
+    innermost = [ln for ln in frames_text.splitlines() if ln.strip().startswith("File ")][-1:]
+    if innermost and (ours in innermost[0] or "_trl_compat_smoke" in innermost[0]):
+        return "smoke-limitation"
+    return "user-code"
+
+
+def resolve_python(python: str | os.PathLike[str] | None) -> tuple[str, str | None]:
+    """The interpreter to run the script with, and a notice when it is not this one: `python` if given, else the
+    active virtualenv's (``$VIRTUAL_ENV``, when it is not the environment trl-compat runs in), else this one."""
+    if python:
+        return os.fspath(python), f"running under {os.fspath(python)} (--python)"
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv and os.path.realpath(venv) != os.path.realpath(sys.prefix):
+        candidate = os.path.join(venv, "Scripts" if os.name == "nt" else "bin", "python")
+        if os.path.exists(candidate):
+            return candidate, f"running under the active virtualenv's interpreter {candidate} ($VIRTUAL_ENV)"
+    return sys.executable, None
+
+
 def _installed_trl() -> str:
     try:
         from importlib.metadata import version
@@ -241,7 +399,12 @@ def _hint(result: SmokeResult) -> str | None:
         return ("the script (or a library it calls) tried to reach the network, which smoke runs block; "
                 "see the 'network blocked' line")
     if result.timed_out:
-        return "the script did not finish in time; raise --timeout, or check for a loop that is not a Trainer"
+        where = f" (it was at {_rel(result.file)}:{result.line})" if result.file else ""
+        if "cpp_extension" in (result.traceback or "") or "op_builder" in (result.traceback or ""):
+            return (f"the run was still JIT-compiling a C++/CUDA extension when it timed out{where}: install the "
+                    "package with its ops prebuilt (e.g. DS_BUILD_CPU_ADAM=1 pip install deepspeed) or raise --timeout")
+        return (f"the script did not finish in time{where}; raise --timeout, or check for a loop that is not a "
+                "Trainer (the stack of every thread is in the traceback, -v)")
     if result.returncode == 0 and result.steps == 0:
         return ("the script ended without completing a training step (no Trainer.train() reached); "
                 "smoke mode proves training, so a script must train to pass")
@@ -250,12 +413,16 @@ def _hint(result: SmokeResult) -> str | None:
 
 def run(path: str | os.PathLike[str], args: Sequence[str] = (), timeout: float = 300, *, max_steps: int = 2,
         min_steps: int = 1, cwd: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None,
-        echo: bool = False, keep_tmp: bool = False) -> SmokeResult:
+        echo: bool = False, keep_tmp: bool = False, python: str | os.PathLike[str] | None = None,
+        learn: int = 0) -> SmokeResult:
     """Run `python path *args` in smoke mode and report whether it completed training steps.
 
-    `timeout` in seconds (the child's process group is killed); `max_steps` caps every Trainer; `min_steps` is the
-    number of completed optimizer steps needed to pass; `env` adds variables to the child's environment; `echo`
-    streams the child's output to this process's stdout while it runs.
+    `timeout` in seconds (every thread's stack is dumped, then the child's whole process group is killed);
+    `max_steps` caps every Trainer; `min_steps` is the number of completed optimizer steps needed to pass; `env` adds
+    variables to the child's environment; `echo` streams the child's output to this process's stdout while it runs;
+    `python` is the interpreter to run the script with (default: the active virtualenv's, else this one). That
+    interpreter needs the script's own dependencies, not trl-compat: the hook is loaded by file path. `learn` > 0
+    trains that many steps on a task with a known optimum and reports in `result.learning` whether reward rose.
     """
     script = os.path.abspath(os.fspath(path))
     start = time.monotonic()
@@ -265,18 +432,26 @@ def run(path: str | os.PathLike[str], args: Sequence[str] = (), timeout: float =
     with open(os.path.join(hook_dir, "sitecustomize.py"), "w", encoding="utf-8") as fh:
         fh.write(SITECUSTOMIZE)
     state_path = os.path.join(tmp, "state.json")
-    command = [sys.executable, script, *map(str, args)]
+    stacks_path = os.path.join(tmp, "stacks.txt")
+    interpreter, python_notice = resolve_python(python)
+    command = [interpreter, script, *map(str, args)]
     result = SmokeResult(script=os.fspath(path), passed=False, returncode=None, steps=0, duration_s=0.0,
-                         command=command)
+                         command=command, python=interpreter)
     if not os.path.isfile(script):
         result.error_type, result.error_message = "FileNotFoundError", f"no such script: {script}"
         result.duration_s = time.monotonic() - start
         shutil.rmtree(tmp, ignore_errors=True)
         return result
 
+    shape_path = os.path.join(tmp, "shape.json")
+    with open(shape_path, "w", encoding="utf-8") as fh:
+        json.dump(analyse_script(script).to_json(), fh)
+
     tail: deque[str] = deque(maxlen=200)
     proc = subprocess.Popen(command, cwd=os.fspath(cwd) if cwd else None,
-                            env=_child_env(tmp, hook_dir, state_path, script, max_steps, env),
+                            env=_child_env(tmp, hook_dir, state_path, script, learn or max_steps,
+                                           {**({"TRL_COMPAT_SMOKE_LEARN": str(learn)} if learn else {}), **(env or {})},
+                                           shape_path, stacks_path),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, text=True, errors="replace", bufsize=1)
 
@@ -294,11 +469,10 @@ def run(path: str | os.PathLike[str], args: Sequence[str] = (), timeout: float =
         result.returncode = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         result.timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
+        _dump_stacks(proc, stacks_path)
+        _kill_group(proc)
         result.returncode = proc.wait()
+    _kill_group(proc)  # whatever the script started (workers, servers) ends with the run
     reader.join(timeout=5)
     result.duration_s = time.monotonic() - start
     result.output_tail = "".join(tail)[-6000:]
@@ -316,15 +490,51 @@ def run(path: str | os.PathLike[str], args: Sequence[str] = (), timeout: float =
         frame = _user_frame(exc.get("frames", []), script)
         if frame:
             result.file, result.line, result.source_line = os.path.abspath(frame[0]), int(frame[1]), frame[3]
+    elif result.timed_out:
+        result.traceback, frames = _read_stacks(stacks_path)
+        result.error_type = "Timeout"
+        result.error_message = f"no result after {timeout:g} s"
+        frame = _user_frame(frames, script)
+        if frame:
+            result.file, result.line, result.source_line = os.path.abspath(frame[0]), int(frame[1]), frame[3]
     elif not state and result.returncode not in (0, None) and not result.timed_out:
         result.error_type = "SmokeHookError"
         result.error_message = "the child exited before smoke mode reported anything: " + _one_line(
             result.output_tail[-1500:])
     result.passed = (result.returncode == 0 and not result.timed_out and exc is None and result.steps >= min_steps)
+    if python_notice:
+        result.notices.insert(0, python_notice)
+    if learn:
+        result.learning = learning_report(state.get("learn"))
     if not result.passed:
         result.hint = _hint(result)
+        result.failure_class = classify(result, script)
     if keep_tmp:
         result.notices.append(f"temp dir kept: {tmp}")
     else:
         shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def _dump_stacks(proc: subprocess.Popen, path: str, wait: float = 3.0) -> None:
+    """Ask the child (SIGUSR1, faulthandler in the hook) for every thread's stack; wait until the dump is written."""
+    try:
+        proc.send_signal(signal.SIGUSR1)
+    except (ProcessLookupError, OSError):
+        return
+    deadline, last = time.monotonic() + wait, -1
+    while time.monotonic() < deadline and proc.poll() is None:
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+        if size and size == last:
+            return
+        last = size
+        time.sleep(0.1)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the child's whole process group (it was started in a session of its own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        if proc.poll() is None:
+            proc.kill()

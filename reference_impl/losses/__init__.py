@@ -3,53 +3,28 @@
 Every function returns ``(loss, metrics)`` with TRL's metric names; inputs are per-token ``[B, T]`` (or per-sequence
 ``[B]``) tensors, so the same math serves any model that yields log-probs. ``FusedLinear*Loss`` are TRL 1.13
 ``trl.losses`` drop-ins built on the chunked engine.
+
+One module per family; each module's ``__all__`` is its export list, and this package exports exactly their union
+(no second list to keep in step):
+
+* :mod:`.sft` -- NLL, DFT
+* :mod:`.preference` -- the DPO family, CPO (AlphaPO), SimPO, ORPO
+* :mod:`.unpaired` -- KTO, BCO
+* :mod:`.policy` -- the clipped surrogate, the GRPO family, RLOO, A*-PO
+* :mod:`.reward` -- Bradley-Terry reward modelling
+* :mod:`.distillation` -- generalised JSD / KL distillation
+* :mod:`.fused_linear` -- the TRL 1.13 ``trl.losses`` adapters
 """
 
-from .distillation import distillation_loss, generalized_jsd_loss, jsd_with_hard_loss
-from .fused_linear import FusedLinearDPOLoss, FusedLinearGRPOLoss, FusedLinearJSDLoss, FusedLinearKTOLoss
-from .policy import GRPO_LOSS_TYPES, grpo_loss, off_policy_mask, rloo_advantages, rloo_loss, vespo_gamma_weights
-from .preference import (
-    DPO_LOSS_TYPES,
-    F_DIVERGENCE_TYPES,
-    cpo_loss,
-    dpo_loss,
-    orpo_loss,
-    sequence_logps,
-    simpo_loss,
-    wpo_weights,
-)
-from .reward import reward_loss
-from .sft import dft_loss, nll_loss
-from .unpaired import KTO_LOSS_TYPES, RunningMoments, bco_loss, kto_loss, udm_density_ratio_weights
+from . import distillation, fused_linear, policy, preference, reward, sft, unpaired
+from .distillation import *
+from .fused_linear import *
+from .policy import *
+from .preference import *
+from .reward import *
+from .sft import *
+from .unpaired import *
 
-__all__ = [
-    "DPO_LOSS_TYPES",
-    "F_DIVERGENCE_TYPES",
-    "GRPO_LOSS_TYPES",
-    "KTO_LOSS_TYPES",
-    "FusedLinearDPOLoss",
-    "FusedLinearGRPOLoss",
-    "FusedLinearJSDLoss",
-    "FusedLinearKTOLoss",
-    "RunningMoments",
-    "bco_loss",
-    "cpo_loss",
-    "dft_loss",
-    "distillation_loss",
-    "dpo_loss",
-    "generalized_jsd_loss",
-    "grpo_loss",
-    "jsd_with_hard_loss",
-    "kto_loss",
-    "nll_loss",
-    "off_policy_mask",
-    "orpo_loss",
-    "reward_loss",
-    "rloo_advantages",
-    "rloo_loss",
-    "sequence_logps",
-    "simpo_loss",
-    "udm_density_ratio_weights",
-    "vespo_gamma_weights",
-    "wpo_weights",
-]
+FAMILIES = (sft, preference, unpaired, policy, reward, distillation, fused_linear)
+
+__all__ = sorted(name for module in FAMILIES for name in module.__all__)

@@ -125,6 +125,12 @@ def generalized_jsd_loss(
 ) -> torch.Tensor:
     """GKD's generalised JSD on full logits (https://huggingface.co/papers/2306.13649, TRL ``GKDTrainer``).
 
+    Per position, with ``p_s = softmax(z_s / T)``, ``p_t = softmax(z_t / T)``::
+
+        beta = 0:  KL(p_t || p_s)                                      (forward KL)
+        beta = 1:  KL(p_s || p_t)                                      (reverse KL)
+        else:      beta * KL(p_t || m) + (1 - beta) * KL(p_s || m),    m = beta p_t + (1 - beta) p_s
+
     ``labels == -100`` positions are excluded. ``reduction``: ``batchmean`` (sum / number of valid positions when
     ``labels`` is given, else / batch size), ``sum``, ``mean``, or ``none``.
     """

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from ..chunking import chunked_divergence, chunked_logprobs
-from .policy import vespo_gamma_weights
+from .policy import k3_kl, log_importance_weights, policy_per_token_loss
 from .preference import dpo_loss
 
 __all__ = ["FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss"]
@@ -312,37 +312,31 @@ class FusedLinearGRPOLoss(nn.Module):
 
 
 def _grpo_loss_113(logps, mask, advantages, *, ref, old, is_ratio, num_items_in_batch, module):
-    """TRL 1.13 ``FusedLinearGRPOFunction.ppo_loss_fn`` over the whole batch (its chunk sums add up to this)."""
+    """TRL 1.13 ``FusedLinearGRPOFunction.ppo_loss_fn`` over the whole batch (its chunk sums add up to this).
+
+    The per-token policy term is :func:`reference_impl.losses.policy.policy_per_token_loss` (the 1.16 one); only the
+    reductions (``luspo``, the world-size normaliser) and the single ``clip_ratio`` metric are 1.13's.
+    Shapes: ``logps, mask, ref, old`` ``[B, T]``; ``advantages`` ``[B]``.
+    """
     m = module
     adv = advantages.unsqueeze(1)
     log_ratio = logps - old
-    if m.importance_sampling_level == "token":
-        log_iw = log_ratio
-    elif m.importance_sampling_level == "sequence":
-        log_iw = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
-    else:
-        raise ValueError(f"Unknown importance sampling level: {m.importance_sampling_level}.")
-    coef_1 = torch.exp(log_iw)
-    if m.loss_type == "cispo":
-        per_token_loss = -torch.clamp(coef_1, max=m.epsilon_high).detach() * adv * logps
-        is_clipped = (coef_1 > m.epsilon_high) & (adv > 0)
-    elif m.loss_type == "sapo":
-        t = torch.where(adv.expand_as(coef_1) > 0, m.sapo_temperature_pos, m.sapo_temperature_neg)
-        per_token_loss = -(torch.sigmoid(t * (coef_1 - 1)) * 4 / t) * adv
-        is_clipped = torch.zeros_like(coef_1, dtype=torch.bool)
-    elif m.loss_type == "vespo":
-        phi = vespo_gamma_weights(adv, log_ratio, mask, is_ratio, **m.vespo)
-        per_token_loss = -phi * adv * logps
-        is_clipped = torch.zeros_like(coef_1, dtype=torch.bool)
-    else:
-        coef_2 = torch.clamp(coef_1, 1 - m.epsilon_low, 1 + m.epsilon_high)
-        is_clipped = ((coef_1 < 1 - m.epsilon_low) & (adv < 0)) | ((coef_1 > 1 + m.epsilon_high) & (adv > 0))
-        c1 = torch.clamp(coef_1, max=m.delta) if m.delta is not None else coef_1
-        per_token_loss = -torch.min(c1 * adv, coef_2 * adv)
+    log_iw = log_importance_weights(log_ratio, mask, m.importance_sampling_level)
+    per_token_loss, extras = policy_per_token_loss(
+        m.loss_type, logps, log_ratio, log_iw, adv, mask,
+        epsilon_low=m.epsilon_low, epsilon_high=m.epsilon_high, delta=m.delta,
+        sapo_temperature_pos=m.sapo_temperature_pos, sapo_temperature_neg=m.sapo_temperature_neg,
+        importance_sampling_ratio=is_ratio, vespo_k_pos=m.vespo["k_pos"], vespo_lambda_pos=m.vespo["lambda_pos"],
+        vespo_k_neg=m.vespo["k_neg"], vespo_lambda_neg=m.vespo["lambda_neg"],
+    )
+    if "low_clipped" in extras:
+        is_clipped = extras["low_clipped"] | extras["high_clipped"]
+    else:  # CISPO's truncation counts as clipped; SAPO and VESPO never clip
+        is_clipped = extras.get("cispo_clipped", torch.zeros_like(log_iw, dtype=torch.bool))
     if is_ratio is not None and m.loss_type != "vespo":
         per_token_loss = per_token_loss * is_ratio
     if m.beta != 0.0:
-        kl = torch.exp(ref - logps) - (ref - logps) - 1.0
+        kl = k3_kl(logps, ref)
         if m.use_bias_correction_kl:
             kl = kl * torch.exp(log_iw)
         per_token_loss = per_token_loss + m.beta * kl

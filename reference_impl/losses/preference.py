@@ -70,16 +70,20 @@ def sequence_logps(
     return (per_token_logps * shared_mask).sum(dim=1) + ld_alpha * (per_token_logps * tail_mask).sum(dim=1)
 
 
-def wpo_weights(per_token_logps: torch.Tensor, logsumsq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """WPO (https://huggingface.co/papers/2406.11827, Eq. 2) per-sequence weight, ``[2B, T] -> [2B]``, no gradient.
+def wpo_weights(
+    per_token_logps: torch.Tensor, log_sum_sq_probs: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """WPO (https://huggingface.co/papers/2406.11827, Eq. 2) per-sequence weight, ``[2B, T] -> [2B]``, no gradient::
 
-    ``exp(mean over the completion of (logp - log sum_v p_v^2))``: the probability of the sampled token relative to
-    the distribution's "self-probability", so sequences the current policy would generate weigh more.
+        w(y) = exp( (1/|y|) * sum_t (log p(y_t) - log sum_v p_v^2) )
+
+    the probability of the sampled token relative to the distribution's "self-probability", so sequences the current
+    policy would generate weigh more.
     """
     mask = mask.to(per_token_logps.dtype)
     lengths = mask.sum(dim=1).clamp_min(1)
     with torch.no_grad():
-        aligned = (per_token_logps - logsumsq) * mask
+        aligned = (per_token_logps - log_sum_sq_probs) * mask
         return torch.exp(aligned.sum(dim=1) / lengths)
 
 
@@ -121,7 +125,7 @@ def _token_metrics(
     mask: torch.Tensor,
     entropy: torch.Tensor | None,
     mean_logits: torch.Tensor | None,
-    argmax_correct: torch.Tensor | None,
+    is_top1: torch.Tensor | None,
 ) -> dict[str, torch.Tensor]:
     """TRL 1.16 DPO's token-level metrics: entropy over all completions, mean logit per side, chosen accuracy."""
     metrics: dict[str, torch.Tensor] = {}
@@ -133,8 +137,8 @@ def _token_metrics(
         chosen_ml, rejected_ml = mean_logits.detach().float().chunk(2, dim=0)
         metrics["logits/chosen"] = (chosen_ml * chosen_mask).sum() / chosen_mask.sum().clamp(min=1)
         metrics["logits/rejected"] = (rejected_ml * rejected_mask).sum() / rejected_mask.sum().clamp(min=1)
-    if argmax_correct is not None:
-        chosen_top1, _ = argmax_correct.detach().float().chunk(2, dim=0)
+    if is_top1 is not None:
+        chosen_top1, _ = is_top1.detach().float().chunk(2, dim=0)
         metrics["mean_token_accuracy"] = (chosen_top1 * chosen_mask).sum() / chosen_mask.sum().clamp(min=1)
     return metrics
 
@@ -153,13 +157,39 @@ def dpo_loss(
     ld_alpha: float | None = None,
     discopop_tau: float = 0.05,
     use_weighting: bool = False,
-    logsumsq: torch.Tensor | None = None,
+    log_sum_sq_probs: torch.Tensor | None = None,
     reference_free: bool = False,
     entropy: torch.Tensor | None = None,
     mean_logits: torch.Tensor | None = None,
-    argmax_correct: torch.Tensor | None = None,
+    is_top1: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """DPO and its variants, as TRL 1.16's ``DPOTrainer`` computes them.
+
+    Notation: ``c = log pi(y_w) - log pi_ref(y_w)``, ``r = log pi(y_l) - log pi_ref(y_l)`` (sequence sums), ``s(.)``
+    the f-divergence score (``s(x) = x`` for reverse KL), ``d = s(c) - s(r)``, ``|y|`` completion length,
+    ``eps`` = ``label_smoothing``, ``sig`` = sigmoid. Per pair, then mean over pairs::
+
+        sigmoid      DPO 2305.18290 Eq. 7        -log sig(beta d)
+        hinge        SLiC 2305.10425            relu(1 - beta d)
+        ipo          IPO 2310.12036 Eq. 17       (s(c)/|y_w| - s(r)/|y_l| - 1/(2 beta))^2
+        exo_pair     EXO 2402.00856 Eq. 16       sig(beta d)(log sig(beta d) - log(1 - eps))
+                                                   + sig(-beta d)(log sig(-beta d) - log eps)
+        nca_pair     NCA 2402.05369             -log sig(beta c) - 0.5 log sig(-beta c) - 0.5 log sig(-beta r)
+        robust       rDPO 2403.00409 Eq. 3       (-(1 - eps) log sig(beta d) + eps log sig(-beta d)) / (1 - 2 eps)
+        bco_pair     BCO 2404.04656             -log sig(beta c) - log sig(-beta r)
+        sppo_hard    SPPO 2405.00675            (c - 1/(2 beta))^2 + (r + 1/(2 beta))^2
+        aot          AOT 2406.05882             x = sorted(log pi_w - log pi_l) - sorted(ref's), over the batch:
+                                                   -(1 - eps) log sig(beta x) - eps log sig(-beta x)
+        aot_unpaired AOT 2406.05882              the same with x = sorted(c) - sorted(r)
+        apo_zero     APO 2408.06266 Eq. 7        (1 - sig(beta c)) + sig(beta r)
+        apo_down     APO 2408.06266 Eq. 8        sig(beta c) + (1 - sig(beta (c - r)))
+        discopop     DiscoPOP 2406.08414 Eq. 5   m = sig(beta d / tau): -(1 - m) log sig(beta d) + m exp(-beta d)
+        sft          RPO 2404.19733              mean token NLL of the chosen completions
+        sigmoid_norm                             -log sig(beta (s(c)/|y_w| - s(r)/|y_l|))
+
+    f-DPO scores (2309.16240, Table 1): reverse KL ``x``; forward KL ``1 - exp(-x)``; JS ``log 2 + log sig(x)``;
+    alpha ``(exp((alpha - 1) x) - 1) / (alpha - 1)``. WPO multiplies each pair's loss by ``w(y_w) w(y_l)``.
+    Metrics: ``rewards/chosen = beta c``, ``rewards/rejected = beta r`` (and TRL's accuracies / margins).
 
     Args:
         policy_logps: ``[2B, T]`` per-token log-probs of the policy (chosen rows first, then rejected).
@@ -174,8 +204,8 @@ def dpo_loss(
         f_divergence_type, f_alpha_divergence_coef: f-DPO regulariser (:data:`F_DIVERGENCE_TYPES`).
         ld_alpha: LD-DPO tail weight (see :func:`sequence_logps`).
         discopop_tau: DiscoPOP mixing temperature.
-        use_weighting, logsumsq: WPO weighting; needs ``logsumsq`` ``[2B, T]`` from ``chunked_logprobs``.
-        entropy, mean_logits, argmax_correct: optional per-token statistics for TRL's token-level metrics.
+        use_weighting, log_sum_sq_probs: WPO weighting; needs the per-token ``log_sum_sq_probs`` ``[2B, T]``.
+        entropy, mean_logits, is_top1: optional per-token statistics for TRL's token-level metrics.
     """
     loss_types = [loss_type] if isinstance(loss_type, str) else list(loss_type)
     weights = [1.0] * len(loss_types) if loss_weights is None else list(loss_weights)
@@ -270,14 +300,14 @@ def dpo_loss(
             per_seq = -F.logsigmoid(beta * d)
 
         if use_weighting:
-            if logsumsq is None:
-                raise ValueError("use_weighting=True needs the per-token logsumsq from chunked_logprobs")
-            w_chosen, w_rejected = wpo_weights(policy_logps, logsumsq, mask).chunk(2, dim=0)
+            if log_sum_sq_probs is None:
+                raise ValueError("use_weighting=True needs the per-token log_sum_sq_probs from chunked_logprobs")
+            w_chosen, w_rejected = wpo_weights(policy_logps, log_sum_sq_probs, mask).chunk(2, dim=0)
             per_seq = per_seq * (w_chosen * w_rejected)
         loss = loss + per_seq.mean() * weight
 
     metrics = _preference_metrics(beta * chosen_logratios, beta * rejected_logratios, chosen_logps, rejected_logps)
-    metrics.update(_token_metrics(mask, entropy, mean_logits, argmax_correct))
+    metrics.update(_token_metrics(mask, entropy, mean_logits, is_top1))
     return loss, metrics
 
 
@@ -305,7 +335,13 @@ def cpo_loss(
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Contrastive Preference Optimization (https://huggingface.co/papers/2401.08417), TRL's experimental
     ``CPOTrainer``: a reference-free preference term on the policy log-probs plus ``cpo_alpha`` times the NLL of the
-    chosen completions.
+    chosen completions. With ``x = s_w - s_l`` (sequence sums; averages for ``ipo`` / ``simpo``), per pair::
+
+        sigmoid:  -(1 - eps) log sigmoid(beta x) - eps log sigmoid(-beta x)           (Eq. 3)
+        hinge:    relu(1 - beta x)
+        ipo:      (x - 1 / (2 beta))^2
+        simpo:    the sigmoid form on x - gamma / beta                                  (SimPO's margin)
+        loss = mean over pairs + cpo_alpha * (mean token NLL of the chosen completions)
 
     ``loss_type``: ``sigmoid`` (Eq. 3, with ``label_smoothing``), ``hinge``, ``ipo``, ``simpo`` (SimPO's margin
     ``simpo_gamma``; with ``cpo_alpha=0`` this is SimPO). ``ipo`` and ``simpo`` use length-averaged log-probs.

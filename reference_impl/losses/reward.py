@@ -20,7 +20,10 @@ def reward_loss(
     margin: torch.Tensor | None = None,
     center_rewards_coefficient: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """``-mean(logsigmoid(r_chosen - r_rejected - margin)) + c * mean((r_chosen + r_rejected)^2)``.
+    """Bradley-Terry reward loss (InstructGPT, https://huggingface.co/papers/2203.02155, Eq. 1), with Llama 2's margin
+    (https://huggingface.co/papers/2307.09288) and reward centering (https://huggingface.co/papers/2312.09244)::
+
+        loss = -mean_i log sigmoid(r_w,i - r_l,i - margin_i) + c * mean_i (r_w,i + r_l,i)^2
 
     Args:
         chosen_scores, rejected_scores: ``[B]`` (or ``[B, 1]``) scalar-head outputs.

@@ -27,7 +27,7 @@ def _reduce(
 
 
 def _token_metrics(
-    mask: torch.Tensor, entropy: torch.Tensor | None, argmax_correct: torch.Tensor | None
+    mask: torch.Tensor, entropy: torch.Tensor | None, is_top1: torch.Tensor | None
 ) -> dict[str, torch.Tensor]:
     m = mask.float()
     n = m.sum()
@@ -35,8 +35,8 @@ def _token_metrics(
     denom = n.clamp(min=1)
     if entropy is not None:
         metrics["entropy"] = ((entropy.detach().float() * m).sum() / denom).detach()
-    if argmax_correct is not None:
-        metrics["mean_token_accuracy"] = ((argmax_correct.detach().float() * m).sum() / denom).detach()
+    if is_top1 is not None:
+        metrics["mean_token_accuracy"] = ((is_top1.detach().float() * m).sum() / denom).detach()
     return metrics
 
 
@@ -46,7 +46,7 @@ def nll_loss(
     *,
     num_items_in_batch: int | torch.Tensor | None = None,
     entropy: torch.Tensor | None = None,
-    argmax_correct: torch.Tensor | None = None,
+    is_top1: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Token-level negative log-likelihood ``-sum(logp * mask) / num_tokens``.
 
@@ -54,10 +54,10 @@ def nll_loss(
         logps: per-token log-probs of the targets, any shape.
         mask: same shape, 1 where the token counts.
         num_items_in_batch: global token count to divide by (TRL / transformers gradient-accumulation convention).
-        entropy, argmax_correct: optional per-token values for the ``entropy`` / ``mean_token_accuracy`` metrics.
+        entropy, is_top1: optional per-token values for the ``entropy`` / ``mean_token_accuracy`` metrics.
     """
     loss = _reduce(-logps, mask, num_items_in_batch)
-    return loss, _token_metrics(mask, entropy, argmax_correct)
+    return loss, _token_metrics(mask, entropy, is_top1)
 
 
 def dft_loss(
@@ -66,10 +66,10 @@ def dft_loss(
     *,
     num_items_in_batch: int | torch.Tensor | None = None,
     entropy: torch.Tensor | None = None,
-    argmax_correct: torch.Tensor | None = None,
+    is_top1: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Dynamic Fine-Tuning (https://huggingface.co/papers/2508.05629): each token's NLL weighted by its (detached)
     probability, ``-sum(logp * exp(logp).detach() * mask) / num_tokens``. Same arguments as :func:`nll_loss`."""
     per_token_loss = -logps * logps.detach().exp()
     loss = _reduce(per_token_loss, mask, num_items_in_batch)
-    return loss, _token_metrics(mask, entropy, argmax_correct)
+    return loss, _token_metrics(mask, entropy, is_top1)

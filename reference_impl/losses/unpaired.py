@@ -46,13 +46,19 @@ def kto_loss(
     ref_kl_logps: torch.Tensor | None = None,
     kl: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """KTO (https://huggingface.co/papers/2402.01306, Eq. 7) and APO-zero unpaired.
+    """KTO (https://huggingface.co/papers/2402.01306, Eq. 7) and APO-zero unpaired
+    (https://huggingface.co/papers/2408.06266).
 
-    ``kto``: desirable ``1 - sigmoid(beta * (logratio - z0))``, undesirable ``1 - sigmoid(beta * (z0 - logratio))``
-    where ``z0`` is the (detached, clamped at 0) KL estimate ``mean(policy_kl_logps - ref_kl_logps)`` from mismatched
-    prompt/completion pairs (or ``kl`` given directly, e.g. already averaged across ranks; 0 when neither is given).
-    ``apo_zero_unpaired``: ``1 - sigmoid(beta * logratio)`` / ``sigmoid(beta * logratio)``.
-    The loss is the ``nanmean`` over the batch of the class-weighted per-example losses, like TRL.
+    With ``r = log pi(y|x) - log pi_ref(y|x)`` per example (``[B]``)::
+
+        kto, desirable:             lambda_D * (1 - sigmoid(beta * (r - z0)))
+        kto, undesirable:           lambda_U * (1 - sigmoid(beta * (z0 - r)))
+        apo_zero_unpaired:          1 - sigmoid(beta * r)  /  sigmoid(beta * r)
+        z0 = max(0, mean(policy_kl_logps - ref_kl_logps))          (detached)
+        loss = nanmean over the batch of the per-example losses
+
+    ``z0`` is the KL estimate from mismatched prompt/completion pairs (or ``kl`` given directly, e.g. already
+    averaged across ranks; 0 when neither is given). ``lambda_D, lambda_U`` = ``desirable_weight, undesirable_weight``.
     """
     if loss_type not in KTO_LOSS_TYPES:
         raise ValueError(f"Unknown loss type {loss_type!r}; expected one of {KTO_LOSS_TYPES}")
@@ -135,10 +141,14 @@ def bco_loss(
     update_running: bool = True,
     rejected_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Binary Classifier Optimization (https://huggingface.co/papers/2404.04656).
+    """Binary Classifier Optimization (https://huggingface.co/papers/2404.04656), per example ``[B]``::
 
-    Implicit reward ``r = beta * (logp - logp_ref)``; desirable ``-logsigmoid(r - delta)``, undesirable
-    ``-logsigmoid(-(r - delta))`` where ``delta`` is the running mean of all rewards seen so far (``running``,
+        r = beta * (log pi(y|x) - log pi_ref(y|x))
+        desirable:    -log sigmoid(r - delta)
+        undesirable:  -w * log sigmoid(-(r - delta))          (w: UDM density ratio, 1 without)
+        loss = mean over the batch
+
+    ``delta`` is the running mean of all rewards seen so far (``running``,
     updated with this batch's rewards first when ``update_running``; a fresh :class:`RunningMoments` when ``None``).
     ``rejected_weights`` (``[num_rejected]``, e.g. :func:`udm_density_ratio_weights`) reweights undesirable examples.
     Loss: mean over the batch (chosen first, then rejected, like TRL). Extra metric: ``delta``.

@@ -1,6 +1,9 @@
 """The reference trainer set: one module per trainer, its config beside it (see each module's docstring).
 
 Imports are lazy (module `__getattr__`), so `import reference_impl.trainers` costs nothing until a trainer is used.
+
+`EXPORTS` is the one table of reference_impl's public trainer names (name -> module under `reference_impl.trainers`);
+`reference_impl` re-exports exactly these, and `compat.trl`'s reference fallbacks must be among them (tested).
 """
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_EXPORTS = {
+EXPORTS: dict[str, str] = {
     "SFTTrainer": "sft", "SFTConfig": "sft",
     "DPOTrainer": "dpo", "DPOConfig": "dpo",
     "KTOTrainer": "kto", "KTOConfig": "kto",
@@ -23,11 +26,11 @@ _EXPORTS = {
     "UnsupportedFieldError": "_config",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    module = EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -1,8 +1,10 @@
-"""The trainers' single doorway to the chunked engine (`reference_impl.chunking`).
+"""The one place where the engine's output names become TRL's (the trainers' doorway to `reference_impl.chunking`).
 
-Trainers ask for per-token statistics by the names TRL's fused head uses for the same quantities
-(`logp`, `entropy`, `is_top1`, `mean_logits`, `log_sum_sq_probs`); this module maps them to the engine's output
-names, so the call sites in the trainers stay one line and a rename in the engine is a one-line change here.
+Above the engine, reference_impl speaks TRL's names for the per-token statistics (those of TRL 1.16's fused head,
+`trl.kernels`): `logp`, `entropy`, `is_top1`, `mean_logits`, `log_sum_sq_probs`. The trainers request them here,
+and the losses (`reference_impl.losses`) take them under the same keyword names, so a trainer passes them straight
+through. The engine keeps its own descriptive names (`argmax_correct`, `mean_logit`, `logsumsq`); `_ENGINE_NAMES`
+below is the only translation between the two, so renaming either side is a one-line change here.
 """
 
 from __future__ import annotations

@@ -6,38 +6,24 @@ policy and scored; the optimal value is `V*(x) = beta1 * log(mean_i exp(r_i / be
 Prompts whose samples all scored 0 are dropped (`filter_all_incorrect`).
 Stage 2 (each step): one on-policy completion per prompt; the loss regresses the implicit reward
 `beta2 * log(pi(y|x) / pi_ref(y|x))` onto the optimal advantage `r - V*(x)` (squared error, batch mean).
+Both formulas live in `reference_impl.losses.policy` (`optimal_value`, `a2po_loss`).
 Sequence log-probs come from the chunked engine (temperature 1, like TRL). Logged metrics (TRL's names): `reward`,
 `v_star`, `implicit_reward`, `advantage`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from reference_impl.losses.policy import a2po_loss, optimal_value
+
 from . import _data, _model
 from ._base import _coerce_args
 from ._config import BaseConfig, option
 from ._online import RewardFunctions, _OnlineTrainer
-
-
-# ------------------------------------------------------------------------------------------------- loss (helper)
-# reference_impl.losses has no A*-PO family; this is the paper's Eq. (Stage 2) in the trainer's own module.
-def a2po_loss(policy_logps: torch.Tensor, ref_logps: torch.Tensor, rewards: torch.Tensor, v_star: torch.Tensor,
-              beta2: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """`mean((beta2 * (logp - logp_ref) - (r - V*))^2)` over sequences, with TRL's metrics."""
-    implicit_reward = beta2 * (policy_logps - ref_logps)
-    target = rewards - v_star
-    loss = ((implicit_reward - target) ** 2).mean()
-    return loss, {"implicit_reward": implicit_reward.detach().mean(), "advantage": target.detach().mean()}
-
-
-def optimal_value(rewards: torch.Tensor, beta1: float) -> torch.Tensor:
-    """`V* = beta1 * log(mean_i exp(r_i / beta1))` over the last dimension, computed stably."""
-    return beta1 * (torch.logsumexp(rewards / beta1, dim=-1) - math.log(rewards.size(-1)))
 
 
 @dataclass

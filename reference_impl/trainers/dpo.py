@@ -235,8 +235,8 @@ class DPOTrainer(_BaseTrainer):
             label_smoothing=args.label_smoothing, f_divergence_type=args.f_divergence_type,
             f_alpha_divergence_coef=args.f_alpha_divergence_coef, ld_alpha=args.ld_alpha,
             discopop_tau=args.discopop_tau, use_weighting=args.use_weighting,
-            logsumsq=stats.get("log_sum_sq_probs"), entropy=stats["entropy"], mean_logits=stats["mean_logits"],
-            argmax_correct=stats["is_top1"],
+            log_sum_sq_probs=stats.get("log_sum_sq_probs"), entropy=stats["entropy"],
+            mean_logits=stats["mean_logits"], is_top1=stats["is_top1"],
         )
         for name, value in metrics.items():
             self._metrics[mode][name].append(self._gathered_mean(value))

@@ -24,12 +24,15 @@ from pathlib import Path
 _CHECK_VAR = "TRL_COMPAT_CHECK"
 
 
-def write_dist_info(root: Path, name: str, version: str) -> Path:
-    """One fake ``*.dist-info`` folder (metadata only) for distribution ``name`` at ``version``."""
+def write_dist_info(root: Path, name: str, version: str, requires: Sequence[str] = ()) -> Path:
+    """One fake ``*.dist-info`` folder (metadata only) for distribution ``name`` at ``version``, declaring
+    ``requires`` as ``Requires-Dist`` lines."""
     safe_version = re.sub(r"[^A-Za-z0-9.+]", "_", version)
     folder = root / f"{re.sub(r'[-_.]+', '_', name)}-{safe_version}.dist-info"
     folder.mkdir(parents=True)
-    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n", encoding="utf-8")
+    declared = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{declared}\n",
+                                     encoding="utf-8")
     return folder
 
 

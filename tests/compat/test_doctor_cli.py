@@ -39,7 +39,7 @@ def test_real_environment_passes(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_table_has_every_column_and_row(violating: None, capsys: pytest.CaptureFixture[str]) -> None:
-    assert doctor.main([]) == 1
+    assert doctor.main(["--no-torch"]) == 1
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("package"))
     assert header.split() == ["package", "installed", "required", "status", "why"]
@@ -52,9 +52,10 @@ def test_table_has_every_column_and_row(violating: None, capsys: pytest.CaptureF
 
 
 def test_json_matches_the_report(violating: None, capsys: pytest.CaptureFixture[str]) -> None:
-    assert doctor.main(["--json"]) == 1
+    assert doctor.main(["--json", "--no-torch"]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert data == json.loads(json.dumps(check_environment().as_dict()))
+    floors = json.loads(json.dumps(check_environment().as_dict()))
+    assert {k: data[k] for k in floors} == floors and {"platform", "declared"} <= set(data)
     assert {"package", "installed", "required", "status", "detail", "why"} == set(data["findings"][0])
     assert data["fix_command"].startswith("pip install ")
 
@@ -64,12 +65,12 @@ def test_warnings_alone_exit_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.syspath_prepend(fake_env(tmp_path, {"vllm": "0.99.0"}))
     if not check_environment().ok:
         pytest.skip("the real environment of this tox env already violates the floors")
-    assert doctor.main([]) == 0
+    assert doctor.main(["--no-torch"]) == 0
     assert "above the supported window" in capsys.readouterr().out
 
 
 def test_cli_dispatches_to_the_doctor(violating: None, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["doctor", "--json"]) == 1
+    assert cli.main(["doctor", "--json", "--no-torch"]) == 1
     assert json.loads(capsys.readouterr().out)["ok"] is False
 
 

@@ -83,6 +83,7 @@ def test_only_warnings_never_raise(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         ([PY, "-mcompat.smoke"], "python -m compat.smoke"),
         ([PY, "-I", "-m", "compat.migrate.cli", "--diff"], "python -m compat.migrate.cli"),
         ([PY, "-m", "compat.demo"], "python -m compat.demo"),
+        ([PY, "-m", "compat.check", "."], "python -m compat.check"),
         ([PY, "-m", "compat.cli", "doctor"], "python -m compat.cli"),
         ([PY, "/venv/bin/trl-compat", "migrate", "x.py"], "trl-compat migrate"),
         ([PY, "/venv/bin/trl-compat", "--json", "doctor"], "trl-compat doctor"),

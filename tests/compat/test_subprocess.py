@@ -68,7 +68,7 @@ def test_doctor_runs_in_a_violating_environment(violating: str, tmp_path: Path) 
     assert sorted(f["package"] for f in data["findings"] if f["status"] == "error") == ["deepspeed", "peft"]
 
 
-@pytest.mark.parametrize("module", ["compat.migrate", "compat.smoke", "compat.demo"])
+@pytest.mark.parametrize("module", ["compat.migrate", "compat.smoke", "compat.demo", "compat.check"])
 def test_other_tools_are_never_blocked(violating: str, tmp_path: Path, module: str) -> None:
     # Whether or not the tool's module exists yet, `compat` itself is imported first (runpy imports the parent
     # package): it must warn, not raise.

@@ -59,7 +59,12 @@ def test_diff_applies_with_git_apply_and_writes_nothing(repo):
     for name, data in extra.items():  # BOM, latin-1 and notebook JSON bytes: the patch carries the exact bytes
         assert (repo / name).read_bytes() == data.replace(b"'chunked_nll'", b"'nll'")
     again = run_cli("--check", ".", "--only", "sft-chunked-nll-loss-type", cwd=repo)
-    assert again.returncode == 0 and again.stdout == b""
+    # nothing left to rewrite, but the applied patch left a marker in manual.py: the ledger keeps --check red
+    assert again.returncode == 1 and again.stdout == b""
+    assert b"manual.py:2:5: manual: [sft-chunked-nll-loss-type]" in again.stderr
+    assert b"1 manual step(s) left" in again.stderr
+    accepted = run_cli("--check", ".", "--only", "sft-chunked-nll-loss-type", "--accept-markers", cwd=repo)
+    assert accepted.returncode == 0 and b"1 manual step(s) left" in accepted.stderr
 
 
 @pytest.mark.slow

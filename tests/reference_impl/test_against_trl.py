@@ -210,7 +210,7 @@ def test_dpo_every_loss_type_vs_trl(loss_type):
     theirs, tm = _trl_dpo([loss_type], [1.0], cm, per_token, ref_seq, stats, label_smoothing=smoothing, beta=0.3)
     ours, om = dpo_loss(
         per_token, shift, ref_seq, beta=0.3, loss_type=loss_type, label_smoothing=smoothing,
-        entropy=stats["entropy"], mean_logits=stats["mean_logits"], argmax_correct=stats["is_top1"],
+        entropy=stats["entropy"], mean_logits=stats["mean_logits"], is_top1=stats["is_top1"],
     )
     # exo_pair: TRL builds its epsilon as an fp32 tensor, so its log(eps) carries fp32 rounding
     tol = 1e-7 if loss_type == "exo_pair" else 1e-10
@@ -249,7 +249,7 @@ def test_dpo_options_vs_trl(cfg):
     ref_seq = sequence_logps(ref_tok, shift, ld_alpha=cfg.get("ld_alpha"))
     theirs, tm = _trl_dpo(loss_type, weights, cm, per_token, ref_seq, stats, **cfg)
     ours, om = dpo_loss(
-        per_token, shift, ref_seq, loss_type=loss_type, loss_weights=weights, logsumsq=stats["log_sum_sq_probs"],
+        per_token, shift, ref_seq, loss_type=loss_type, loss_weights=weights, log_sum_sq_probs=stats["log_sum_sq_probs"],
         entropy=stats["entropy"], **cfg,
     )
     tol = 1e-10 if per_token.dtype == F64 else 1e-6

@@ -1,0 +1,492 @@
+"""The static API check of one source text against one TRL release, from the atlas (nothing is imported or run).
+
+What is checked (each at its line and column in the text as it is):
+
+* every absolute import from TRL: ``import trl.x.y``, ``from trl.x import A`` - the module must exist in the target
+  and export ``A`` (``missing-module``, ``missing-name``); relative imports (``from .trl import X``, a vendored copy)
+  are not TRL;
+* attribute chains on a name bound to a TRL module (``trl.PPOTrainer``, ``t.utils.foo`` after
+  ``import trl.trainer as t``), up to the first attribute that is not a module (``missing-name``);
+* calls of a TRL function or class (constructor): every keyword must be accepted (:meth:`Atlas.accepts`:
+  a parameter, a ``@deprecate_kwarg`` alias, a key the body reads out of ``**kwargs``, or forwarded through
+  ``super().__init__(**kwargs)`` to a constructor that takes it; a trainer's ``**kwargs`` that ends in
+  ``transformers.Trainer.__init__`` accepts nothing more) (``unknown-keyword``); no more positional arguments than
+  it takes (``too-many-positional``); every required parameter given (``missing-argument``, only for calls
+  without ``*args``/``**kwargs`` splats). ``super().__init__(...)`` in a subclass of a TRL class and
+  ``Base.__init__(self, ...)`` count as calls of the base's constructor.
+
+Names are resolved by scope, as Python does (function scopes see enclosing functions and the module, not class
+bodies; ``global``/``nonlocal``), flow-insensitively: a name is TRL's only if every binding of it in its scope is
+an import of the same TRL name. So a local ``class ORPOTrainer``, a parameter named ``trl``, ``PPOTrainer = object``
+as an ImportError fallback, or a string that mentions ``tokenizer=`` are never flagged. Not followed: ``from trl
+import *`` (the names it brings are unknown to the check), ``getattr(trl, name)``, objects passed around (a trainer
+instance's methods), calls of a TRL class's methods.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from compat._shadow import own_first
+
+own_first("migrations")  # a repository's own migrations/ package must not shadow the atlas
+
+from migrations.atlas import Atlas, Event, Signature  # noqa: E402
+
+ROOT = "trl"
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int
+    column: int  # 1-based
+    code: str  # missing-module | missing-name | unknown-keyword | too-many-positional | missing-argument
+    name: str  # the TRL name concerned, e.g. "trl.SFTTrainer" or "trl.SFTTrainer(max_seq_length=)"
+    message: str
+    since: str | None  # the release where it changed (removed, moved, renamed), when the atlas knows
+    cell: int | None = None
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column, "code": self.code, "name": self.name,
+                "message": self.message, "since": self.since, "cell": self.cell}
+
+
+# ----------------------------------------------------------------------------------------------------- scopes
+
+@dataclass
+class _Scope:
+    kind: str  # module | function | class
+    parent: _Scope | None
+    node: ast.AST | None = None
+    bindings: dict[str, list[str | None]] = field(default_factory=dict)  # name -> TRL qualname or None (other)
+    globals: set[str] = field(default_factory=set)
+    nonlocals: set[str] = field(default_factory=set)
+
+    def bind(self, name: str, qual: str | None) -> None:
+        self.bindings.setdefault(name, []).append(qual)
+
+
+def _is_trl(module: str | None) -> bool:
+    return bool(module) and (module == ROOT or module.startswith(ROOT + "."))  # type: ignore[union-attr]
+
+
+def _chain(node: ast.expr) -> tuple[ast.Name, list[ast.Attribute]] | None:
+    """`a.b.c` -> (Name a, [Attribute .b, Attribute .c]); None if the chain does not start with a name."""
+    attrs: list[ast.Attribute] = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node, attrs[::-1]
+    return None
+
+
+class _Collector(ast.NodeVisitor):
+    """Builds the scope tree (bindings) and records imports, attribute chains and calls with their scope."""
+
+    def __init__(self) -> None:
+        self.module = _Scope("module", None)
+        self.scope = self.module
+        self.imports: list[tuple[ast.stmt, _Scope]] = []
+        self.chains: list[tuple[ast.Attribute, _Scope]] = []
+        self.calls: list[tuple[ast.Call, _Scope]] = []
+        self._in_chain: set[int] = set()
+
+    # scopes
+    def _push(self, kind: str, node: ast.AST) -> _Scope:
+        scope = _Scope(kind, self.scope, node)
+        self.scope = scope
+        return scope
+
+    def _pop(self, scope: _Scope) -> None:
+        self.scope = scope.parent  # type: ignore[assignment]
+
+    def _arguments(self, args: ast.arguments) -> None:
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if a is not None:
+                self.scope.bind(a.arg, None)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        for d in (*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]):
+            self.visit(d)
+        for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
+            if a is not None and a.annotation is not None:
+                self.visit(a.annotation)
+        if node.returns is not None:
+            self.visit(node.returns)
+        self.scope.bind(node.name, None)
+        scope = self._push("function", node)
+        self._arguments(node.args)
+        for stmt in node.body:
+            self.visit(stmt)
+        self._pop(scope)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for d in (*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]):
+            self.visit(d)
+        scope = self._push("function", node)
+        self._arguments(node.args)
+        self.visit(node.body)
+        self._pop(scope)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in (*node.decorator_list, *node.bases, *node.keywords):
+            self.visit(d)
+        self.scope.bind(node.name, None)
+        scope = self._push("class", node)
+        for stmt in node.body:
+            self.visit(stmt)
+        self._pop(scope)
+
+    def _comprehension(self, node: ast.AST, elements: list[ast.expr]) -> None:
+        generators = node.generators  # type: ignore[attr-defined]
+        self.visit(generators[0].iter)  # evaluated in the enclosing scope
+        scope = self._push("function", node)
+        for i, gen in enumerate(generators):
+            if i:
+                self.visit(gen.iter)
+            self.visit(gen.target)
+            for cond in gen.ifs:
+                self.visit(cond)
+        for e in elements:
+            self.visit(e)
+        self._pop(scope)
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._comprehension(node, [node.elt])
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp  # type: ignore[assignment]
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._comprehension(node, [node.key, node.value])
+
+    # bindings
+    def visit_Global(self, node: ast.Global) -> None:
+        self.scope.globals.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.scope.nonlocals.update(node.names)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.scope.bind(node.id, None)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        scope = self.scope
+        while scope.kind == "function" and isinstance(scope.node, (ast.ListComp, ast.SetComp, ast.GeneratorExp,
+                                                                   ast.DictComp)):
+            scope = scope.parent  # type: ignore[assignment]
+        scope.bind(node.target.id, None)
+        self.visit(node.value)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.scope.bind(node.name, None)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name:
+            self.scope.bind(node.name, None)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self.scope.bind(node.name, None)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self.scope.bind(node.rest, None)
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.scope.bind(alias.asname, alias.name if _is_trl(alias.name) else None)
+            else:
+                head = alias.name.split(".")[0]
+                self.scope.bind(head, head if _is_trl(alias.name) else None)
+        if any(_is_trl(a.name) for a in node.names):
+            self.imports.append((node, self.scope))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        trl = node.level == 0 and _is_trl(node.module)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self.scope.bind(alias.asname or alias.name, f"{node.module}.{alias.name}" if trl else None)
+        if trl:
+            self.imports.append((node, self.scope))
+
+    # uses
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) not in self._in_chain:
+            chain = _chain(node)
+            if chain is not None:
+                self.chains.append((node, self.scope))
+                self._in_chain.update(id(a) for a in chain[1])
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.calls.append((node, self.scope))
+        self.generic_visit(node)
+
+
+def _lookup(scope: _Scope, name: str) -> str | None:
+    """The TRL qualified name `name` refers to in `scope`, or None (not TRL, ambiguous, or unbound)."""
+    current: _Scope | None = scope
+    first = True
+    while current is not None:
+        if name in current.globals:
+            current = _module_of(current)
+            first = False
+            continue
+        if name in current.nonlocals:
+            current = current.parent
+            first = False
+            continue
+        if (first or current.kind != "class") and name in current.bindings:
+            quals = set(current.bindings[name])
+            return quals.pop() if len(quals) == 1 else None
+        current = current.parent
+        first = False
+    return None
+
+
+def _module_of(scope: _Scope) -> _Scope:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope
+
+
+def _enclosing_class(scope: _Scope) -> _Scope | None:
+    """The class whose method body `scope` is (for `super().__init__`)."""
+    if scope.kind == "function" and isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parent = scope.parent
+        if parent is not None and parent.kind == "class":
+            return parent
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------- checking
+
+class Checker:
+    """Checks source texts against one TRL release (and the transformers release the atlas pairs with it)."""
+
+    def __init__(self, target: str, *, transformers: str | None = None, atlas: Atlas | None = None) -> None:
+        self.atlas = atlas or Atlas.load("trl")
+        self.target = self.atlas.release(target)
+        self.transformers = transformers or self.atlas.companion_release(self.target)
+        self._sigs: dict[str, Signature | None] = {}
+        self._has: dict[str, bool] = {}
+        self._history: dict[tuple[str, str | None], list[Event]] = {}
+        self._accepts: dict[tuple[str, str], str | None] = {}
+
+    # cached atlas queries
+    def has(self, qual: str) -> bool:
+        if qual not in self._has:
+            self._has[qual] = self.atlas.has(self.target, qual)
+        return self._has[qual]
+
+    def signature(self, qual: str) -> Signature | None:
+        if qual not in self._sigs:
+            self._sigs[qual] = self.atlas.signature(self.target, qual, transformers=self.transformers)
+        return self._sigs[qual]
+
+    def history(self, qual: str, keyword: str | None = None) -> list[Event]:
+        key = (qual, keyword)
+        if key not in self._history:
+            self._history[key] = self.atlas.history(qual, keyword)
+        return self._history[key]
+
+    def accepts(self, qual: str, keyword: str) -> str | None:
+        key = (qual, keyword)
+        if key not in self._accepts:
+            self._accepts[key] = self.atlas.accepts(self.target, qual, keyword, transformers=self.transformers)
+        return self._accepts[key]
+
+    def _gone(self, qual: str, keyword: str | None = None) -> tuple[str | None, str]:
+        """(since, explanation) for something the target lacks, from the atlas history."""
+        events = self.history(qual, keyword)
+        target_v = self.atlas._index(self.target)
+        past = [e for e in events if self.atlas._index(e.release) <= target_v]
+        future = [e for e in events if self.atlas._index(e.release) > target_v]
+        if not events:
+            first, last = self.atlas.releases()[0], self.atlas.releases()[-1]
+            return None, f"no TRL release from {first} to {last} has it"
+        last = past[-1] if past else None
+        if last is None or last.kind == "added":
+            added = next((e for e in future if e.kind in ("added", "renamed")), None)
+            return None, f"added in {added.release}" if added else "not in this release"
+        if last.kind == "renamed":
+            guess = " (probably)" if "heuristic" in last.detail else ""
+            return last.release, f"renamed to `{last.to[0]}`{guess} in {last.release}"
+        if last.kind == "moved" and keyword is not None:
+            return last.release, f"moved to `{last.to[0]}` in {last.release}"
+        if last.kind == "moved":
+            if not last.to:
+                return last.release, f"moved in {last.release}"
+            gone = "" if self.has(last.to[0]) else f", gone by {self.target} too"
+            return last.release, f"moved to `{last.to[0]}` in {last.release}{gone}"
+        renamed = next((e for e in reversed(past) if e.kind == "renamed" and e.to), None)
+        if renamed is not None:  # the deprecated alias went away later
+            return last.release, (f"renamed to `{renamed.to[0]}` in {renamed.release}, "
+                                  f"old name removed in {last.release}")
+        return last.release, f"removed in {last.release}"
+
+    def _where_now(self, qual: str, why: str) -> str:
+        """Where the target exports a name of that spelling, if somewhere not already said."""
+        name = qual.rsplit(".", 1)[-1]
+        found = [q for q in self.atlas.moved_to(self.target, name, exclude=qual.rsplit(".", 1)[0])
+                 if f"`{q}`" not in why]
+        if not found:
+            return ""
+        return f"; {self.target} has " + ", ".join(f"`{q}`" for q in found[:2])
+
+    def check(self, text: str, *, cell: int | None = None) -> list[Problem]:
+        """Every problem in one Python source (raises SyntaxError / RecursionError if it does not parse)."""
+        tree = ast.parse(text)
+        collector = _Collector()
+        collector.visit(tree)
+        problems: list[Problem] = []
+        problems.extend(self._imports(collector, cell))
+        problems.extend(self._chains(collector, cell))
+        problems.extend(self._calls(collector, cell))
+        problems.sort(key=lambda p: (p.line, p.column, p.code, p.name))
+        return problems
+
+    def _problem(self, node: ast.AST, code: str, name: str, message: str, since: str | None,
+                 cell: int | None) -> Problem:
+        return Problem(node.lineno, node.col_offset + 1, code, name, message, since, cell)  # type: ignore[attr-defined]
+
+    def _missing(self, node: ast.AST, qual: str, cell: int | None, module: bool = False) -> Problem:
+        since, why = self._gone(qual)
+        if module or self.atlas.is_module(qual):
+            return self._problem(node, "missing-module", qual, f"TRL {self.target} has no module `{qual}`: {why}",
+                                 since, cell)
+        return self._problem(node, "missing-name", qual,
+                             f"TRL {self.target} has no `{qual}`: {why}{self._where_now(qual, why)}", since, cell)
+
+    def _imports(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
+        for node, _scope in c.imports:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if _is_trl(alias.name) and not self.atlas.has_module(self.target, alias.name):
+                        yield self._missing(node, alias.name, cell, module=True)
+                continue
+            assert isinstance(node, ast.ImportFrom)
+            module = node.module or ""
+            if not self.atlas.has_module(self.target, module):
+                yield self._missing(node, module, cell, module=True)
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                qual = f"{module}.{alias.name}"
+                if not self.has(qual):
+                    yield self._missing(alias if hasattr(alias, "lineno") else node, qual, cell)
+
+    def _chains(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
+        for node, scope in c.chains:
+            head, attrs = _chain(node)  # type: ignore[misc]
+            qual = _lookup(scope, head.id)
+            if qual is None or not self.atlas.has_module(self.target, qual):
+                continue  # not TRL, or bound to a class/function (its attributes are not checked)
+            for attr in attrs:
+                if attr.attr == "__init__":
+                    break
+                nxt = f"{qual}.{attr.attr}"
+                if self.atlas.has_module(self.target, nxt):
+                    qual = nxt
+                    continue
+                if not self.has(nxt):
+                    yield self._missing(attr, nxt, cell)
+                break
+
+    def _callee(self, call: ast.Call, scope: _Scope) -> tuple[str, int] | None:
+        """(TRL qualified name, positional arguments that are `self`) of what a call calls, or None."""
+        func = call.func
+        if (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+                and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+            cls = _enclosing_class(scope)
+            if cls is None or not isinstance(cls.node, ast.ClassDef) or not cls.node.bases:
+                return None
+            chain = _chain(cls.node.bases[0])
+            if chain is None:
+                return None
+            base = _lookup(cls.parent, chain[0].id) if cls.parent else None  # type: ignore[arg-type]
+            return (".".join([base, *(a.attr for a in chain[1])]), 0) if base else None
+        chain = _chain(func)
+        if chain is None:
+            return None
+        head, attrs = chain
+        qual = _lookup(scope, head.id)
+        if qual is None:
+            return None
+        names = [a.attr for a in attrs]
+        if names and names[-1] == "__init__":
+            return ".".join([qual, *names[:-1]]), 1
+        return ".".join([qual, *names]), 0
+
+    def _calls(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
+        for call, scope in c.calls:
+            callee = self._callee(call, scope)
+            if callee is None:
+                continue
+            qual, skip = callee
+            if not self.has(qual):
+                continue  # reported at the import or attribute
+            sig = self.signature(qual)
+            if sig is None:
+                continue
+            yield from self._call(call, qual, sig, skip, cell)
+
+    def _call(self, call: ast.Call, qual: str, sig: Signature, skip: int, cell: int | None) -> Iterator[Problem]:
+        short = qual.rsplit(".", 1)[-1]
+        starred = any(isinstance(a, ast.Starred) for a in call.args)
+        splat = any(k.arg is None for k in call.keywords)
+        n_pos = len(call.args) - skip
+        limit = sig.max_positional()
+        if not starred and limit is not None and n_pos > limit:
+            yield self._problem(call, "too-many-positional", qual,
+                                f"{short}() takes at most {limit} positional argument(s) in TRL {self.target}, "
+                                f"{n_pos} given: pass the rest by keyword", None, cell)
+        given = set()
+        positional = [p for p in sig.params if p.kind in ("po", "pk")]
+        given.update(p.name for p in positional[: max(n_pos, 0)])
+        for kw in call.keywords:
+            if kw.arg is None:
+                continue
+            given.add(kw.arg)
+            verdict = self.accepts(qual, kw.arg)
+            if verdict is not None:
+                continue
+            since, why = self._gone(qual, kw.arg)
+            hint = self._config_hint(qual, kw.arg)
+            yield self._problem(kw, "unknown-keyword", f"{qual}({kw.arg}=)",
+                                f"{short}() in TRL {self.target} takes no `{kw.arg}=`: {why}{hint}", since, cell)
+        if starred or splat:
+            return
+        for p in sig.params:
+            if p.required and p.name not in given and not (p.kind == "pk" and skip and p is positional[0]):
+                yield self._problem(call, "missing-argument", qual,
+                                    f"{short}() in TRL {self.target} requires `{p.name}`", None, cell)
+
+    def _config_hint(self, qual: str, keyword: str) -> str:
+        """Where a trainer keyword lives now: its config class's field, if the config has one."""
+        resolved = self.atlas.resolve(self.target, qual)
+        short = qual.rsplit(".", 1)[-1]
+        if resolved is None or not short.endswith("Trainer"):
+            return ""
+        config = qual[: -len("Trainer")] + "Config"
+        if not self.has(config):
+            return ""
+        fields = self.atlas.config_fields(self.target, config, transformers=self.transformers) or {}
+        if keyword in fields:
+            return f"; set it on `{config.rsplit('.', 1)[-1]}({keyword}=...)` passed as `args=`"
+        return ""

@@ -1,0 +1,118 @@
+"""Find the ``# TODO(trl-compat): ...`` markers left in files: the ledger of manual steps.
+
+One scanner for ``trl-compat check`` and ``python -m compat.migrate`` (which lists what is left after every run). In
+Python it reads comment tokens only (``tokenize``), so a string that mentions the marker is not one; notebooks are
+scanned cell by cell (line numbers within the cell); any other text file (requirements, pyproject, setup.cfg) line
+by line, for a ``#`` comment holding the marker. Cheap: a file without the marker text is not tokenized.
+
+A marker's rule is read from a leading ``[rule-id]`` or, failing that, from the ``MIGRATION.md#anchor`` it links to.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass
+
+MARKER_TAG = "TODO(trl-compat)"
+_MARKER = re.compile(r"#\s*TODO\(trl-compat\):?\s*(?P<body>.*)$")
+_RULE = re.compile(r"^\[(?P<rule>[A-Za-z0-9_.:-]+)\]\s*")
+_ANCHOR = re.compile(r"#(?P<anchor>[A-Za-z0-9_-]+)\)?\s*$")
+
+
+@dataclass(frozen=True)
+class Marker:
+    line: int  # 1-based, in the file as it is now (in the cell for notebooks)
+    column: int  # 1-based column of the `#`
+    rule: str | None
+    message: str
+    cell: int | None = None  # notebook cell index (0-based, over all cells)
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column, "rule": self.rule, "message": self.message,
+                "cell": self.cell}
+
+
+def _marker(comment: str, line: int, column: int, cell: int | None) -> Marker | None:
+    m = _MARKER.search(comment)
+    if m is None:
+        return None
+    body = m.group("body").strip()
+    rule_match = _RULE.match(body)
+    rule = rule_match.group("rule") if rule_match else None
+    if rule is None:
+        anchor = _ANCHOR.search(body)
+        rule = anchor.group("anchor") if anchor and "MIGRATION.md#" in body else None
+    return Marker(line, column + m.start() + 1, rule, body, cell)
+
+
+def scan_python(text: str, cell: int | None = None) -> list[Marker]:
+    """Markers in Python source (comment tokens only); falls back to a line scan if the text does not tokenize."""
+    if MARKER_TAG not in text:
+        return []
+    found: list[Marker] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and MARKER_TAG in tok.string:
+                marker = _marker(tok.string, tok.start[0], tok.start[1], cell)
+                if marker is not None:
+                    found.append(marker)
+        return found
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return scan_lines(text, cell)
+
+
+def scan_lines(text: str, cell: int | None = None) -> list[Marker]:
+    """Markers in any text with `#` comments (manifests), one per line at most."""
+    if MARKER_TAG not in text:
+        return []
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if MARKER_TAG in line:
+            marker = _marker(line, n, 0, cell)
+            if marker is not None:
+                found.append(marker)
+    return found
+
+
+def notebook_code_cells(text: str) -> list[tuple[int, str]]:
+    """(cell index, source) of every code cell of a notebook's JSON text; ValueError if it is not a notebook."""
+    data = json.loads(text)
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError("not a notebook: no `cells` list")
+    out = []
+    for i, cell in enumerate(cells):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            out.append((i, "".join(source) if isinstance(source, list) else str(source)))
+    return out
+
+
+def scan_text(path: str, text: str) -> list[Marker]:
+    """Markers in a file's text, by kind (Python, notebook, anything else)."""
+    if MARKER_TAG not in text:
+        return []
+    if path.endswith((".py", ".pyi")):
+        return scan_python(text)
+    if path.endswith(".ipynb"):
+        try:
+            cells = notebook_code_cells(text)
+        except ValueError:
+            return scan_lines(text)
+        return [m for i, source in cells for m in scan_python(source, cell=i)]
+    return scan_lines(text)
+
+
+def scan_file(path: str) -> list[Marker]:
+    """Markers in the file at `path` as it is on disk now ([] if it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return []
+    if MARKER_TAG.encode() not in data:
+        return []
+    return scan_text(path, data.decode("utf-8", "replace"))

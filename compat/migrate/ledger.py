@@ -1,0 +1,95 @@
+"""The ledger of a migrate run: every manual step left, at its position in the file as it is now.
+
+After a run, every file the run looked at is scanned for ``# TODO(trl-compat):`` markers (:mod:`compat.markers`,
+the scanner ``trl-compat check`` uses) as it is on disk: after an in-place write that is the new text, so the
+positions are those of the file as written; with ``--check``/``--diff`` nothing was written and the ledger is the
+markers already there plus the manual steps the run would mark (the rules' findings, at their current positions).
+
+A manual finding of this run is matched to the marker its rule wrote (same notebook cell, and the marker names the
+rule, links to the rule's anchor, or carries the finding's message; nearest first). In write mode a matched finding
+is moved to its marker's line and column, so every output (text, JSON, SARIF) points into the written file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+from compat.markers import Marker, scan_file
+from migrations.base import GUIDE
+
+from .runner import Report
+
+
+@dataclass(frozen=True)
+class Step:
+    """One manual step left: a marker in the file now, or (``new``) one the run would add."""
+
+    path: str
+    line: int
+    column: int
+    cell: int | None
+    rule: str | None
+    message: str  # a marker's text after `TODO(trl-compat):`; a finding's message for a new step
+    new: bool = False  # --check/--diff: a manual step of this run, not in the file yet
+    matched: bool = False  # a marker this run's rules reported (so it is in the report's findings too)
+    anchor: str | None = None  # new steps: the guide anchor of the finding
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column, "cell": self.cell, "rule": self.rule,
+                "message": self.message, "new": self.new}
+
+    def text(self) -> str:
+        """`path:line:col: manual: [rule] message`, the way the migrator prints manual steps."""
+        if self.cell is None:
+            where = f"{self.path}:{self.line}:{self.column}"
+        else:
+            where = f"{self.path}:cell {self.cell}:{self.line}"
+        guide = f" (see {GUIDE}#{self.anchor})" if self.anchor else ""
+        rule = f"[{self.rule}] " if self.rule and not self.message.startswith(f"[{self.rule}]") else ""
+        return f"{where}: manual: {rule}{self.message}{guide}"
+
+
+def _matches(marker: Marker, finding) -> bool:
+    if marker.cell != finding.cell:
+        return False
+    if marker.rule is not None and marker.rule in (finding.rule, finding.anchor):
+        return True
+    return bool(finding.message) and finding.message[:60] in marker.message
+
+
+def _match(markers: list[Marker], findings: list) -> dict[int, Marker]:
+    """finding index -> its marker (each marker used once, nearest line first)."""
+    used: set[int] = set()
+    out: dict[int, Marker] = {}
+    for i, f in sorted(enumerate(findings), key=lambda x: (x[1].cell or 0, x[1].line)):
+        candidates = [(abs(m.line - f.line), j) for j, m in enumerate(markers) if j not in used and _matches(m, f)]
+        if candidates:
+            _, j = min(candidates)
+            used.add(j)
+            out[i] = markers[j]
+    return out
+
+
+def build(report: Report) -> list[Step]:
+    """The ledger of `report` (relocating matched manual findings in write mode, see the module docstring)."""
+    steps: list[Step] = []
+    for entry in report.files:
+        markers = scan_file(entry.path) if os.path.isfile(entry.path) else []
+        manual = [(k, f) for k, f in enumerate(entry.findings) if f.severity == "manual"]
+        matched = _match(markers, [f for _, f in manual])
+        if report.mode == "write" and entry.written:
+            for i, marker in matched.items():
+                k, f = manual[i]
+                entry.findings[k] = dataclasses.replace(f, line=marker.line, column=marker.column)
+        by_marker = {id(m): manual[i][1] for i, m in matched.items()}
+        for m in markers:
+            f = by_marker.get(id(m))
+            rule = f.rule if f is not None else m.rule
+            steps.append(Step(entry.path, m.line, m.column, m.cell, rule, m.message, matched=f is not None))
+        for i, (_, f) in enumerate(manual):
+            if i in matched:
+                continue
+            steps.append(Step(entry.path, f.line, f.column, f.cell, f.rule, f.message, new=True, anchor=f.anchor))
+    return steps

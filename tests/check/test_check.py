@@ -1,0 +1,307 @@
+"""`trl-compat check`: the static API check (against the atlas) and the marker ledger, on fresh era-style code.
+
+Every expectation about what a TRL release has was read from its wheel (see tests/atlas/test_atlas_facts.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compat.check import check_source, choose_target
+from compat.check.analyze import Checker
+from compat.check.cli import main
+
+
+@pytest.fixture(scope="module")
+def c116() -> Checker:
+    return Checker("1.16.0")
+
+
+def problems(checker: Checker, code: str) -> list[tuple[int, str, str]]:
+    return [(p.line, p.code, p.name) for p in checker.check(textwrap.dedent(code))]
+
+
+def test_era_sft_and_dpo_scripts_are_flagged_at_their_lines(c116):
+    code = """\
+        from trl import SFTTrainer, DPOTrainer, ORPOConfig, setup_chat_format
+        from trl.trainer.utils import SIMPLE_CHAT_TEMPLATE
+        from trl.commands.cli_utils import TrlParser
+        from transformers import TrainingArguments
+
+        trainer = SFTTrainer(model, args=TrainingArguments("o"), tokenizer=tok,
+                             max_seq_length=512, dataset_text_field="text", packing=True)
+        dpo = DPOTrainer(model, ref, args=TrainingArguments("o"), beta=0.1, tokenizer=tok, max_length=512)
+        """
+    found = problems(c116, code)
+    assert (1, "missing-name", "trl.ORPOConfig") in found
+    assert (1, "missing-name", "trl.setup_chat_format") in found
+    assert (2, "missing-name", "trl.trainer.utils.SIMPLE_CHAT_TEMPLATE") in found
+    assert (3, "missing-module", "trl.commands.cli_utils") in found
+    assert (6, "unknown-keyword", "trl.SFTTrainer(tokenizer=)") in found
+    assert (7, "unknown-keyword", "trl.SFTTrainer(max_seq_length=)") in found
+    assert (7, "unknown-keyword", "trl.SFTTrainer(packing=)") in found
+    # DPOTrainer(model, ref, ...): the second positional is not ref_model any more in 1.16
+    assert (8, "unknown-keyword", "trl.DPOTrainer(beta=)") in found
+    assert (8, "unknown-keyword", "trl.DPOTrainer(max_length=)") in found
+    assert not any(code == "missing-name" and "SFTTrainer" in name for _, code, name in found)
+    by_name = {p.name: p for p in c116.check(textwrap.dedent(code))}
+    assert by_name["trl.SFTTrainer(tokenizer=)"].since == "0.16.0"
+    assert "SFTConfig(packing=...)" in by_name["trl.SFTTrainer(packing=)"].message
+    assert by_name["trl.ORPOConfig"].since == "0.29.0"
+
+
+def test_attribute_access_and_aliases(c116):
+    found = problems(c116, """\
+        import trl
+        import trl.trainer as tt
+        x = trl.get_kbit_device_map()
+        y = tt.utils.SIMPLE_CHAT_TEMPLATE
+        ok = trl.SFTConfig(output_dir="o", max_length=10)
+        bad = trl.SFTConfig(output_dir="o", max_seq_length=10)
+        """)
+    assert found == [(3, "missing-name", "trl.get_kbit_device_map"),
+                     (4, "missing-name", "trl.trainer.utils.SIMPLE_CHAT_TEMPLATE"),
+                     (6, "unknown-keyword", "trl.SFTConfig(max_seq_length=)")]
+
+
+def test_positionals_subclasses_and_explicit_init(c116):
+    found = problems(c116, """\
+        from trl import SFTTrainer, SFTConfig
+        SFTConfig("out", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+                  26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
+                  51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75,
+                  76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100,
+                  101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120,
+                  121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140)
+
+        class MyTrainer(SFTTrainer):
+            def __init__(self, model, tok, **kw):
+                super().__init__(model=model, tokenizer=tok, **kw)
+
+        class Other(SFTTrainer):
+            def __init__(self, model, tok):
+                SFTTrainer.__init__(self, model, None, None, None, None, tok, None, None, None, None, None, None,
+                                    None, None, None, None)
+        SFTTrainer()
+        """)
+    assert (2, "too-many-positional", "trl.SFTConfig") in found
+    assert (11, "unknown-keyword", "trl.SFTTrainer(tokenizer=)") in found
+    assert (15, "too-many-positional", "trl.SFTTrainer") in found
+    assert (17, "missing-argument", "trl.SFTTrainer") in found
+
+
+def test_names_that_only_look_like_trl_are_left_alone(c116):
+    assert problems(c116, """\
+        from .trl import PPOTrainer, ORPOConfig          # a vendored copy
+        from . import trl
+        from mylib.trl import SFTTrainer
+        s = "SFTTrainer(tokenizer=tok)"                  # a string
+        # SFTTrainer(tokenizer=tok) in a comment
+
+        class ORPOTrainer:                               # a local class
+            def __init__(self, tokenizer=None):
+                pass
+
+        ORPOTrainer(tokenizer=1)
+        SFTTrainer(tokenizer=1, max_seq_length=3)
+        trl.get_kbit_device_map()
+        """) == []
+
+
+def test_shadowing_is_scope_aware(c116):
+    found = problems(c116, """\
+        from trl import SFTTrainer
+        import trl
+
+        def build(SFTTrainer, trl):                      # parameters shadow the imports
+            trl.get_kbit_device_map()
+            return SFTTrainer(tokenizer=1)
+
+        def inner():
+            def f():
+                return SFTTrainer(tokenizer=2)           # the module's SFTTrainer
+            return f
+
+        class K:
+            SFTTrainer = dict
+            def m(self):
+                return SFTTrainer(tokenizer=3)           # class bodies do not scope methods
+
+        def g():
+            SFTTrainer = make()
+            return SFTTrainer(tokenizer=4)              # a local assignment
+
+        [SFTTrainer for SFTTrainer in range(3)]
+        lambda SFTTrainer: SFTTrainer(tokenizer=5)
+
+        def h():
+            global SFTTrainer
+            return SFTTrainer(tokenizer=6)
+        """)
+    found = [f for f in found if f[1] != "missing-argument"]  # no call passes `model`
+    assert found == [(10, "unknown-keyword", "trl.SFTTrainer(tokenizer=)"),
+                     (16, "unknown-keyword", "trl.SFTTrainer(tokenizer=)"),
+                     (27, "unknown-keyword", "trl.SFTTrainer(tokenizer=)")]
+
+
+def test_an_import_error_fallback_is_ambiguous_so_only_the_import_is_flagged(c116):
+    found = problems(c116, """\
+        try:
+            from trl import PPOTrainer
+        except ImportError:
+            PPOTrainer = object
+        PPOTrainer(config=1, tokenizer=2)
+        """)
+    assert found == [(2, "missing-name", "trl.PPOTrainer")]
+
+
+def test_1_13_and_1_16_differ():
+    code = "from trl import prepare_multimodal_messages_vllm\nimport trl.losses\n"
+    assert problems(Checker("1.13.0"), code) == []
+    assert problems(Checker("1.16.0"), code) == [(1, "missing-name", "trl.prepare_multimodal_messages_vllm"),
+                                                 (2, "missing-module", "trl.losses")]
+
+
+def test_code_checks_clean_against_the_trl_it_was_written_for():
+    code = """\
+        from trl import PPOConfig, PPOTrainer, AutoModelForCausalLMWithValueHead, SFTTrainer
+        from trl.core import LengthSampler
+        config = PPOConfig(model_name="gpt2", learning_rate=1.41e-5, batch_size=16, mini_batch_size=4)
+        trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=ds, data_collator=collator)
+        sft = SFTTrainer(model, train_dataset=ds, dataset_text_field="text", max_seq_length=512, tokenizer=tok)
+        """
+    assert problems(Checker("0.8.6"), code) == []
+    old = {p.name: p for p in Checker("0.4.1").check(textwrap.dedent(code))}
+    assert old["trl.SFTTrainer"].code == "missing-name" and old["trl.SFTTrainer"].message.endswith(": added in 0.4.2")
+
+
+def test_markers_and_notebooks(c116, tmp_path):
+    nb = {"cells": [
+        {"cell_type": "markdown", "source": ["# TODO(trl-compat): not code\n"]},
+        {"cell_type": "code", "source": ["%pip install trl\n", "from trl import PPOTrainer\n"]},
+        {"cell_type": "code", "source": "x = 1\n# TODO(trl-compat): [ppo-to-grpo] check rewards\n"},
+        {"cell_type": "code", "source": "%%bash\necho trl\n"},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = check_source("n.ipynb", json.dumps(nb), c116)
+    assert [(p.cell, p.line, p.code) for p in result.problems] == [(1, 2, "missing-name")]
+    assert [(m.cell, m.line, m.rule) for m in result.markers] == [(2, 2, "ppo-to-grpo")]
+    text = 's = "# TODO(trl-compat): in a string"\n# TODO(trl-compat): x (see MIGRATION.md#ppo)\n'
+    py = check_source("a.py", text, c116)
+    assert [(m.line, m.column, m.rule) for m in py.markers] == [(2, 1, "ppo")]
+    req = check_source("requirements.txt", "trl>=1.16  # TODO(trl-compat): [pins] check\n", c116)
+    assert [(m.line, m.rule) for m in req.markers] == [(1, "pins")]
+
+
+def _write(tmp_path: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+
+
+def test_cli_exit_codes_json_and_report(tmp_path, capsys):
+    _write(tmp_path, {"clean.py": "from trl import SFTTrainer, SFTConfig\nSFTConfig(output_dir='o')\n",
+                      "other.py": "print('no trl here')\n"})
+    assert main([str(tmp_path), "--target-trl", "1.16"]) == 0
+    _write(tmp_path, {"marked.py": "import os\n# TODO(trl-compat): [r] do it\n"})
+    assert main([str(tmp_path), "--target-trl", "1.16"]) == 1
+    assert main([str(tmp_path), "--target-trl", "1.16", "--accept-markers"]) == 0
+    _write(tmp_path, {"bad.py": "from trl import PPOTrainer\n"})
+    capsys.readouterr()
+    report = tmp_path / "r.json"
+    assert main([str(tmp_path), "--target-trl", "1.14", "--format", "json", "--report", str(report)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data == json.loads(report.read_text())
+    assert data["target"]["trl"] == "1.14.0" and data["target"]["transformers"]
+    files = {Path(f["path"]).name: f for f in data["files"]}
+    assert files["bad.py"]["problems"] == [{"line": 1, "column": 17, "code": "missing-name", "name": "trl.PPOTrainer",
+                                            "message": files["bad.py"]["problems"][0]["message"], "since": "0.29.0",
+                                            "cell": None}]
+    assert files["marked.py"]["markers"][0]["rule"] == "r"
+    assert data["summary"]["problems"] == 1 and data["summary"]["markers"] == 1 and data["summary"]["scanned"] == 4
+    _write(tmp_path, {"broken.py": "import trl\ndef (:\n"})
+    assert main([str(tmp_path), "--target-trl", "1.16"]) == 2
+    assert main([str(tmp_path), "--target-trl", "0.3.1"]) == 2
+    assert main([str(tmp_path / "nope")]) == 2
+    assert main(["--bogus"]) == 2
+
+
+def test_target_follows_the_repository_pins(tmp_path):
+    _write(tmp_path, {"requirements.txt": "trl>=1.13,<1.15\n"})
+    assert choose_target([str(tmp_path)]).trl == "1.14.0"  # what compat.migrate would migrate to
+    assert choose_target([str(tmp_path)], "0.8.6").trl == "0.8.6"
+    _write(tmp_path, {"requirements.txt": "trl==0.8.6\n", "sub/requirements-dev.txt": "trl<0.9\n"})
+    pinned = choose_target([str(tmp_path)], "pinned")
+    assert pinned.trl == "0.8.6" and pinned.transformers == "4.38.2" and "trl==0.8.6" in pinned.source
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main([str(empty), "--target-trl", "pinned"]) == 2
+
+
+def test_the_command_never_imports_torch_or_trl(tmp_path):
+    _write(tmp_path, {"t.py": "from trl import PPOTrainer\n"})
+    code = ("import sys; from compat.check.cli import main; rc = main([sys.argv[1]]); "
+            "print(rc, 'torch' in sys.modules, 'trl' in sys.modules, 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
+    assert out.stdout.split()[-4:] == ["1", "False", "False", "False"], out.stderr
+
+
+def test_notebook_cells_share_one_namespace(c116):
+    nb = {"cells": [
+        {"cell_type": "code", "source": ["!pip install trl\n", "from trl import SFTTrainer\n"]},
+        {"cell_type": "markdown", "source": ["text"]},
+        {"cell_type": "code", "source": ["t = SFTTrainer(\n", "    model=m,\n", "    tokenizer=tok)\n"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = check_source("n.ipynb", json.dumps(nb), c116)
+    assert [(p.cell, p.line, p.column, p.name) for p in result.problems] == [(2, 3, 5, "trl.SFTTrainer(tokenizer=)")]
+
+
+def test_console_script_subcommand_and_pre_commit_hook(tmp_path, capsys):
+    import yaml
+
+    from compat.cli import main as trl_compat
+
+    _write(tmp_path, {"t.py": "from trl import SFTTrainer\nSFTTrainer(model='m', tokenizer=1)\n"})
+    assert trl_compat(["check", str(tmp_path / "t.py"), "--target-trl", "1.16"]) == 1
+    assert "unknown-keyword" in capsys.readouterr().out
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = [h for h in hooks if h["id"] == "trl-compat-check"]
+    assert hook["entry"] == "trl-compat check" and hook["language"] == "python"
+
+
+def test_every_example_of_issue_12_is_flagged_on_1_16(c116):
+    """The names and keywords issue 12 lists as rejected by TRL 1.16 (each verified there against the 1.16 wheel)."""
+    code = (Path(__file__).parent / "issue12_examples.py.txt").read_text()
+    found = {p.name for p in c116.check(code) if p.code != "missing-argument"}
+    names = ("ORPOConfig ORPOTrainer CPOTrainer OnlineDPOTrainer GKDTrainer BCOTrainer XPOTrainer NashMDTrainer "
+             "PRMTrainer IterativeSFTTrainer DDPOTrainer AlignPropTrainer setup_chat_format "
+             "DataCollatorForCompletionOnlyLM get_kbit_device_map DPOScriptArguments TextEnvironment").split()
+    expected = {f"trl.{n}" for n in names}
+    expected |= {f"trl.trainer.{n}" for n in ("ConstantLengthDataset", "RunningMoments", "FDivergenceConstants")}
+    expected |= {f"trl.trainer.utils.{n}" for n in ("prepare_deepspeed", "SIMPLE_CHAT_TEMPLATE",
+                                                     "SIMPLE_QUERY_CHAT_TEMPLATE", "cap_exp")}
+    expected |= {"trl.commands.cli_utils", "trl.import_utils.is_npu_available", "trl.core"}
+    expected |= {f"trl.DPOTrainer({k}=)" for k in ("beta", "tokenizer", "max_length", "max_prompt_length")}
+    expected |= {f"trl.SFTTrainer({k}=)" for k in ("dataset_text_field", "max_seq_length", "packing", "tokenizer",
+                                                  "model_init_kwargs")}
+    expected |= {"trl.RewardTrainer(tokenizer=)", "trl.KTOTrainer(tokenizer=)"}
+    expected |= {f"trl.RLOOTrainer({k}=)" for k in ("config", "tokenizer", "policy", "ref_policy", "reward_model")}
+    assert found == expected
+    # and the same file against the TRL of its era: only what that era lacked
+    assert {p.name for p in Checker("0.8.6").check(code)} >= {"trl.GKDTrainer", "trl.RLOOTrainer"}
+
+
+def test_a_pathological_file_fails_alone(tmp_path, capsys):
+    _write(tmp_path, {"deep.py": "import trl\nx = " + "+".join(["a"] * 20000) + "\n",
+                      "parens.py": "import trl\nx = " + "(" * 5000 + ")" * 5000 + "\n",
+                      "ok.py": "from trl import PPOTrainer\n"})
+    assert main([str(tmp_path), "--target-trl", "1.16", "--format", "json"]) == 2
+    files = {Path(f["path"]).name: f for f in json.loads(capsys.readouterr().out)["files"]}
+    assert files["deep.py"]["errors"] == ["too deeply nested to parse"]
+    assert "does not parse" in files["parens.py"]["errors"][0]
+    assert files["ok.py"]["problems"][0]["name"] == "trl.PPOTrainer"
