@@ -9,6 +9,14 @@ keep the weight ``AVAILABLE``, and re-partitioning it on exit would break ``embe
 
 As in TRL 1.16, the gradient reduction of a gathered parameter relies on ZeRO-3's module hooks being armed, so the
 loss must run inside the model's forward (e.g. from a ``forward`` override or a forward hook of the model).
+
+Who gathers when (measured with deepspeed 0.19.8, tests/reference_impl/test_distributed.py): inside
+``DeepSpeedEngine.forward`` DeepSpeed's own parameter getter (``ZeROOrderedDict.__getitem__``) all-gathers a
+partitioned parameter the moment ``lm_head.weight`` is read and registers it as an external parameter of the running
+module, which also re-gathers it for the backward; so on the trainers' path the engine receives an ``AVAILABLE``
+weight and this context does nothing. It gathers when the engine is handed a partition outside a DeepSpeed forward
+(a model built under ``deepspeed.zero.Init`` and not wrapped, or a call after the forward): then once in the
+engine's forward and once in its backward, read-only, so only a frozen weight can be used that way.
 """
 
 from __future__ import annotations

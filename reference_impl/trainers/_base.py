@@ -21,7 +21,7 @@ from packaging.version import Version
 from torch import nn
 from transformers import PreTrainedTokenizerBase, Trainer, TrainingArguments
 
-from . import _model
+from . import _cpu_fsdp, _model
 
 TRANSFORMERS_VERSION = Version(transformers.__version__)
 
@@ -43,6 +43,11 @@ class _BaseTrainer(Trainer):
             self._metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
         if hasattr(self.model, "add_model_tags") and self._tag_names:
             self.model.add_model_tags(["reference_impl", *self._tag_names])
+
+    def create_accelerator_and_postprocess(self) -> None:
+        # an FSDP launch on CPU processes (gloo) would silently be DDP in accelerate: see `_cpu_fsdp`
+        with _cpu_fsdp.cpu_fsdp_state():
+            super().create_accelerator_and_postprocess()
 
     # ------------------------------------------------------------------------------------------------ preparation
     @staticmethod

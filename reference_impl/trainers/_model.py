@@ -273,6 +273,35 @@ def create_reference_model(
     return ref_model.eval()
 
 
+def prepare_frozen_model(accelerator: Any, model: nn.Module) -> nn.Module:
+    """Prepare a model that is only ever evaluated (reference, teacher, reward model) for `accelerator`.
+
+    `accelerator.prepare_model(model, evaluation_mode=True)`, except under DeepSpeed, where `prepare_model` neither
+    partitions a model nor installs ZeRO-3's gather hooks: a model built under `deepspeed.zero.Init` would reach its
+    forward with empty (partitioned) weights. There it gets its own inference engine, as TRL's `prepare_deepspeed`
+    does (trl/models/utils.py): ZeRO-3 shards it like the policy; ZeRO-1/2 keep a full copy on each rank (stage 0).
+    """
+    if getattr(accelerator.state, "deepspeed_plugin", None) is None:
+        return accelerator.prepare_model(model, evaluation_mode=True)
+    import deepspeed
+
+    config = copy.deepcopy(accelerator.state.deepspeed_plugin.deepspeed_config)
+    zero = config.setdefault("zero_optimization", {})
+    stage = zero.get("stage", 0)
+    hidden = getattr(getattr(model, "config", None), "hidden_size", None)
+    if stage == 3 and isinstance(hidden, int):
+        zero.update(reduce_bucket_size=hidden * hidden, stage3_param_persistence_threshold=10 * hidden,
+                    stage3_prefetch_bucket_size=int(0.9 * hidden * hidden))
+    for key in ("optimizer", "scheduler"):  # no optimizer here: drop the training-only blocks, as TRL does
+        config.pop(key, None)
+    zero.pop("offload_optimizer", None)
+    if stage != 3:
+        zero["stage"] = 0
+    engine, *_ = deepspeed.initialize(model=model, config=config)
+    engine.eval()
+    return engine
+
+
 def _set_param(root: nn.Module, dotted: str, param: nn.Parameter) -> None:
     *path, leaf = dotted.split(".")
     module = root

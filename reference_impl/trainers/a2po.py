@@ -86,7 +86,7 @@ class A2POTrainer(_OnlineTrainer):
         self.ref_model = None
         if ref_model is not None:
             ref_model.requires_grad_(False)
-            self.ref_model = self.accelerator.prepare_model(ref_model, evaluation_mode=True)
+            self.ref_model = _model.prepare_frozen_model(self.accelerator, ref_model)
         self._optimal_values: dict[str, float] | None = None
 
     def _set_signature_columns_if_needed(self) -> None:

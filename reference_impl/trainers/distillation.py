@@ -109,7 +109,7 @@ class DistillationTrainer(_GroupedOnlineTrainer):
         self._setup_online(model, tokenizer, args, max_new_tokens=args.max_completion_length,
                            temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
                            repetition_penalty=args.repetition_penalty)
-        self.teacher_model = self.accelerator.prepare_model(teacher_model.eval(), evaluation_mode=True)
+        self.teacher_model = _model.prepare_frozen_model(self.accelerator, teacher_model.eval())
 
     def _generate_and_score(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         prompts = [x["prompt"] for x in inputs]

@@ -186,7 +186,7 @@ class DPOTrainer(_BaseTrainer):
     def _prepare_reference(self, ref_model: Any) -> Any:
         """Place the frozen reference like the policy (DeepSpeed/FSDP aware through accelerate)."""
         ref_model.requires_grad_(False)
-        return self.accelerator.prepare_model(ref_model, evaluation_mode=True)
+        return _model.prepare_frozen_model(self.accelerator, ref_model)
 
     def _set_signature_columns_if_needed(self) -> None:
         if self._signature_columns is None:

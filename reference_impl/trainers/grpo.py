@@ -230,10 +230,10 @@ class GRPOTrainer(_GroupedOnlineTrainer):
         self.ref_model = None
         if ref_model is not None:
             ref_model.requires_grad_(False)
-            self.ref_model = self.accelerator.prepare_model(ref_model, evaluation_mode=True)
+            self.ref_model = _model.prepare_frozen_model(self.accelerator, ref_model)
         for i, func in enumerate(self.reward_functions.funcs):
             if isinstance(func, torch.nn.Module):
-                self.reward_functions.funcs[i] = self.accelerator.prepare_model(func, evaluation_mode=True)
+                self.reward_functions.funcs[i] = _model.prepare_frozen_model(self.accelerator, func)
 
     # ------------------------------------------------------------------------------------------- generation
     def _rollout(self, prompts: list) -> tuple[list[list[int]], list[list[int]], list[list[float]] | None]:

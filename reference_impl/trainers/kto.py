@@ -167,7 +167,7 @@ class _UnpairedTrainer(_BaseTrainer):
         self.ref_model = None
         if ref_model is not None:
             ref_model.requires_grad_(False)
-            self.ref_model = self.accelerator.prepare_model(ref_model, evaluation_mode=True)
+            self.ref_model = _model.prepare_frozen_model(self.accelerator, ref_model)
         self._total_train_tokens = 0
         if getattr(args, "precompute_ref_log_probs", False):
             self.train_dataset = self._precompute_ref_logps(self.train_dataset)

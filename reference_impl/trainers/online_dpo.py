@@ -131,7 +131,7 @@ class OnlineDPOTrainer(_OnlineTrainer):
         self.ref_model = None
         if ref_model is not None:
             ref_model.requires_grad_(False)
-            self.ref_model = self.accelerator.prepare_model(ref_model.eval(), evaluation_mode=True)
+            self.ref_model = _model.prepare_frozen_model(self.accelerator, ref_model.eval())
 
     @property
     def beta(self) -> float:
