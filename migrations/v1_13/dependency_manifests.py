@@ -7,7 +7,8 @@ edited with `tomlkit`), `setup.cfg` (`install_requires`, `extras_require`), lite
 `extras_require` in `setup.py` (inline, or a module-level list the call names), and the `pip:` section of a conda
 `environment.yml`.
 
-Wherever `trl`, `transformers`, `accelerate`, `datasets`, `peft`, `deepspeed`, `vllm` or `liger-kernel` is named, its
+In a manifest that requires `trl` (declares it, in any extra or group, installs it from a VCS/URL/path, or `-r`
+includes a file that does; see `requires_trl`), wherever `trl`, `transformers`, `accelerate`, `datasets`, `peft`, `deepspeed`, `vllm` or `liger-kernel` is named, its
 specifier is raised to the floor of the target line (`compat.floors`, the single source of the numbers; `trl` to the
 target line itself); see `migrations.kinds.requirements` for the policy. No package is ever added, and the file is
 byte-identical outside the specifiers that changed. A pin the target cannot satisfy (`vllm==0.19.0` for TRL 1.16) is
@@ -17,6 +18,7 @@ finding (the hashes must be regenerated).
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -38,6 +40,8 @@ class DependencyManifests(ManifestMigration):
     order = 50
 
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
+        if not requires_trl(text, filename, ctx.path):
+            return text  # trlx, OpenRLHF-style trees: their transformers/accelerate pins are none of TRL's business
         table = floors_for(ctx.options.target_trl)
         if filename == "pyproject.toml":
             return _pyproject(self, text, table, ctx)
@@ -57,6 +61,76 @@ class DependencyManifests(ManifestMigration):
         if hashed:
             ctx.report(Finding(self.id, f"{rw.package}: the version changed on a hashed line; regenerate its hashes "
                                         "(e.g. pip-compile --generate-hashes)", line, 1, self.anchor, "manual", False))
+
+
+# -- does the manifest require trl? ------------------------------------------------------------------------------
+
+class _Declared(dict):
+    """A floor table that raises nothing and records every package name the format's parser looks up: run over a
+    manifest, the names it declares (the same parser decides what a requirement is, in every format)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.names.add(key)
+        return None
+
+
+#: `trl` installed from a VCS, a URL, an archive or a local (editable) checkout: a fork, or a copy of some commit.
+_TRL_REFERENCE = re.compile(
+    r"(?:#egg=trl\b|\btrl\s*@|/trl(?:\.git)?(?:[@#/\s]|$)|/trl-\d[^/\s]*\.(?:whl|tar\.gz|zip)\b|^\s*-e\s+\.?/?trl/?\s*$)",
+    re.IGNORECASE)
+_INCLUDE = re.compile(r"^\s*(?:-r|--requirement)(?:\s*=\s*|\s+|(?=\S))(?P<path>\S+)")
+
+
+def trl_reference(line: str) -> bool:
+    """Whether a manifest line installs `trl` from a VCS, URL, archive or local path rather than the index."""
+    body = line.split(" #", 1)[0]
+    return bool(_TRL_REFERENCE.search(body))
+
+
+def requires_trl(text: str, filename: str, path: str | None = None, _seen: frozenset[str] = frozenset()) -> bool:
+    """True when the manifest requires `trl`: it declares it (any format; in a pyproject or setup file, any of its
+    extras or groups counts), installs it from a VCS/URL/path, or includes (`-r`) a requirements file that does.
+    Only such a manifest may have other pins raised (issue 12: 6 of 8 negative controls were rewritten before)."""
+    declared = _Declared()
+    scratch = RuleContext()
+    rule = MIGRATION
+    try:
+        if filename == "pyproject.toml":
+            _pyproject(rule, text, declared, scratch)
+        elif filename == "setup.cfg":
+            _setup_cfg(rule, text, declared, scratch)
+        elif filename == "setup.py":
+            _setup_py(rule, text, declared, scratch)
+        elif filename.endswith((".yml", ".yaml")):
+            _environment_yml(rule, text, declared, scratch)
+        else:
+            _requirements_txt(rule, text, declared, scratch)
+    except Exception:  # a file the rewriters cannot read: nothing is raised either (the engine reports parse errors)
+        return False
+    if "trl" in declared.names or any(trl_reference(line) for line in text.splitlines()):
+        return True
+    if filename in ("pyproject.toml", "setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+        return False
+    folder = os.path.dirname(path) if path else None
+    for line in text.splitlines():
+        m = _INCLUDE.match(line)
+        if m is None or folder is None:
+            continue
+        included = os.path.normpath(os.path.join(folder, m.group("path")))
+        if included in _seen or not os.path.isfile(included):
+            continue
+        try:
+            with open(included, encoding="utf-8") as fh:
+                inner = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if requires_trl(inner, os.path.basename(included), included, _seen | {included}):
+            return True
+    return False
 
 
 # -- requirements.txt ---------------------------------------------------------------------------------------------

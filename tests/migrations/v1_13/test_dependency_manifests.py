@@ -62,9 +62,9 @@ def test_requirements_txt_only_specifiers_change():
 def test_requirements_window_comes_from_compat_floors():
     for line in ("1.13", "1.14", "1.15", "1.16"):
         window = next(f.specifier for f in floors.PROFILES[line].floors if f.package == "vllm")
-        result = migrate("vllm==0.19.0\naccelerate>=1.4.0\n", "requirements-gpu.txt", target=f"{line}.0")
+        result = migrate("trl>=1.16.0\nvllm==0.19.0\naccelerate>=1.4.0\n", "requirements-gpu.txt", target=f"{line}.0")
         accelerate = "accelerate>=1.10.1" if line == "1.16" else "accelerate>=1.4.0"
-        assert result.text == f"vllm{window}\n{accelerate}\n"
+        assert result.text == f"trl>=1.16.0\nvllm{window}\n{accelerate}\n"
 
 
 def test_requirements_noops_are_byte_identical():
@@ -236,3 +236,64 @@ def test_included_requirements_in_a_requirements_folder(tmp_path):
     assert new.startswith("# pinned stack\ntrl==1.16.0\npeft") and new.endswith("  # adapters\n") and "0.12.0" not in new
     assert (tmp_path / "requirements.txt").read_text() == "-r requirements/base.txt\n"
     assert (tmp_path / "docs" / "base.txt").read_text() == "trl==0.11.4\n"
+
+
+# -- only a manifest that requires trl is touched (issue 12: 6 of 8 negative controls were rewritten) -------------
+
+NO_TRL = {
+    # trlx / OpenRLHF-style trees: their own RL stack on transformers, accelerate and deepspeed
+    "requirements.txt": "accelerate==0.22.0\ntransformers==4.32.0\ndeepspeed>=0.10.0\npeft==0.5.0\ndatasets\n",
+    "pyproject.toml": (
+        '[project]\nname = "x"\ndependencies = ["transformers>=4.30", "accelerate>=0.20"]\n'
+        '[project.optional-dependencies]\ndev = ["pytest"]\n'
+        '[tool.poetry.dependencies]\ntransformers = "^4.30"\n'),
+    "setup.py": 'from setuptools import setup\nsetup(name="x", install_requires=["transformers==4.30.0", "peft>=0.4"])\n',
+    "setup.cfg": "[options]\ninstall_requires =\n    transformers>=4.30\n    accelerate\n",
+    "environment.yml": "dependencies:\n  - python=3.10\n  - pip:\n    - transformers==4.30.0\n    - datasets==2.14.0\n",
+    # a word that only contains "trl" (the byte prefilter matches it), and a package named trlx
+    "requirements-rl.txt": "trlx==0.7.0\ntransformers==4.32.0  # used by trl-like code\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_TRL))
+def test_manifest_without_trl_is_left_alone(name):
+    result = migrate(NO_TRL[name], name)
+    assert result.text == NO_TRL[name] and not result.findings
+
+
+def test_pyproject_extra_requiring_trl_raises_the_whole_file():
+    text = ('[project]\nname = "x"\ndependencies = ["transformers>=4.30"]\n'
+            '[project.optional-dependencies]\nrl = ["trl==0.8.6"]\n')
+    result = migrate(text, "pyproject.toml")
+    assert '"transformers>=4.56.2"' in result.text and '"trl==1.16.0"' in result.text
+
+
+def test_setup_py_extras_requiring_trl_count():
+    text = ('from setuptools import setup\n'
+            'setup(name="x", install_requires=["transformers==4.30.0"], extras_require={"rl": ["trl"]})\n')
+    result = migrate(text, "setup.py")
+    assert "transformers>=4.56.2" in result.text and '"trl>=1.16.0"' in result.text
+
+
+def test_included_file_requiring_trl_counts(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text("trl==0.8.6\n")
+    top = tmp_path / "requirements-train.txt"
+    top.write_text("-r requirements/base.txt\ntransformers==4.38.2\n")
+    result = migrate_source(top.read_text(), options=Options(), rules=[RULE], path=str(top), verify_idempotent=True)
+    assert result.text == "-r requirements/base.txt\ntransformers>=4.56.2\n"
+
+
+def test_included_files_without_trl_do_not_count(tmp_path):
+    (tmp_path / "a.txt").write_text("-r b.txt\naccelerate==0.20.0\n")
+    (tmp_path / "b.txt").write_text("-r a.txt\ntransformers==4.30.0\n")  # a cycle, and no trl anywhere
+    top = tmp_path / "requirements.txt"
+    top.write_text("--requirement=a.txt\ntransformers==4.30.0\n")
+    result = migrate_source(top.read_text(), options=Options(), rules=[RULE], path=str(top), verify_idempotent=True)
+    assert result.text == top.read_text() and not result.findings
+
+
+def test_vcs_trl_counts_as_requiring_trl():
+    text = "git+https://github.com/huggingface/trl.git@v0.8.6#egg=trl\ntransformers==4.38.2\n"
+    result = migrate(text, "requirements.txt")
+    assert "transformers>=4.56.2" in result.text
