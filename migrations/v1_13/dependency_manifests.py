@@ -24,8 +24,15 @@ from typing import Any
 
 import libcst as cst
 
-from migrations.base import Finding, ManifestMigration, RuleContext
-from migrations.kinds.requirements import PackageFloor, Rewrite, floors_for, rewrite_poetry, rewrite_requirement
+from migrations.base import Finding, ManifestMigration, RuleContext, todo_text
+from migrations.kinds.requirements import (
+    PackageFloor,
+    Rewrite,
+    floors_for,
+    metadata_floors,
+    rewrite_poetry,
+    rewrite_requirement,
+)
 
 _COMMENT_OR_OPTION = re.compile(r"(\s+#|\s+--?[A-Za-z]|\s*\\\s*$)")
 
@@ -42,7 +49,8 @@ class DependencyManifests(ManifestMigration):
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
         if not requires_trl(text, filename, ctx.path):
             return text  # trlx, OpenRLHF-style trees: their transformers/accelerate pins are none of TRL's business
-        table = floors_for(ctx.options.target_trl)
+        table = {**metadata_floors(ctx.options.target_trl), **floors_for(ctx.options.target_trl)}
+        self.flag_trl_references(text, filename, ctx)
         if filename == "pyproject.toml":
             return _pyproject(self, text, table, ctx)
         if filename == "setup.cfg":
@@ -52,6 +60,13 @@ class DependencyManifests(ManifestMigration):
         if filename.endswith((".yml", ".yaml")):
             return _environment_yml(self, text, table, ctx)
         return _requirements_txt(self, text, table, ctx)
+
+    def flag_trl_references(self, text: str, filename: str, ctx: RuleContext) -> None:
+        """A manual finding for every line installing `trl` from a VCS, URL, archive or path (requirements files get
+        a marker above it too, in `_requirements_txt`): the fork or commit is not what the code was migrated for."""
+        for n, line in enumerate(text.splitlines(), 1):
+            if trl_reference(line, filename) and not line.lstrip().startswith("#"):
+                ctx.report(Finding(self.id, _fork_message(ctx), n, 1, self.anchor, "manual", False))
 
     # -- reporting --------------------------------------------------------------------------------------------------
     def report(self, ctx: RuleContext, rw: Rewrite, line: int, *, hashed: bool = False) -> None:
@@ -85,9 +100,17 @@ _TRL_REFERENCE = re.compile(
 _INCLUDE = re.compile(r"^\s*(?:-r|--requirement)(?:\s*=\s*|\s+|(?=\S))(?P<path>\S+)")
 
 
-def trl_reference(line: str) -> bool:
+#: The same in structured manifests (pyproject, setup.py/cfg, environment.yml): a PEP 508 direct reference
+#: (`"trl @ git+https://..."`) or a Poetry table (`trl = {git = "...", rev = "..."}`); a project URL is no install.
+_TRL_STRUCTURED = re.compile(r"(?:[\"'\s-]trl\s*@|^\s*[\"']?trl[\"']?\s*=\s*\{[^}]*\b(?:git|path|url)\s*=)",
+                             re.IGNORECASE)
+
+
+def trl_reference(line: str, filename: str = "requirements.txt") -> bool:
     """Whether a manifest line installs `trl` from a VCS, URL, archive or local path rather than the index."""
     body = line.split(" #", 1)[0]
+    if filename in ("pyproject.toml", "setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+        return bool(_TRL_STRUCTURED.search(" " + body))
     return bool(_TRL_REFERENCE.search(body))
 
 
@@ -111,7 +134,7 @@ def requires_trl(text: str, filename: str, path: str | None = None, _seen: froze
             _requirements_txt(rule, text, declared, scratch)
     except Exception:  # a file the rewriters cannot read: nothing is raised either (the engine reports parse errors)
         return False
-    if "trl" in declared.names or any(trl_reference(line) for line in text.splitlines()):
+    if "trl" in declared.names or any(trl_reference(line, filename) for line in text.splitlines()):
         return True
     if filename in ("pyproject.toml", "setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
         return False
@@ -131,6 +154,12 @@ def requires_trl(text: str, filename: str, path: str | None = None, _seen: froze
         if requires_trl(inner, os.path.basename(included), included, _seen | {included}):
             return True
     return False
+
+
+def _fork_message(ctx: RuleContext) -> str:
+    floor = floors_for(ctx.options.target_trl)["trl"].lowest
+    return (f"trl is installed from a VCS/URL/local path (a fork or a fixed commit): the migrated code needs "
+            f"trl>={floor}; replace it with trl>={floor}, or rebase the fork on TRL {floor}")
 
 
 # -- requirements.txt ---------------------------------------------------------------------------------------------
@@ -158,6 +187,12 @@ def _requirements_txt(rule: DependencyManifests, text: str, table: dict[str, Pac
         logical = "".join(lines[start:i + 1])
         i += 1
         first = lines[start]
+        if trl_reference(first) and not first.lstrip().startswith("#"):
+            marker = todo_text(_fork_message(ctx), rule.anchor)
+            if not (start and lines[start - 1].strip() == marker):
+                newline = "\r\n" if first.endswith("\r\n") else "\n"
+                out[start] = marker + newline + out[start]
+            continue
         if not _is_requirement(first):
             continue
         end = _requirement_end(first)

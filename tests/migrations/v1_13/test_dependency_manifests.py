@@ -297,3 +297,55 @@ def test_vcs_trl_counts_as_requiring_trl():
     text = "git+https://github.com/huggingface/trl.git@v0.8.6#egg=trl\ntransformers==4.38.2\n"
     result = migrate(text, "requirements.txt")
     assert "transformers>=4.56.2" in result.text
+
+
+# -- the stack TRL's and transformers' metadata require; forks of trl ------------------------------------------------
+
+def test_pins_trl_and_transformers_metadata_require_are_raised():
+    text = "trl==0.8.6\ntokenizers==0.15.2\nhuggingface_hub>=0.20,<0.21\nsafetensors==0.4.2\npyarrow==15.0.0\nrich\n"
+    result = migrate(text, "requirements.txt")
+    assert result.text == ("trl==1.16.0\ntokenizers>=0.22.0\nhuggingface_hub>=0.34.0\nsafetensors>=0.4.3\n"
+                           "pyarrow>=21.0.0\nrich\n")
+    why = {f.message.split()[0].rstrip(":"): f.message for f in result.findings}
+    assert "trl 1.16.0 requires pyarrow>=21.0.0" in why["pyarrow==15.0.0"]
+    assert "transformers 4.56.2" in why["tokenizers==0.15.2"]
+
+
+def test_metadata_pins_already_fine_or_above_are_kept():
+    text = "trl>=1.16\ntokenizers==0.23.1\nhuggingface_hub==1.31.0\nnumpy\n"
+    result = migrate(text, "requirements.txt")
+    assert result.text == text and not result.findings
+
+
+def test_metadata_floors_follow_the_target_release():
+    # pyarrow is no requirement of TRL 1.13 (1.16 added it)
+    assert migrate("trl\npyarrow==15.0.0\n", "requirements.txt", target="1.13.0").text == "trl>=1.13.0\npyarrow==15.0.0\n"
+
+
+@pytest.mark.parametrize("line", [
+    "git+https://github.com/huggingface/trl.git@v0.8.6#egg=trl",
+    "-e git+https://github.com/me/trl.git@abc123#egg=trl",
+    "-e ./trl",
+    "trl @ git+https://github.com/me/trl@fork",
+    "https://example.com/wheels/trl-0.8.6-py3-none-any.whl",
+])
+def test_trl_fork_lines_are_marked_not_rewritten(line):
+    text = f"transformers>=4.56.2\n{line}\n"
+    result = migrate(text, "requirements.txt")
+    lines = result.text.splitlines()
+    assert lines[0] == "transformers>=4.56.2" and lines[2] == line
+    assert lines[1].startswith("# TODO(trl-compat): trl is installed from a VCS/URL/local path")
+    assert [f.severity for f in result.findings] == ["manual"]
+
+
+def test_trl_fork_in_pyproject_is_reported():
+    text = ('[project]\nname = "x"\ndependencies = ["trl @ git+https://github.com/me/trl@fork", "transformers"]\n'
+            '[project.urls]\nupstream = "https://github.com/huggingface/trl"\n')
+    result = migrate(text, "pyproject.toml")
+    assert result.text == text
+    assert [(f.line, f.severity) for f in result.findings] == [(3, "manual")]
+
+
+def test_a_project_url_naming_trl_is_no_requirement():
+    text = '[project]\nname = "x"\ndependencies = ["transformers==4.30.0"]\n[project.urls]\nt = "https://github.com/huggingface/trl"\n'
+    assert migrate(text, "pyproject.toml").text == text
