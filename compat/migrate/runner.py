@@ -21,7 +21,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from migrations import select
@@ -52,6 +52,7 @@ class FileEntry:
     findings: list[Finding] = field(default_factory=list)
     errors: list[MigrateError] = field(default_factory=list)
     diff: bytes | None = None  # --diff only
+    needs: list[str] = field(default_factory=list)  # distributions the rewritten code now needs ("trl-compat")
 
 
 @dataclass
@@ -159,6 +160,9 @@ def migrate_paths(
 
     if on_start:
         on_start(len(candidates))
+    # the code first, the manifests after it: a manifest learns what the rewritten code needs (Options.project_needs)
+    manifests = [c for c in candidates if entries[c[0]].kind in ("manifest", "python+manifest")]
+    candidates = [c for c in candidates if entries[c[0]].kind not in ("manifest", "python+manifest")]
     workers = _decide_jobs(jobs, len(candidates))
     outcomes: dict[int, _Outcome] = {}
     if workers <= 1:
@@ -176,6 +180,13 @@ def migrate_paths(
                 except Exception as exc:  # a worker died (e.g. recursion in a pathological file)
                     outcomes[index] = _Outcome(errors=[MigrateError("parse", f"worker failed: {exc!r}")])
                 _apply(entries[index], outcomes[index], on_file)
+
+    needs = tuple(sorted({n for index, _, _ in candidates for n in outcomes[index].needs}))
+    manifest_options = replace(options, project_needs=tuple(sorted({*options.project_needs, *needs})))
+    for index, target, data in manifests:
+        outcomes[index] = _process(target.path, data, manifest_options, rules, verify_idempotent)
+        _apply(entries[index], outcomes[index], on_file)
+    candidates = sorted(candidates + manifests, key=lambda c: c[0])
 
     changed = [(i, t, d) for i, t, d in candidates if entries[i].status == "changed"]
     if mode == "diff":
@@ -243,6 +254,7 @@ class _Outcome:
     rules_applied: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[MigrateError] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
 
 
 def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration], verify: bool) -> _Outcome:
@@ -259,6 +271,7 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
         rules_applied=result.rules_applied,
         findings=result.findings,
         errors=result.errors,
+        needs=result.needs,
     )
     if result.changed:
         try:
@@ -271,6 +284,7 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
 def _apply(entry: FileEntry, outcome: _Outcome, on_file: Callable[[FileEntry], None] | None) -> None:
     entry.parsed, entry.encoding = outcome.parsed, outcome.encoding
     entry.rules_applied, entry.findings, entry.errors = outcome.rules_applied, outcome.findings, outcome.errors
+    entry.needs = outcome.needs
     if outcome.errors:
         entry.status = "failed"
     elif outcome.new_bytes is not None:

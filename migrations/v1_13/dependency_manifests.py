@@ -52,14 +52,48 @@ class DependencyManifests(ManifestMigration):
         table = {**metadata_floors(ctx.options.target_trl), **floors_for(ctx.options.target_trl)}
         self.flag_trl_references(text, filename, ctx)
         if filename == "pyproject.toml":
-            return _pyproject(self, text, table, ctx)
-        if filename == "setup.cfg":
-            return _setup_cfg(self, text, table, ctx)
-        if filename == "setup.py":
-            return _setup_py(self, text, table, ctx)
-        if filename.endswith((".yml", ".yaml")):
-            return _environment_yml(self, text, table, ctx)
-        return _requirements_txt(self, text, table, ctx)
+            new = _pyproject(self, text, table, ctx)
+        elif filename == "setup.cfg":
+            new = _setup_cfg(self, text, table, ctx)
+        elif filename == "setup.py":
+            new = _setup_py(self, text, table, ctx)
+        elif filename.endswith((".yml", ".yaml")):
+            new = _environment_yml(self, text, table, ctx)
+        else:
+            new = _requirements_txt(self, text, table, ctx)
+        if COMPAT in ctx.options.project_needs:
+            new = self.add_trl_compat(new, filename, ctx)
+        return new
+
+    def add_trl_compat(self, text: str, filename: str, ctx: RuleContext) -> str:
+        """`trl-compat` beside `trl`, when the run's rewritten code imports `compat` (the runner says so through
+        `Options.project_needs`) and this manifest declares `trl` itself but not `trl-compat`: in a requirements file
+        a line right after the `trl` one, in a PEP 621 array an element after it; elsewhere a manual step."""
+        declared = _Declared()
+        scratch = RuleContext()
+        if filename == "pyproject.toml":
+            _pyproject(self, text, declared, scratch)
+        elif filename in ("setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+            ({"setup.cfg": _setup_cfg, "setup.py": _setup_py}.get(filename, _environment_yml))(self, text, declared,
+                                                                                              scratch)
+        else:
+            _requirements_txt(self, text, declared, scratch)
+        if "trl" not in declared.names or COMPAT in declared.names:
+            return text
+        requirement = f"{COMPAT}>={compat_version()}"
+        why = "the migrated code imports compat (trl-compat's package)"
+        if filename == "pyproject.toml":
+            new = _pyproject_add(text, requirement)
+        elif filename in ("setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+            new = None
+        else:
+            new = _requirements_add(text, requirement)
+        if new is None:
+            ctx.report(Finding(self.id, f"add {requirement} next to trl: {why}", 0, 1, self.anchor, "manual", False))
+            return text
+        line = next((n for n, ln in enumerate(new.splitlines(), 1) if COMPAT in ln), 0)
+        ctx.report(Finding(self.id, f"added {requirement}: {why}", line, 1, self.anchor, "info", True))
+        return new
 
     def flag_trl_references(self, text: str, filename: str, ctx: RuleContext) -> None:
         """A manual finding for every line installing `trl` from a VCS, URL, archive or path (requirements files get
@@ -154,6 +188,56 @@ def requires_trl(text: str, filename: str, path: str | None = None, _seen: froze
         if requires_trl(inner, os.path.basename(included), included, _seen | {included}):
             return True
     return False
+
+
+COMPAT = "trl-compat"
+
+
+def compat_version() -> str:
+    from compat._version import __version__
+
+    return __version__
+
+
+def _requirements_add(text: str, requirement: str) -> str | None:
+    """`requirement` on a new line right after the first `trl` requirement line (None when there is none)."""
+    lines = text.splitlines(keepends=True)
+    for n, line in enumerate(lines):
+        if not _is_requirement(line):
+            continue
+        declared = _Declared()
+        rewrite_requirement(line[:_requirement_end(line)], declared)
+        if declared.names == {"trl"}:
+            at = n
+            while lines[at].rstrip("\r\n").endswith("\\") and at + 1 < len(lines):
+                at += 1
+            newline = "\r\n" if lines[at].endswith("\r\n") else "\n"
+            if not lines[at].endswith(("\n", "\r")):
+                lines[at] += newline
+            lines.insert(at + 1, requirement + newline)
+            return "".join(lines)
+    return None
+
+
+def _pyproject_add(text: str, requirement: str) -> str | None:
+    """`requirement` after `trl` in the first PEP 621 / PEP 735 array that holds it (None when none does)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    project = doc.get("project") or {}
+    arrays = [project.get("dependencies"), *(project.get("optional-dependencies") or {}).values(),
+              *(doc.get("dependency-groups") or {}).values()]
+    for array in arrays:
+        if not isinstance(array, list):
+            continue
+        for index, item in enumerate(array):
+            declared = _Declared()
+            if isinstance(item, str):
+                rewrite_requirement(str(item), declared)
+            if declared.names == {"trl"}:
+                array.insert(index + 1, requirement)
+                return tomlkit.dumps(doc)
+    return None
 
 
 def _fork_message(ctx: RuleContext) -> str:

@@ -349,3 +349,54 @@ def test_trl_fork_in_pyproject_is_reported():
 def test_a_project_url_naming_trl_is_no_requirement():
     text = '[project]\nname = "x"\ndependencies = ["transformers==4.30.0"]\n[project.urls]\nt = "https://github.com/huggingface/trl"\n'
     assert migrate(text, "pyproject.toml").text == text
+
+
+# -- trl-compat joins the manifests when the rewritten code imports compat ------------------------------------------
+
+def _needs(text: str, name: str):
+    result = migrate_source(text, options=Options(project_needs=("trl-compat",)), rules=[RULE], path=f"repo/{name}",
+                            verify_idempotent=True)
+    assert result.ok, result.errors
+    return result
+
+
+def test_trl_compat_added_after_trl_when_the_code_needs_it():
+    from compat._version import __version__
+
+    result = _needs("trl==0.8.6  # rl\npeft\n", "requirements.txt")
+    assert result.text == f"trl==1.16.0  # rl\ntrl-compat>={__version__}\npeft\n"
+    assert any("added trl-compat" in f.message for f in result.findings)
+    toml = _needs('[project]\nname = "x"\ndependencies = ["trl>=0.8", "peft"]\n', "pyproject.toml")
+    assert f'dependencies = ["trl>=1.16.0", "trl-compat>={__version__}", "peft"]' in toml.text
+
+
+def test_trl_compat_not_added_twice_nor_without_trl_nor_unasked():
+    text = "trl>=1.16.0\ntrl-compat\n"
+    assert _needs(text, "requirements.txt").text == text
+    assert _needs("-r base.txt\npeft>=0.13.0\n", "requirements.txt").text == "-r base.txt\npeft>=0.13.0\n"
+    assert migrate("trl>=1.16.0\n", "requirements.txt").text == "trl>=1.16.0\n"  # no rewritten file imports compat
+
+
+def test_trl_compat_in_other_formats_is_a_manual_step():
+    result = _needs('from setuptools import setup\nsetup(name="x", install_requires=["trl>=1.16.0"])\n', "setup.py")
+    assert "trl-compat" not in result.text
+    assert any(f.severity == "manual" and "add trl-compat" in f.message for f in result.findings)
+
+
+def test_the_runner_tells_the_manifests_what_the_code_now_needs(tmp_path):
+    """End to end: a script whose migration imports `compat` makes the same run add trl-compat to the manifest."""
+    from compat._version import __version__
+    from compat.migrate import migrate_paths
+    from migrations import get
+
+    (tmp_path / "train.py").write_text("from trl.losses import FusedLinearDPOLoss\n")
+    (tmp_path / "requirements.txt").write_text("trl==1.13.0\n")
+    report = migrate_paths([str(tmp_path)], options=Options(), allow_dirty=True, mode="write",
+                           rules=[get("trl-losses-to-compat"), RULE])
+    assert "from compat.losses import" in (tmp_path / "train.py").read_text()
+    assert (tmp_path / "requirements.txt").read_text() == f"trl==1.16.0\ntrl-compat>={__version__}\n"
+    assert [e.needs for e in report.files if e.path.endswith("train.py")] == [["trl-compat"]]
+    # a second run: nothing left to do
+    again = migrate_paths([str(tmp_path)], options=Options(), allow_dirty=True, mode="check",
+                          rules=[get("trl-losses-to-compat"), RULE])
+    assert all(e.status == "unchanged" for e in again.files)
