@@ -29,7 +29,12 @@ from functools import lru_cache
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from migrations.base import MigrationTransformer, RuleContext, TODO_PREFIX, dedupe_header_todos
+from migrations.base import (
+    TODO_PREFIX,
+    MigrationTransformer,
+    RuleContext,
+    dedupe_header_todos,
+)
 from migrations.kinds.cst import dotted, kwarg
 from migrations.kinds.imports import imported_names, module_name
 from migrations.kinds.symbols import Action, Moved, SymbolMigration
