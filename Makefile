@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH := torch==2.13.0
+# Triton for the fused fold (reference_impl/kernels); its tests run in Triton's interpreter on CPU (also in .[test])
+TRITON := triton==3.9.0
 # The stack `make test` runs against (the tox matrix covers the others).
 STACK := trl==1.16.0 transformers==5.24.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 deepspeed==0.19.8
 PYTEST_ARGS ?=
@@ -14,7 +16,7 @@ PYTEST_ARGS ?=
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "$(TORCH)" $(STACK) -e ".[dev]"
+	$(PY) -m pip install -q "$(TORCH)" "$(TRITON)" $(STACK) -e ".[dev]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -56,7 +56,9 @@ def _read_version(info: str) -> str | None:
     candidates = [os.path.join(info, "METADATA"), os.path.join(info, "PKG-INFO")] if os.path.isdir(info) else [info]
     for candidate in candidates:
         try:
-            with open(candidate, encoding="utf-8") as handle:
+            # errors="replace": a stray latin-1 byte (old tools wrote such files) must not break `import compat`; a
+            # Version header it garbles reads as an unparseable version (a warning of the floor check)
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
                 for line in handle:
                     if not line.strip():
                         break  # end of the header block
@@ -136,7 +138,10 @@ class InstalledVersions:
         dist = next(iter(importlib.metadata.Distribution.discover(name=name, path=self.path)), None)
         if dist is None:
             return None
-        return dist.version or ""
+        try:
+            return dist.version or ""
+        except (UnicodeDecodeError, ValueError):  # broken metadata: an unparseable version, as above
+            return ""
 
 
 class Finding(namedtuple("Finding", "package installed required status detail why")):

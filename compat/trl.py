@@ -50,6 +50,15 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
         ("compat.trl", "_prepare_multimodal_messages_vllm"),
     ),
     "dft_loss": (("trl.trainer.sft_trainer", "dft_loss"), ("compat.trl", "_dft_loss")),
+    # TRL 0.x helpers that no supported TRL line (1.13+) has: the copies below, faithful to TRL's last body (the
+    # removal release in the comment); no TRL candidate, since every supported line lacks them
+    "setup_chat_format": (("compat.trl", "_setup_chat_format"),),  # removed in 0.26 (the 0.8-0.12 body)
+    "SIMPLE_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_CHAT_TEMPLATE"),),  # removed in 0.27
+    "SIMPLE_SFT_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_SFT_CHAT_TEMPLATE"),),  # removed in 0.25
+    "SIMPLE_QUERY_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_QUERY_CHAT_TEMPLATE"),),  # removed in 0.11
+    "get_exp_cap": (("compat.trl", "_get_exp_cap"),),  # removed in 0.29
+    "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
+    "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
     # the fused losses (trl.losses, 1.13 only): see compat.losses
     **{n: (("trl.losses", n), ("reference_impl.losses", n)) for n in (
         "FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss",
@@ -93,3 +102,79 @@ def _dft_loss(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> Any:
     if num_items_in_batch is None:
         num_items_in_batch = loss_mask.sum()
     return (per_token_loss * loss_mask).sum() / num_items_in_batch
+
+
+# -- TRL 0.x helpers ----------------------------------------------------------------------------------------------
+
+# trl.trainer.utils.SIMPLE_QUERY_CHAT_TEMPLATE (TRL 0.9 - 0.10) and SIMPLE_SFT_CHAT_TEMPLATE (0.9 - 0.24), verbatim
+_SIMPLE_QUERY_CHAT_TEMPLATE = "{% for message in messages %}{{' ' + message['content']}}{% endfor %}"
+_SIMPLE_SFT_CHAT_TEMPLATE = "{% for message in messages %}{{' ' + message['content']}}{% endfor %}{{ eos_token }}"
+
+# trl.trainer.utils.SIMPLE_CHAT_TEMPLATE (TRL 0.11 - 0.26), verbatim
+_SIMPLE_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{message['role'].capitalize() + ': ' + message['content'] + '\n\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+)
+
+
+def _setup_chat_format(model: Any, tokenizer: Any, format: str | None = "chatml",
+                       resize_to_multiple_of: int | None = None) -> tuple[Any, Any]:
+    """Copy of TRL 0.8 - 0.12 `trl.setup_chat_format` (removed in TRL 0.26): ChatML special tokens and template.
+
+    The PPO-era body: the embedding is resized to `len(tokenizer)` and an existing chat template is overwritten
+    (TRL 0.13 - 0.25 raised instead, 0.19 - 0.25 resized to `len(tokenizer.vocab)`). TRL's own successor,
+    `trl.clone_chat_template`, copies another model's template and tokens, which is a different operation.
+    """
+    if format != "chatml":
+        raise ValueError(f"Format {format} not available. Please use one of dict_keys(['chatml'])")
+    bos, eos = "<|im_start|>", "<|im_end|>"
+    tokenizer.eos_token = eos
+    tokenizer.pad_token = eos
+    tokenizer.bos_token = bos
+    tokenizer.add_special_tokens({"additional_special_tokens": [bos, eos]})
+    tokenizer.chat_template = (
+        "{% for message in messages %}"
+        f"{{{{'{bos}' + message['role'] + '\n' + message['content'] + '{eos}' + '\n'}}}}"
+        "{% endfor %}"
+        "{% if add_generation_prompt %}"
+        f"{{{{ '{bos}assistant\n' }}}}"
+        "{% endif %}"
+    )
+    model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=resize_to_multiple_of)
+    if getattr(model, "config", None) is not None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+        model.config.bos_token_id = tokenizer.bos_token_id
+        model.config.eos_token_id = tokenizer.eos_token_id
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.bos_token_id = tokenizer.bos_token_id
+        model.generation_config.eos_token_id = tokenizer.eos_token_id
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+def _get_exp_cap(value: Any, decimal: int = 4) -> Any:
+    """Copy of TRL <= 0.28 `trl.trainer.utils.get_exp_cap`: log(dtype max), floored to `decimal` places."""
+    import torch
+
+    vdtype_max = torch.zeros([1]).to(value.dtype) + torch.finfo(value.dtype).max
+    vdtype_log_max = torch.log(vdtype_max).to(value.device)
+    return torch.floor(vdtype_log_max * 10**decimal) / 10**decimal if decimal > 0 else vdtype_log_max
+
+
+def _cap_exp(value: Any, cap: float = -1) -> Any:
+    """Copy of TRL <= 0.28 `trl.trainer.utils.cap_exp`: `exp` with the exponent capped below overflow."""
+    import torch
+
+    cap = _get_exp_cap(value) if cap < 0 else cap
+    return torch.exp(torch.clamp(value, max=cap))
+
+
+def _get_kbit_device_map() -> dict[str, int] | None:
+    """Copy of TRL <= 1.7 `trl.get_kbit_device_map`: this process's local device for k-bit (bitsandbytes) loading."""
+    import torch
+    from accelerate import PartialState
+    from transformers.utils import is_torch_xpu_available
+
+    if torch.cuda.is_available() or is_torch_xpu_available():
+        return {"": PartialState().local_process_index}
+    return None

@@ -10,9 +10,16 @@ fp32 per 256-token chunk, checkpointed -- an emulation of the bug TRL PR #6863 f
 ``sft_trainer._chunked_cross_entropy_loss``, imported from an installed TRL 1.13 or an unpacked 1.13 wheel on
 ``sys.path`` -- never copied), ``trl116`` (TRL 1.16's ``trl.kernels.ChunkedLogProbFunction``), ``torch_lce``
 (``torch.nn.functional.linear_cross_entropy`` with ``LinearCrossEntropyOptions()``), ``liger`` (Liger's chunked
-selective log-prob function, when importable), ``ours`` (:func:`reference_impl.chunking.chunked_logprobs`), plus
+selective log-prob function, when importable), ``liger_flce`` (Liger's Triton ``LigerFusedLinearCrossEntropyLoss``,
+CUDA), ``cce`` (Apple's ``cut_cross_entropy.linear_cross_entropy``, default ``impl="cce"`` with its gradient filter,
+CUDA), ``ours`` (:func:`reference_impl.chunking.chunked_logprobs`; on CUDA with the Triton fold when triton imports),
+``ours_scalar`` (:func:`reference_impl.scalar_loss.chunked_scalar_loss`, the 3-GEMM path with gradients in the
+forward; ``path="auto"``), plus ``ours_torchfold`` (CUDA: the engine with the torch fold, ``REFERENCE_IMPL_FOLD=torch``),
 ``ours_recompute`` (frozen head: backward recomputes instead of grad-in-forward) and ``ours_native`` (CPU: GEMMs in
 bf16 even without hardware bf16) to show the measurements behind the engine's choices.
+
+``--precision`` instead measures, in one process, the relative error of the loss, ``dh`` and ``dW`` of ``naive``,
+``ours``, ``ours_scalar`` and the forced 3-GEMM path (``ours_scalar_forced``) against float64 on the same inputs.
 
 The table gives each variant's ratio to ``ours`` and to the tiled floor ``V*H*b + N*H*b + C*V*(b+4)`` (``C`` = 256;
 ``C*V*b`` when all ``N <= C`` tokens are one chunk; no ``V*H*b`` with a frozen head). A variant that does not finish
@@ -38,7 +45,12 @@ SHAPES = {
     "s2": (1024, 1024, 128000),
     "s3": (256, 2048, 248320),
 }
-VARIANTS = ["naive", "fp32_upcast", "trl113", "trl116", "torch_lce", "liger", "ours", "ours_recompute", "ours_native"]
+VARIANTS = [
+    "naive", "fp32_upcast", "trl113", "trl116", "torch_lce", "liger", "liger_flce", "cce",
+    "ours", "ours_scalar", "ours_torchfold", "ours_recompute", "ours_native",
+]
+# CUDA-only variants (Triton kernels that need a GPU driver)
+CUDA_ONLY = {"liger_flce", "cce", "ours_torchfold"}
 CHUNK = 256
 # where to find TRL 1.13 when it is not the installed trl: an unpacked wheel (never copied into this project)
 TRL113_PATHS = [p for p in (os.environ.get("REFERENCE_IMPL_TRL113_PATH"), "/tmp/wheels/trl-1.13.0") if p]
@@ -117,6 +129,20 @@ def _loss_fn(variant: str, device: str):
             return -_ChunkedSelectiveLogProbFunction.apply(h, w, t, None, 1.0, 4096).mean()
 
         return liger
+    if variant == "liger_flce":
+        from liger_kernel.transformers import LigerFusedLinearCrossEntropyLoss
+
+        flce = LigerFusedLinearCrossEntropyLoss()
+        return lambda h, w, t: flce(w, h, t).float()
+    if variant == "cce":
+        from cut_cross_entropy import linear_cross_entropy
+
+        return lambda h, w, t: linear_cross_entropy(h, w, t).float()
+    if variant.startswith("ours_scalar"):
+        from reference_impl.scalar_loss import chunked_scalar_loss
+
+        path = "scalar" if variant == "ours_scalar_forced" else "auto"
+        return lambda h, w, t: chunked_scalar_loss(h, w, t, chunk=CHUNK, path=path)[0]
     if variant.startswith("ours"):
         from reference_impl.chunking import chunked_logprobs
 
@@ -128,6 +154,8 @@ def _loss_fn(variant: str, device: str):
 def worker(spec: dict) -> dict:
     if spec["variant"] == "ours_native":
         os.environ["REFERENCE_IMPL_CPU_GEMM"] = "native"
+    if spec["variant"] == "ours_torchfold":
+        os.environ["REFERENCE_IMPL_FOLD"] = "torch"
     import torch
 
     torch.manual_seed(0)
@@ -266,15 +294,18 @@ def plan(args) -> list[dict]:
                         continue
                     if variant == "ours_native" and (args.device != "cpu" or dtype != "bf16"):
                         continue
+                    if variant in CUDA_ONLY and args.device != "cuda":
+                        continue
                     # the full set of anchors on the headline configuration; the others compare the main ones
-                    if not full and variant not in ("naive", "trl113", "ours", "ours_recompute"):
+                    if not full and variant not in ("naive", "trl113", "ours", "ours_scalar", "ours_recompute"):
                         continue
                     specs.append(
                         {"shape_key": key, "shape": shape, "dtype": dtype, "head": head, "variant": variant,
                          "device": args.device, "repeats": args.repeats}
                     )
     # headline rows first so that a tight budget still fills them
-    order = ["ours", "naive", "trl113", "trl116", "fp32_upcast", "torch_lce", "liger", "ours_recompute", "ours_native"]
+    order = ["ours", "ours_scalar", "naive", "trl113", "trl116", "liger_flce", "cce", "ours_torchfold", "fp32_upcast",
+             "torch_lce", "liger", "ours_recompute", "ours_native"]
     specs.sort(
         key=lambda s: (
             s["dtype"] != head_dtype or s["head"] != "trainable",
@@ -369,6 +400,55 @@ def plot(results: list[dict], path: Path) -> bool:
     return True
 
 
+PRECISION_VARIANTS = ["naive", "ours", "ours_scalar", "ours_scalar_forced"]
+
+
+def precision(args) -> str:
+    """Relative errors of loss, ``dh`` and ``dW`` against float64 on the same (rounded) inputs, every variant in
+    this one process (the float64 reference is computed once per dtype). Head trainable."""
+    import torch
+
+    lines = ["| shape | dtype | variant | loss abs err | dh rel err | dW rel err | tokens / block |", "|---|---|---|---|---|---|---|"]
+    scale = args.scale or (4 if args.quick else 1)
+    for key in [k for k in args.shapes.split(",") if k]:
+        n, hdim, vocab = SHAPES[key]
+        shape = (n // scale if key != "s3" else n, hdim, vocab // scale)
+        n, hdim, vocab = shape
+        for dname in args.dtypes.split(","):
+            dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[dname]
+            torch.manual_seed(0)
+            w = (torch.randn(vocab, hdim, device=args.device) * 0.02).to(dtype)
+            h = torch.randn(n, hdim, device=args.device).to(dtype)
+            t = torch.randint(0, vocab, (n,), device=args.device)
+            hd, wd = h.double().requires_grad_(), w.double().requires_grad_()
+            exact = torch.nn.functional.cross_entropy(hd @ wd.t(), t)
+            exact.backward()
+            ref = (exact.item(), hd.grad, wd.grad)
+            del hd, wd, exact
+            chosen = PRECISION_VARIANTS if args.variants == ",".join(VARIANTS) else args.variants.split(",")
+            for variant in [v for v in chosen if v in PRECISION_VARIANTS]:
+                fn = _loss_fn(variant, args.device)
+                hv, wv = h.clone().requires_grad_(), w.clone().requires_grad_()
+                loss = fn(hv, wv, t)
+                loss.backward()
+
+                def rel(a, b):
+                    return ((a.double() - b).norm() / b.norm()).item()
+
+                blocks = "-"
+                if variant.startswith("ours_scalar"):
+                    from reference_impl.scalar_loss import _TokenPlan, scalar_path_applies
+
+                    tp = _TokenPlan(n, hdim, wv, CHUNK)
+                    used = variant == "ours_scalar_forced" or scalar_path_applies(n, hv, wv, CHUNK)
+                    blocks = f"{tp.token_block} ({tp.blocks} blocks, {'3-GEMM' if used else 'engine'})"
+                lines.append(f"| {key} {n}x{hdim}x{vocab} | {dname} | {variant} | {abs(loss.item() - ref[0]):.2e} | "
+                             f"{rel(hv.grad, ref[1]):.2e} | {rel(wv.grad, ref[2]):.2e} | {blocks} |")
+                print(lines[-1], file=sys.stderr, flush=True)
+                del hv, wv, loss
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m reference_impl.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -382,10 +462,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=None, help="seconds for the whole run (default: 540 CPU, 420 CUDA)")
     p.add_argument("--max-variant-s", type=float, default=None, help="cap per variant subprocess")
     p.add_argument("--out", type=Path, default=None, help="folder for results.json, table.md, bench.png")
+    p.add_argument("--precision", action="store_true",
+                   help="instead of timing: loss/dh/dW relative errors against float64 (default shape s1)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    if args.precision:
+        started = datetime.datetime.now(datetime.timezone.utc)
+        command = "python -m reference_impl.bench " + " ".join(argv if argv is not None else sys.argv[1:])
+        text = f"command: `{command}`  \ndate: {started:%Y-%m-%d %H:%M} UTC  \nmachine: {json.dumps(_machine())}\n\n"
+        text += precision(args)
+        print(text)
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "precision.md").write_text(text + "\n")
         return 0
     args.repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
     args.budget = args.budget if args.budget is not None else (540.0 if args.device == "cpu" else 420.0)

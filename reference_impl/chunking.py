@@ -16,6 +16,11 @@ How it works (``reference_impl/README.md`` has the measurements behind each choi
   online-logsumexp statistics in fp32 -- on CPU a cache-sized slab of rows at a time, on GPU whole. The tile gets the
   bytes a token-chunked loss spends on one ``chunk``-token chunk of logits (``chunk * V * b``; 4x on GPUs), so peak
   memory stays at the tiled floor ``V*H*b + N*H*b + C*V*(b+4)``.
+* **The fold.** :func:`_fold_forward` / :func:`_fold_backward` turn a tile into statistics / gradients. On CUDA, when
+  ``triton`` imports, each is one Triton kernel (:mod:`reference_impl.kernels`; ``REFERENCE_IMPL_FOLD`` overrides);
+  the torch ops in them are the readable reference and the fallback, with the same numerics.
+* **Scalar losses.** :mod:`reference_impl.scalar_loss` reuses the folds for losses whose per-token weights are known
+  in the forward (SFT's NLL/DFT): gradients in the forward, 3 GEMMs.
 * **CPU without bf16 hardware.** There oneDNN emulates bf16 GEMMs 6-7x slower than fp32, so each ``[Cv, H]`` weight
   block (never the weight) is upcast and the GEMMs run in fp32 (:func:`cpu_has_native_gemm`).
 * **Weight gradient.** Because a tile spans *all* tokens of the call, the gradient of a vocabulary block,
@@ -41,6 +46,7 @@ from collections.abc import Sequence
 
 import torch
 
+from .kernels import fold_backend
 from .zero3 import gathered
 
 __all__ = ["LOGPROB_OUTPUTS", "DIVERGENCE_OUTPUTS", "chunked_logprobs", "chunked_divergence"]
@@ -140,7 +146,9 @@ class _Plan:
         # on a GPU the fp32 softmax runs on the whole tile at once (slabs would be one kernel launch each), so the
         # tile shares the budget with about two fp32 temporaries of its size; on CPU the slabs are cache-sized
         self.whole_tile = weight.device.type != "cpu"
-        per_elem = torch.finfo(self.gemm).bits // 8 + (4 if self.dh_fp32 else 0) + (8 if self.whole_tile else 0)
+        # the Triton fold works in registers: no fp32 temporaries, so the tile takes their share of the budget
+        temporaries = 8 if self.whole_tile and fold_backend(weight) is None else 0
+        per_elem = torch.finfo(self.gemm).bits // 8 + (4 if self.dh_fp32 else 0) + temporaries
         w_rows = 1 if (self.upcast or self.dh_fp32) else 0  # fp32 [Cv, H] weight-block copies
         row_bytes = 4 * hdim
 
@@ -207,6 +215,156 @@ def _mm_accumulate(acc: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
         acc.addmm_(a.to(acc.dtype), b.to(acc.dtype))
 
 
+class _Stats:
+    """Per-token online-softmax statistics of one call (fp32; fp64 for fp64 inputs), each ``[n]``; ``rows(t0, t1)``
+    gives views of a token block, which the folds update in place."""
+
+    def __init__(self, n: int, want: set[str] | Sequence[str], device: torch.device, dtype: torch.dtype):
+        def stat(fill: float = 0.0) -> torch.Tensor:
+            return torch.full((n,), fill, device=device, dtype=dtype)
+
+        self.running_max, self.sum_exp, self.target_z = stat(-math.inf), stat(), stat()
+        self.x_sum = stat() if "entropy" in want else None
+        self.sq_sum = stat() if "logsumsq" in want else None
+        self.z_sum = stat() if "mean_logit" in want else None
+        self.best = stat(-math.inf) if "argmax_correct" in want else None
+        self.best_idx = torch.zeros(n, device=device, dtype=torch.long) if self.best is not None else None
+
+    def rows(self, t0: int, t1: int) -> _Stats:
+        view = object.__new__(_Stats)
+        view.__dict__.update({k: None if v is None else v[t0:t1] for k, v in self.__dict__.items()})
+        return view
+
+    def log_z(self) -> torch.Tensor:
+        return self.running_max + torch.log(self.sum_exp)
+
+    def outputs(self, want: set[str] | Sequence[str], targets: torch.Tensor, vocab: int) -> dict[str, torch.Tensor]:
+        """The requested :data:`LOGPROB_OUTPUTS` from the folded statistics."""
+        log_z = self.log_z()
+        result = {}
+        if "logp" in want:
+            result["logp"] = self.target_z - log_z
+        if "entropy" in want:
+            result["entropy"] = log_z - self.x_sum / self.sum_exp
+        if "logsumsq" in want:
+            result["logsumsq"] = torch.log(self.sq_sum) - 2 * torch.log(self.sum_exp)
+        if "mean_logit" in want:
+            result["mean_logit"] = self.z_sum / vocab
+        if "argmax_correct" in want:
+            result["argmax_correct"] = (self.best_idx == targets).to(self.sum_exp.dtype)
+        return result
+
+
+def _fold_forward(
+    tile: torch.Tensor,
+    local: torch.Tensor,
+    v0: int,
+    st: _Stats,
+    transform: _Transform,
+    plan: _Plan,
+    keep_tile: bool,
+    acc_a: torch.Tensor | None = None,
+    w_blk: torch.Tensor | None = None,
+) -> None:
+    """Fold the logits ``tile [t, Cv]`` (vocabulary columns ``v0:``; ``local`` = targets - ``v0``) into the token
+    block's statistics ``st``. ``keep_tile``: leave the logits intact. ``acc_a``: the frozen-head gradient-in-forward
+    accumulator ``sum_v dz_v/dlogit_v exp(z_v - m) W_v`` of these tokens, rescaled with the running max."""
+    fused = fold_backend(tile)
+    if fused is not None:  # one Triton kernel (reference_impl/kernels); the torch ops below are the reference
+        old_max = st.running_max.clone() if acc_a is not None else None
+        fused.fold_forward(tile, local, v0, st.running_max, st.sum_exp, st.target_z, transform, x_sum=st.x_sum,
+                           sq_sum=st.sq_sum, z_sum=st.z_sum, best=st.best, best_idx=st.best_idx,
+                           write_p=acc_a is not None)
+        if acc_a is not None:
+            _mm_accumulate(acc_a.mul_(torch.exp(old_max - st.running_max).unsqueeze(1)), tile, w_blk)
+        return
+    width = tile.shape[1]
+    for r0 in range(0, tile.shape[0], plan.slab):
+        rows = slice(r0, min(tile.shape[0], r0 + plan.slab))
+        z = transform.forward(tile[rows], plan.stat, copy=keep_tile)
+        loc = local[rows]
+        inside = (loc >= 0) & (loc < width)
+        tz = z.gather(1, loc.clamp(0, width - 1).unsqueeze(1)).squeeze(1)
+        st.target_z[rows] = torch.where(inside, tz, st.target_z[rows])
+        if st.z_sum is not None:
+            st.z_sum[rows] += z.sum(1)
+        if st.best is not None:
+            blk_max, blk_idx = z.max(1)
+            better = blk_max > st.best[rows]
+            st.best[rows] = torch.where(better, blk_max, st.best[rows])
+            st.best_idx[rows] = torch.where(better, blk_idx + v0, st.best_idx[rows])
+        else:
+            blk_max = z.amax(1)
+        old_max = st.running_max[rows]
+        new_max = torch.maximum(old_max, blk_max)
+        rescale = torch.exp(old_max - new_max)
+        st.running_max[rows] = new_max
+        chain = transform.chain(z) if acc_a is not None else None
+        if st.x_sum is not None:
+            e = torch.exp(z - new_max.unsqueeze(1))
+            st.x_sum[rows] = st.x_sum[rows] * rescale + torch.linalg.vecdot(e, z)
+        else:
+            e = z.sub_(new_max.unsqueeze(1)).exp_()
+        st.sum_exp[rows] = st.sum_exp[rows] * rescale + e.sum(1)
+        if st.sq_sum is not None:
+            st.sq_sum[rows] = st.sq_sum[rows] * rescale * rescale + torch.linalg.vecdot(e, e)
+        if acc_a is not None:
+            pe = e if isinstance(chain, float) else e.mul_(chain)
+            scale = chain if isinstance(chain, float) else 1.0
+            acc_rows = acc_a[rows].mul_(rescale.unsqueeze(1))
+            _mm_accumulate(acc_rows, pe.to(plan.gemm).mul_(scale), w_blk)
+
+
+def _fold_backward(
+    tile: torch.Tensor,
+    local: torch.Tensor,
+    log_z: torch.Tensor,
+    transform: _Transform,
+    plan: _Plan,
+    *,
+    g_logp: torch.Tensor | None,
+    g_ent: torch.Tensor | None,
+    entropy: torch.Tensor | None,
+    grad_bias: torch.Tensor | None,
+) -> None:
+    """Overwrite the logits ``tile [t, Cv]`` with ``dL/dlogit`` of ``L = sum_i g_logp_i logp_i + g_ent_i H_i``
+    (``local`` = targets - the block's first column); add its column sums to ``grad_bias`` (fp32, the block's)."""
+    fused = fold_backend(tile)
+    if fused is not None:  # one Triton kernel (reference_impl/kernels); the torch ops below are the reference
+        fused.fold_backward(tile, local, log_z, transform, g_logp=g_logp, g_entropy=g_ent, entropy=entropy)
+        if grad_bias is not None:
+            grad_bias += tile.sum(0, dtype=grad_bias.dtype)
+        return
+    width = tile.shape[1]
+    for r0 in range(0, tile.shape[0], plan.slab):
+        rows = slice(r0, min(tile.shape[0], r0 + plan.slab))
+        z = transform.forward(tile[rows], plan.stat, copy=False)
+        chain = transform.chain(z)
+        lz = log_z[rows].unsqueeze(1)
+        if g_ent is None:
+            # dlogp_y/dz_v = 1[v = y] - p_v
+            grad = z.sub_(lz).exp_().mul_(-g_logp[rows].unsqueeze(1))
+        else:
+            # dH/dz_v = -p_v (log p_v + H); with the log-prob term: p_v (alpha - g_ent log p_v)
+            logp = z.sub_(lz)
+            p = torch.exp(logp)
+            alpha = -g_ent[rows] * entropy[rows]
+            if g_logp is not None:
+                alpha = alpha - g_logp[rows]
+            grad = logp.mul_(-g_ent[rows].unsqueeze(1)).add_(alpha.unsqueeze(1)).mul_(p)
+        if g_logp is not None:
+            loc = local[rows]
+            inside = ((loc >= 0) & (loc < width)).nonzero().squeeze(1)
+            if inside.numel():
+                grad[inside, loc[inside]] += g_logp[rows][inside]
+        if not isinstance(chain, float) or chain != 1.0:
+            grad.mul_(chain)
+        if grad_bias is not None:
+            grad_bias += grad.sum(0)
+        if grad.data_ptr() != tile[rows].data_ptr():
+            tile[rows].copy_(grad)
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # log-probs
 
@@ -227,15 +385,7 @@ class _LogProbFunction(torch.autograd.Function):
             sdtype, device = plan.stat, hidden.device
             keep_tile = plan.single_tile and (needs_w or needs_b or (needs_h and not grad_in_forward))
 
-            def stat(fill: float = 0.0) -> torch.Tensor:
-                return torch.full((n,), fill, device=device, dtype=sdtype)
-
-            running_max, sum_exp, target_z = stat(-math.inf), stat(), stat()
-            x_sum = stat() if "entropy" in want else None
-            sq_sum = stat() if "logsumsq" in want else None
-            z_sum = stat() if "mean_logit" in want else None
-            best = stat(-math.inf) if "argmax_correct" in want else None
-            best_idx = torch.zeros(n, device=device, dtype=torch.long) if best is not None else None
+            st = _Stats(n, want, device, sdtype)
             # grad-in-forward (frozen head): A = sum_v dz_v/dlogit_v * exp(z_v - m) * W_v, rescaled with the max
             acc_a = torch.zeros(n, hdim, device=device, dtype=sdtype) if grad_in_forward else None
 
@@ -254,53 +404,10 @@ class _LogProbFunction(torch.autograd.Function):
                     torch.mm(h_blk, w_blk.t(), out=tile)
                     if bias is not None:
                         tile.add_(bias[v0:v1].to(plan.compute).to(plan.gemm))
-                    for r0 in range(0, t1 - t0, plan.slab):
-                        r1 = min(t1 - t0, r0 + plan.slab)
-                        rows = slice(t0 + r0, t0 + r1)
-                        z = transform.forward(tile[r0:r1], sdtype, copy=keep_tile)
-                        local = tgt_blk[r0:r1] - v0
-                        inside = (local >= 0) & (local < v1 - v0)
-                        tz = z.gather(1, local.clamp(0, v1 - v0 - 1).unsqueeze(1)).squeeze(1)
-                        target_z[rows] = torch.where(inside, tz, target_z[rows])
-                        if z_sum is not None:
-                            z_sum[rows] += z.sum(1)
-                        if best is not None:
-                            blk_max, blk_idx = z.max(1)
-                            better = blk_max > best[rows]
-                            best[rows] = torch.where(better, blk_max, best[rows])
-                            best_idx[rows] = torch.where(better, blk_idx + v0, best_idx[rows])
-                        else:
-                            blk_max = z.amax(1)
-                        old_max = running_max[rows]
-                        new_max = torch.maximum(old_max, blk_max)
-                        rescale = torch.exp(old_max - new_max)
-                        running_max[rows] = new_max
-                        chain = transform.chain(z) if grad_in_forward else None
-                        if x_sum is not None:
-                            e = torch.exp(z - new_max.unsqueeze(1))
-                            x_sum[rows] = x_sum[rows] * rescale + torch.linalg.vecdot(e, z)
-                        else:
-                            e = z.sub_(new_max.unsqueeze(1)).exp_()
-                        sum_exp[rows] = sum_exp[rows] * rescale + e.sum(1)
-                        if sq_sum is not None:
-                            sq_sum[rows] = sq_sum[rows] * rescale * rescale + torch.linalg.vecdot(e, e)
-                        if acc_a is not None:
-                            pe = e if isinstance(chain, float) else e.mul_(chain)
-                            scale = chain if isinstance(chain, float) else 1.0
-                            acc_rows = acc_a[rows].mul_(rescale.unsqueeze(1))
-                            _mm_accumulate(acc_rows, pe.to(plan.gemm).mul_(scale), w_blk)
-            log_z = running_max + torch.log(sum_exp)
-            result = {}
-            if "logp" in want:
-                result["logp"] = target_z - log_z
-            if "entropy" in want:
-                result["entropy"] = log_z - x_sum / sum_exp
-            if "logsumsq" in want:
-                result["logsumsq"] = torch.log(sq_sum) - 2 * torch.log(sum_exp)
-            if "mean_logit" in want:
-                result["mean_logit"] = z_sum / vocab
-            if "argmax_correct" in want:
-                result["argmax_correct"] = (best_idx == targets).to(sdtype)
+                    acc_blk = None if acc_a is None else acc_a[t0:t1]
+                    _fold_forward(tile, tgt_blk - v0, v0, st.rows(t0, t1), transform, plan, keep_tile, acc_blk, w_blk)
+            log_z, target_z, sum_exp = st.log_z(), st.target_z, st.sum_exp
+            result = st.outputs(want, targets, vocab)
 
         if acc_a is not None:
             acc_a.div_(sum_exp.unsqueeze(1))
@@ -382,34 +489,14 @@ class _LogProbFunction(torch.autograd.Function):
                         torch.mm(h_blk, w_blk.t(), out=tile)
                         if bias is not None:
                             tile.add_(bias[v0:v1].to(plan.compute).to(plan.gemm))
-                    for r0 in range(0, t1 - t0, plan.slab):
-                        r1 = min(t1 - t0, r0 + plan.slab)
-                        rows = slice(t0 + r0, t0 + r1)
-                        z = transform.forward(tile[r0:r1], sdtype, copy=False)
-                        chain = transform.chain(z)
-                        lz = log_z[rows].unsqueeze(1)
-                        if g_ent is None:
-                            # dlogp_y/dz_v = 1[v = y] - p_v
-                            grad = z.sub_(lz).exp_().mul_(-g_logp[rows].unsqueeze(1))
-                        else:
-                            # dH/dz_v = -p_v (log p_v + H); with the log-prob term: p_v (alpha - g_ent log p_v)
-                            logp = z.sub_(lz)
-                            p = torch.exp(logp)
-                            alpha = -g_ent[rows] * entropy[rows]
-                            if g_logp is not None:
-                                alpha = alpha - g_logp[rows]
-                            grad = logp.mul_(-g_ent[rows].unsqueeze(1)).add_(alpha.unsqueeze(1)).mul_(p)
-                        if g_logp is not None:
-                            local = tgt_blk[r0:r1] - v0
-                            inside = ((local >= 0) & (local < v1 - v0)).nonzero().squeeze(1)
-                            if inside.numel():
-                                grad[inside, local[inside]] += g_logp[rows][inside]
-                        if not isinstance(chain, float) or chain != 1.0:
-                            grad.mul_(chain)
-                        if grad_bias is not None:
-                            grad_bias[v0:v1] += grad.sum(0)
-                        if grad.data_ptr() != tile[r0:r1].data_ptr():
-                            tile[r0:r1].copy_(grad)
+                    rows = slice(t0, t1)
+                    _fold_backward(
+                        tile, tgt_blk - v0, log_z[rows], transform, plan,
+                        g_logp=None if g_logp is None else g_logp[rows],
+                        g_ent=None if g_ent is None else g_ent[rows],
+                        entropy=None if g_ent is None else entropy[rows],
+                        grad_bias=None if grad_bias is None else grad_bias[v0:v1],
+                    )
                     if grad_hidden is not None:
                         _mm_accumulate(grad_hidden[t0:t1], tile, w_blk)
                     if dw_acc is not None:

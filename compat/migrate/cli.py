@@ -9,6 +9,9 @@ errors, the summary, the progress bar) goes to stderr. Exit codes: 0 nothing to 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -21,7 +24,8 @@ from migrations.base import GUIDE, TODO_PREFIX, Options
 from .ledger import Step
 from .ledger import build as build_ledger
 from .report import dumps
-from .runner import FileEntry, Report, migrate_paths
+from .interrupts import Interrupted, handle_signals
+from .runner import MAX_FILE_BYTES, TIME_BUDGET_S, FileEntry, Report, migrate_paths
 from .target import UnsupportedTargetError, check_target, detect_target
 
 
@@ -59,6 +63,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-j", "--jobs", type=int, metavar="N",
                         help="worker processes (default: as many as pay off for the number of candidate files)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors (and --diff/--check output)")
+    parser.add_argument("--max-file-size", type=float, default=MAX_FILE_BYTES / 1e6, metavar="MB",
+                        help="skip (and name) files larger than this (default: %(default)g MB)")
+    parser.add_argument("--time-budget", type=float, default=TIME_BUDGET_S, metavar="SECONDS",
+                        help="give up (and name) a file that takes longer than this (default: %(default)g s)")
+    parser.add_argument("--force-read-only", action="store_true", help="rewrite read-only files too")
     parser.add_argument("--report", metavar="FILE", help="write a machine-readable report to FILE ('-' = stdout)")
     parser.add_argument("--format", choices=("json", "sarif"), default="json", help="report format (default: json)")
     parser.add_argument("--accept-markers", action="store_true",
@@ -106,7 +115,45 @@ class _Progress:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
-    """Run the migrator with command-line arguments; returns the exit code."""
+    """Run the migrator with command-line arguments; returns the exit code.
+
+    Ctrl-C or SIGTERM: the run stops at once (the write in flight finishes or rolls back), what was written is listed,
+    and the exit code is 130 / 143; a second signal exits immediately. A closed stdout (`--diff . | head`) ends the
+    run quietly (exit 141, as a shell reports SIGPIPE).
+    """
+    with handle_signals():
+        try:
+            return _main(argv, prog)
+        except Interrupted as exc:
+            return _interrupted(exc)
+        except BrokenPipeError:
+            with contextlib.suppress(OSError):  # no second error when Python flushes stdout at exit
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            return 141
+
+
+def _interrupted(exc: Interrupted) -> int:
+    err = sys.stderr
+    name = signal.Signals(exc.signum).name
+    report = exc.report
+    if isinstance(report, Report):
+        written = [f.path for f in report.files if f.written]
+        err.write(f"interrupted ({name}): {len(written)} file(s) were rewritten before the stop, every other file is "
+                  "untouched\n")
+        for path in written:
+            err.write(f"  rewrote {shown(path)}\n")
+    else:
+        err.write(f"interrupted ({name}): nothing was written\n")
+    return exc.exit_code
+
+
+def shown(path: str) -> str:
+    """A path as text whatever its bytes: undecodable bytes as \\xNN escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     parser = build_parser(prog)
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -133,11 +180,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     try:
         report = migrate_paths(paths, options=options, rules=rules, mode=mode, exclude=args.exclude,
                                jobs=args.jobs, allow_dirty=args.allow_dirty, on_start=progress.start,
-                               on_file=progress.advance)
-    except KeyboardInterrupt:
-        progress.stop()
-        err.write("interrupted: every file is either fully rewritten or untouched\n")
-        return 130
+                               on_file=progress.advance, max_file_bytes=int(args.max_file_size * 1e6),
+                               time_budget=args.time_budget, force_read_only=args.force_read_only)
     finally:
         progress.stop()
     steps = build_ledger(report)  # the markers left, at their lines in the files as they are now
@@ -145,9 +189,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     if args.report:
         text = dumps(report, args.format, steps)
         if args.report == "-":
-            out.write(text)
+            out.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
         else:
-            with open(args.report, "w", encoding="utf-8") as fh:
+            with open(args.report, "w", encoding="utf-8", errors="backslashreplace") as fh:  # undecodable name bytes: JSON \udcNN escapes
                 fh.write(text)
     if report.exit_code == 0 and report.mode == "check" and steps and not args.accept_markers:
         return 1  # manual steps left: CI and the pre-commit hook stay red until they are done or accepted
@@ -184,21 +228,22 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[St
     for step in steps:
         by_path.setdefault(step.path, []).append(step)
     for entry in report.files:
+        path = shown(entry.path)
         if entry.status == "changed":
             if report.mode == "diff" and entry.diff:
                 out.flush()
                 out.buffer.write(entry.diff) if hasattr(out, "buffer") else out.write(entry.diff.decode("utf-8", "replace"))
             elif report.mode == "check":
-                out.write(f"would rewrite {entry.path}\n")
+                out.write(f"would rewrite {path}\n")
             elif entry.written and not quiet:
-                err.write(f"rewrote {entry.path}\n")
+                err.write(f"rewrote {path}\n")
         for e in entry.errors:
-            err.write(f"{entry.path}: error: {e}\n")
+            err.write(f"{path}: error: {e}\n")
         if not quiet:
             for f in entry.findings:
                 if f.severity in ("info", "manual"):  # manual steps: from the ledger below
                     continue
-                where = f"{entry.path}:{f.line}:{f.column}" if f.cell is None else f"{entry.path}:cell {f.cell}:{f.line}"
+                where = f"{path}:{f.line}:{f.column}" if f.cell is None else f"{path}:cell {f.cell}:{f.line}"
                 guide = f" (see {GUIDE}#{f.anchor})" if f.anchor else ""
                 err.write(f"{where}: {f.severity}: [{f.rule}] {f.message}{guide}\n")
             for step in by_path.get(entry.path, ()):
@@ -208,8 +253,8 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[St
         err.write(
             f"refused to write: {len(report.refused_dirty)} file(s) have uncommitted changes and nothing was written:\n"
         )
-        for path, state in report.refused_dirty.items():
-            err.write(f"  {path} ({state})\n")
+        for name, state in report.refused_dirty.items():
+            err.write(f"  {shown(name)} ({state})\n")
         err.write("commit or stash them first (so the migration can be reviewed and undone), or pass --allow-dirty\n")
     if quiet:
         return

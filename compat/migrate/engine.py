@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import ast
 import configparser
+import contextlib
 import os
+import re
+import sys
 import tomllib
 from collections.abc import Sequence
 
@@ -28,6 +31,7 @@ from .result import ErrorKind, Kind, MigrateError, Result
 from .textio import has_lone_cr
 
 __all__ = ["ErrorKind", "Kind", "MigrateError", "Result", "file_kind", "migrate_source", "triggered_python_rules"]
+
 
 def file_kind(path: str | None, rules: Sequence[Migration]) -> Kind:
     """How a path is treated: notebooks by suffix, manifests by a manifest rule's filename patterns; Python else."""
@@ -134,21 +138,35 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
         result.errors.append(MigrateError("parse", "old-Mac line endings (CR without LF) are not supported"))
         return result
     result.parsed = True
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        result.errors.append(MigrateError("parse", exc.message, line=exc.raw_line, column=exc.raw_column + 1))
+    deep, python_ok = _python_verdict(text)
+    if deep is not None:
+        result.errors.append(MigrateError("too-deep", deep))
         return result
-    except Exception as exc:  # libcst raises a few other errors on odd input (e.g. recursion depth)
+    # libcst drops spaces and form feeds before the first statement on line 1: keep them aside, put them back
+    lead = _LEAD.match(text).group()  # type: ignore[union-attr]
+    try:
+        module = cst.parse_module(text[len(lead):])
+    except cst.ParserSyntaxError as exc:
+        if python_ok:  # valid Python that libcst's parser cannot read (e.g. 4,000 implicitly joined strings)
+            result.errors.append(MigrateError("too-deep", f"{_TOO_DEEP}: libcst's parser refuses this valid code "
+                                              f"({exc.message.splitlines()[0][:120]})"))
+        else:
+            result.errors.append(MigrateError("parse", exc.message, line=exc.raw_line, column=exc.raw_column + 1))
+        return result
+    except RecursionError:
+        result.errors.append(MigrateError("too-deep", f"{_TOO_DEEP} (libcst's parser ran out of depth)"))
+        return result
+    except Exception as exc:  # libcst raises a few other errors on odd input
         result.errors.append(MigrateError("parse", f"{type(exc).__name__}: {exc}"))
         return result
-    code, applied, findings, error = run_rules(module, text, triggered, options, path)
+    code, applied, findings, error = run_rules(module, text[len(lead):], triggered, options, path)
+    code = lead + code
     if error is not None:  # the file is left as is: the other rules' findings would describe edits never made
         result.errors.append(error)
         return result
     result.findings = findings
     if code != text:
-        problem = _verify(text, code)
+        problem = _verify(text, code, python_ok)
         if problem is not None:
             culprit = _find_culprit(text, triggered, options, path)
             result.errors.append(
@@ -158,6 +176,35 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
     result.text = code
     result.rules_applied = applied
     return result
+
+
+_LEAD = re.compile(r"[ \t\f]*")
+_TOO_DEEP = "too deep for the parser: the code is nested too deeply (or an expression is too long) for libcst; file " \
+    "left as is (not a bug in any rule)"
+# `ast` runs at CPython's default recursion limit: what it refuses as too deep, the interpreter cannot compile either
+_AST_DEPTH_LIMIT = 1000
+_AST_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many nested")
+
+
+def _python_verdict(text: str) -> tuple[str | None, bool]:
+    """(why the code is too deep to parse, or None; whether `ast` parsed it), a cheap check before libcst (whose
+    native parser can crash the process on code nested thousands of levels deep)."""
+    old = sys.getrecursionlimit()
+    try:
+        with contextlib.suppress(RecursionError, ValueError):
+            sys.setrecursionlimit(_AST_DEPTH_LIMIT)
+        ast.parse(text)
+    except (RecursionError, MemoryError):
+        return f"{_TOO_DEEP} (Python's own parser refuses it at its default recursion limit too)", False
+    except SyntaxError as exc:
+        if any(m in str(exc.msg) for m in _AST_TOO_DEEP):
+            return f"{_TOO_DEEP} (Python: {exc.msg})", False
+        return None, False
+    except ValueError:  # e.g. a NUL byte
+        return None, False
+    finally:
+        sys.setrecursionlimit(old)
+    return None, True
 
 
 def run_rules(
@@ -179,6 +226,8 @@ def run_rules(
         ctx = RuleContext(options=options, path=path)
         try:
             new = rule.transform(wrapper, ctx)
+        except RecursionError:
+            return code, applied, findings, MigrateError("too-deep", f"{_TOO_DEEP} (its tree walk ran out of depth)")
         except Exception as exc:
             error = MigrateError("rule-crash", f"{type(exc).__name__}: {exc}; file left as is (a bug in the rule)", rule.id)
             return code, applied, findings, error
@@ -188,7 +237,10 @@ def run_rules(
         if not isinstance(new, cst.Module):
             error = MigrateError("rule-crash", f"transform returned {type(new).__name__}, not a libcst Module", rule.id)
             return code, applied, findings, error
-        new_code = new.code
+        try:
+            new_code = new.code
+        except RecursionError:
+            return code, applied, findings, MigrateError("too-deep", f"{_TOO_DEEP} (writing it back ran out of depth)")
         if new_code == code:  # rebuilt but identical: keep the old wrapper, its metadata is still valid
             continue
         code = new_code
@@ -197,20 +249,27 @@ def run_rules(
     return code, applied, findings, None
 
 
-def _verify(original: str, code: str) -> str | None:
-    """None when `code` is fit to be written; else why not."""
+def _verify(original: str, code: str, original_parses: bool | None = None) -> str | None:
+    """None when `code` is fit to be written; else why not. `original_parses`: whether `ast` parsed `original`,
+    when the caller already knows (None: find out)."""
     try:
         cst.parse_module(code)
     except Exception as exc:
         return f"libcst: {getattr(exc, 'message', exc)}"
-    try:
-        ast.parse(original)
-    except (SyntaxError, ValueError):
+    if original_parses is None:
+        try:
+            ast.parse(original)
+            original_parses = True
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            original_parses = False
+    if not original_parses:
         return None  # the interpreter cannot judge this file (newer syntax, notebook await): libcst's word stands
     try:
         ast.parse(code)
     except (SyntaxError, ValueError) as exc:
         return f"python: {exc}"
+    except (RecursionError, MemoryError):
+        return None  # as deep as the original, which parsed: libcst's word stands
     return None
 
 

@@ -204,6 +204,12 @@ def migrate_notebook(
     result = Result(text, kind="notebook")
     try:
         nb = json.loads(text)
+        if isinstance(nb, dict) and isinstance(nb.get("nbformat"), int) and nb["nbformat"] < 4:
+            result.errors.append(MigrateError(
+                "parse", f"an nbformat {nb['nbformat']} notebook (cells under `worksheets`, code in `input`): only "
+                         "nbformat 4 is migrated; convert it first (`jupyter nbconvert --to notebook --nbformat 4 "
+                         "FILE`) and run again"))
+            return result
         spans = source_spans(text)
         if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) or len(spans) != len(nb["cells"]):
             raise NotebookError("no `cells` list")

@@ -13,7 +13,8 @@ from migrations.base import Finding
 
 Kind = Literal["python", "notebook", "manifest", "python+manifest"]
 ErrorKind = Literal[
-    "read", "decode", "parse", "rule-crash", "rule-output", "not-idempotent", "encode", "write", "dirty", "changed-on-disk"
+    "read", "decode", "parse", "rule-crash", "rule-output", "not-idempotent", "encode", "write", "dirty", "changed-on-disk",
+    "too-deep", "too-large", "too-slow", "not-regular", "read-only",
 ]
 
 

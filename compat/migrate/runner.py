@@ -1,36 +1,57 @@
 """Files in, files out: walk, read, prefilter, migrate (serially or in a process pool), guard, write, report.
 
 Order of work, and why:
-1. walk (`walk.py`) and read each file's bytes once;
-2. prefilter on the bytes: a file that contains no trigger of any selected rule (and is not a manifest a rule matches)
-   is done: never decoded, never parsed, never written. A repo without TRL code costs about one grep;
-3. the remaining candidates are decoded, migrated (`engine.migrate_source`) and encoded back; in a process pool only
-   when there are enough of them to pay for it (`-j` overrides);
-4. write mode: the dirty-tree guard (`gitguard.py`) over the files about to change, then one atomic replace per
-   changed file (a temporary file in the same folder with the original's mode, `os.replace`), after checking that the
-   file on disk is still the one that was read. Unchanged files are never opened for writing.
+1. walk (`walk.py`) and read each regular file once, within a size budget (FIFOs, devices and files over
+   `--max-file-size` are named and skipped); prefilter on the bytes: a file that contains no trigger of any selected
+   rule (and is not a manifest a rule matches) is done: never decoded, never parsed, never written. Only the list of
+   candidates is kept, not their bytes;
+2. write mode: the dirty-tree guard (`gitguard.py`) over the candidates; those git could not restore are migrated
+   first, so that if one of them changes the run refuses before anything was written;
+3. the candidates are read again, one at a time, decoded, migrated (`engine.migrate_source`) and encoded back, in a
+   process pool only when there are enough of them to pay for it (`-j` overrides). Each file runs under a time
+   budget in a thread with a deep stack (deep but valid code parses); in a pool a worker that crashes or overruns is
+   replaced and only its file fails;
+4. each file is written as soon as it is done (memory holds the files in flight, not the tree): one atomic replace
+   per changed file (a temporary file in the same folder with the original's mode and owner, `os.replace`), under a
+   lock on its folder after checking that the file on disk is still the one that was read. Unchanged files are never
+   opened for writing.
+
+Interrupts (`interrupts.py`): the first Ctrl-C or SIGTERM stops the run at once, the write in flight finishes or
+rolls back, and `Interrupted.report` says what was written; no worker process outlives the run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import difflib
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.context
 import os
+import signal
 import stat
+import sys
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from migrations import select
 from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, gates, gates_match
 
-from . import gitguard
+from . import gitguard, interrupts
 from .engine import MigrateError, file_kind, migrate_source
 from .textio import DecodeError, Decoded, decode_python, decode_utf8
+from .interrupts import Interrupted
 from .walk import SOURCE_SUFFIXES, Target, iter_targets
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 Mode = Literal["write", "check", "diff"]
 Status = Literal["changed", "unchanged", "failed"]
@@ -64,6 +85,7 @@ class Report:
     rules: list[str]
     files: list[FileEntry] = field(default_factory=list)
     refused_dirty: dict[str, str] = field(default_factory=dict)  # path -> git state, when the guard refused
+    interrupted: str | None = None  # the signal's name when the run was stopped early
 
     @property
     def totals(self) -> dict[str, int]:
@@ -114,6 +136,52 @@ class _Prefilter:
         return gates_match(self.groups, data)
 
 
+# Per-file budgets (the CLI's --max-file-size / --time-budget change them).
+MAX_FILE_BYTES = 2_000_000
+TIME_BUDGET_S = 30.0
+# The libcst work of one file runs in a thread with a large stack and a raised recursion limit: valid code nested a
+# few hundred levels deep (400 `+` terms, 500 `elif`s) needs more than Python's default 1,000 frames in libcst's
+# recursive visitors. `ast` (run at the default limit first) refuses what CPython itself could not compile.
+DEEP_STACK_BYTES = 1 << 30
+DEEP_RECURSION_LIMIT = 60_000
+
+
+class _Skip(Exception):
+    """A file that is not read or not written, with the error kind and message for its entry."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind, self.message = kind, message
+
+
+def _read_regular(real: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file (never a FIFO or a device: they could block or never end), at most `max_bytes`."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:
+        raise _Skip("read", exc.strerror or str(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or \
+                stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a file"
+            raise _Skip("not-regular", f"skipped: {what}, not a regular file; only regular files are read")
+        if st.st_size > max_bytes:
+            raise _Skip("too-large", f"skipped: too large ({st.st_size / 1e6:.1f} MB, the budget is "
+                                     f"{max_bytes / 1e6:g} MB per file; --max-file-size MB to change it)")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise _Skip("too-large", f"skipped: too large (it grew past the budget of {max_bytes / 1e6:g} MB while "
+                                     "being read; --max-file-size MB to change it)")
+        return data, st
+    except OSError as exc:
+        raise _Skip("read", exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+
+
 def migrate_paths(
     paths: Iterable[str],
     *,
@@ -128,94 +196,151 @@ def migrate_paths(
     verify_idempotent: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_file: Callable[[FileEntry], None] | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    time_budget: float = TIME_BUDGET_S,
+    force_read_only: bool = False,
 ) -> Report:
     """Migrate every file under `paths` and return the report (see the module docstring for the steps).
 
     `rules` defaults to `migrations.select(options, only, skip)`. `jobs`: worker processes, None = decide from the
-    number of candidate files. `on_start(n_candidates)` and `on_file(entry)` drive a progress display.
+    number of candidate files. `on_start(n_candidates)` and `on_file(entry)` drive a progress display (`on_file` is
+    called once a file is done, after it was written). `max_file_bytes` / `time_budget` (seconds) bound the work per
+    file: a file over either is left untouched and reported (`too-large` / `too-slow`). A read-only file is not
+    written unless `force_read_only`. An interrupt (KeyboardInterrupt, or `interrupts.Interrupted` for SIGTERM under
+    the CLI) stops the run at once: the write in flight finishes or rolls back, and the exception raised is an
+    `Interrupted` whose `report` says what was written until then.
     """
     options = options or Options()
     rules = tuple(select(options, only, skip) if rules is None else rules)
     report = Report(mode, str(options.target_trl), [r.id for r in rules])
     prefilter = _Prefilter(rules)
+    entries = report.files
+    executor: _Serial | _Pool | None = None
+    try:
+        # 1. walk + prefilter: each file read once, nothing kept but the list of candidates
+        candidates: list[tuple[int, Target]] = []
 
-    entries: list[FileEntry] = []
-    candidates: list[tuple[int, Target, bytes]] = []
+        def unreadable(path: str, reason: str) -> None:
+            entries.append(FileEntry(path, status="failed", errors=[MigrateError("read", reason)]))
 
-    def unreadable(path: str, reason: str) -> None:
-        entries.append(FileEntry(path, status="failed", errors=[MigrateError("read", reason)]))
+        def outside(path: str, reason: str) -> None:
+            entries.append(FileEntry(os.path.normpath(path), findings=[Finding("trl-compat", reason, 0, 0, None,
+                                                                               "warning")]))
 
-    for target in iter_targets(paths, exclude=exclude, wanted=prefilter.wants, on_error=unreadable):
-        entry = FileEntry(target.path, kind=file_kind(target.path, rules))
-        entries.append(entry)
-        try:
-            with open(target.real, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            entry.status, entry.errors = "failed", [MigrateError("read", exc.strerror or str(exc))]
-            continue
-        if prefilter.candidate(target.path, data):
-            candidates.append((len(entries) - 1, target, data))
-    report.files = entries
-
-    if on_start:
-        on_start(len(candidates))
-    # the code first, the manifests after it: a manifest learns what the rewritten code needs (Options.project_needs)
-    manifests = [c for c in candidates if entries[c[0]].kind in ("manifest", "python+manifest")]
-    candidates = [c for c in candidates if entries[c[0]].kind not in ("manifest", "python+manifest")]
-    workers = _decide_jobs(jobs, len(candidates))
-    outcomes: dict[int, _Outcome] = {}
-    if workers <= 1:
-        for index, target, data in candidates:
-            outcomes[index] = _process(target.path, data, options, rules, verify_idempotent)
-            _apply(entries[index], outcomes[index], on_file)
-    else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=_init_worker,
-                                 initargs=(options, rules, verify_idempotent)) as pool:
-            futures = {pool.submit(_process_in_worker, target.path, data): index for index, target, data in candidates}
-            for future in as_completed(futures):
-                index = futures[future]
-                try:
-                    outcomes[index] = future.result()
-                except Exception as exc:  # a worker died (e.g. recursion in a pathological file)
-                    outcomes[index] = _Outcome(errors=[MigrateError("parse", f"worker failed: {exc!r}")])
-                _apply(entries[index], outcomes[index], on_file)
-
-    needs = tuple(sorted({n for index, _, _ in candidates for n in outcomes[index].needs}))
-    manifest_options = replace(options, project_needs=tuple(sorted({*options.project_needs, *needs})))
-    for index, target, data in manifests:
-        outcomes[index] = _process(target.path, data, manifest_options, rules, verify_idempotent)
-        _apply(entries[index], outcomes[index], on_file)
-    candidates = sorted(candidates + manifests, key=lambda c: c[0])
-
-    changed = [(i, t, d) for i, t, d in candidates if entries[i].status == "changed"]
-    if mode == "diff":
-        for index, target, data in changed:
-            entries[index].diff = unified_diff(target.path, data, outcomes[index].new_bytes or b"")
-    elif mode == "write" and changed:
-        if not allow_dirty:
-            dirty = gitguard.dirty_files(t.real for _, t, _ in changed)
-            if dirty:
-                report.refused_dirty = {t.path: dirty[t.real] for _, t, _ in changed if t.real in dirty}
-                for index, target, _ in changed:
-                    if target.real in dirty:
-                        entries[index].errors.append(
-                            MigrateError("dirty", f"uncommitted changes ({dirty[target.real]}); nothing was written")
-                        )
-                        entries[index].status = "failed"
-                return report
-        for index, target, data in changed:
+        for target in iter_targets(paths, exclude=exclude, wanted=prefilter.wants, on_error=unreadable,
+                                   on_outside=outside):
+            entry = FileEntry(target.path, kind=file_kind(target.path, rules))
+            entries.append(entry)
             try:
-                atomic_write(target.real, data, outcomes[index].new_bytes or b"")
-            except _ChangedOnDisk as exc:
-                entries[index].status = "failed"
-                entries[index].errors.append(MigrateError("changed-on-disk", str(exc)))
-            except OSError as exc:
-                entries[index].status = "failed"
-                entries[index].errors.append(MigrateError("write", exc.strerror or str(exc)))
-            else:
-                entries[index].written = True
+                data, _ = _read_regular(target.real, max_file_bytes)
+            except _Skip as exc:
+                entry.status, entry.errors = "failed", [MigrateError(exc.kind, exc.message)]  # type: ignore[arg-type]
+                continue
+            if prefilter.candidate(target.path, data):
+                candidates.append((len(entries) - 1, target))
+            del data
+
+        # 2. the dirty-tree guard, before anything is written: files git could not restore go first, so that if one
+        # of them changes, nothing at all has been written yet (and nothing will be)
+        write = mode == "write"
+        dirty: dict[str, str] = {}
+        if write and candidates and not allow_dirty:
+            dirty = gitguard.dirty_files(t.real for _, t in candidates)
+            candidates.sort(key=lambda c: c[1].real not in dirty)
+
+        if on_start:
+            on_start(len(candidates))
+        # the code first, the manifests after it, so that a manifest learns what the rewritten code needs
+        # (`Options.project_needs`: trl-compat once a file imports `compat`). A dirty manifest stays in the first
+        # pass (the guard must see it before anything is written) and is looked at again in the second one.
+        later = [c for c in candidates if entries[c[0]].kind in _MANIFEST_KINDS and c[1].real not in dirty]
+        candidates = [c for c in candidates if c not in later]
+        workers = _decide_jobs(jobs, len(candidates))
+        executor = (_Pool(workers, options, rules, verify_idempotent, time_budget) if workers > 1
+                    else _Serial(options, rules, verify_idempotent, time_budget))
+
+        # 3. migrate and write, one file at a time as each is done (each write all-or-nothing)
+        def tasks(chosen: list[tuple[int, Target]]) -> Iterator[tuple[int, str, bytes]]:
+            for index, target in chosen:
+                try:
+                    data, _ = _read_regular(target.real, max_file_bytes)
+                except _Skip as exc:
+                    entries[index].status = "failed"
+                    entries[index].errors = [MigrateError(exc.kind, exc.message)]  # type: ignore[arg-type]
+                    _done(entries[index], on_file)
+                    continue
+                inflight[index] = data
+                yield index, target.path, data
+
+        inflight: dict[int, bytes] = {}
+        real_of = {index: target.real for index, target in (*candidates, *later)}
+
+        def migrated(index: int, outcome: _Outcome) -> None:
+            nonlocal write
+            entry, data = entries[index], inflight.pop(index)
+            _apply(entry, outcome)
+            if entry.status == "changed":
+                new = outcome.new_bytes or b""
+                real = real_of[index]
+                if mode == "diff":
+                    entry.diff = unified_diff(entry.path, data, new)
+                elif mode == "write" and real in dirty:
+                    report.refused_dirty[entry.path] = dirty[real]
+                    entry.status = "failed"
+                    entry.errors.append(MigrateError("dirty", f"uncommitted changes ({dirty[real]}); nothing was written"))
+                    write = False  # the guard refuses the whole run: nothing is written from here on
+                elif write:
+                    _write(entry, real, data, new, force_read_only)
+            _done(entry, on_file)
+
+        for index, outcome in executor.run(tasks(candidates)):
+            migrated(index, outcome)
+        needs = tuple(sorted({*options.project_needs, *(n for index, _ in candidates for n in entries[index].needs)}))
+        if needs:  # the dirty manifests of the first pass, unchanged there, may change now
+            later += [c for c in candidates if entries[c[0]].kind in _MANIFEST_KINDS and entries[c[0]].status
+                      == "unchanged"]
+        if later:
+            second = _Serial(replace(options, project_needs=needs), rules, verify_idempotent, time_budget)
+            try:
+                for index, outcome in second.run(tasks(later)):
+                    migrated(index, outcome)
+            finally:
+                second.close()
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        report.interrupted = signal.Signals(signum).name
+        if executor is not None:
+            executor.close()
+        raise Interrupted(signum, report) from None
+    finally:
+        if executor is not None:
+            executor.close()
     return report
+
+
+_MANIFEST_KINDS = ("manifest", "python+manifest")
+
+
+def _done(entry: FileEntry, on_file: Callable[[FileEntry], None] | None) -> None:
+    if on_file:
+        on_file(entry)
+
+
+def _write(entry: FileEntry, real: str, old: bytes, new: bytes, force_read_only: bool) -> None:
+    with interrupts.critical():  # an interrupt waits until the entry says what happened to the file
+        try:
+            atomic_write(real, old, new, force_read_only=force_read_only)
+        except _ChangedOnDisk as exc:
+            entry.status = "failed"
+            entry.errors.append(MigrateError("changed-on-disk", str(exc)))
+        except _Refused as exc:
+            entry.status = "failed"
+            entry.errors.append(MigrateError(exc.kind, str(exc)))  # type: ignore[arg-type]
+        except OSError as exc:
+            entry.status = "failed"
+            entry.errors.append(MigrateError("write", exc.strerror or str(exc)))
+        else:
+            entry.written = True
 
 
 def _decide_jobs(jobs: int | None, n_candidates: int) -> int:
@@ -223,27 +348,6 @@ def _decide_jobs(jobs: int | None, n_candidates: int) -> int:
         return max(1, min(jobs, n_candidates))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, n_candidates // FILES_PER_WORKER))
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    """Fork where there is fork: workers inherit the imported rules (and rules made in-process, e.g. by tests)
-    without pickling them; elsewhere the platform default, which pickles the initializer's arguments."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else None)
-
-
-_WORKER_STATE: tuple[Options, Sequence[Migration], bool] | None = None
-
-
-def _init_worker(options: Options, rules: Sequence[Migration], verify: bool) -> None:
-    global _WORKER_STATE
-    _WORKER_STATE = (options, rules, verify)
-
-
-def _process_in_worker(path: str, data: bytes) -> _Outcome:
-    assert _WORKER_STATE is not None, "worker not initialised"
-    options, rules, verify = _WORKER_STATE
-    return _process(path, data, options, rules, verify)
 
 
 @dataclass
@@ -258,7 +362,7 @@ class _Outcome:
 
 
 def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration], verify: bool) -> _Outcome:
-    """Decode, migrate, encode one file (runs in a worker process when there is a pool)."""
+    """Decode, migrate, encode one file."""
     kind = file_kind(path, rules)
     try:
         decoded: Decoded = decode_python(data) if kind.startswith("python") else decode_utf8(data)
@@ -281,7 +385,207 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
     return outcome
 
 
-def _apply(entry: FileEntry, outcome: _Outcome, on_file: Callable[[FileEntry], None] | None) -> None:
+class _TooSlow(Exception):
+    pass
+
+
+def _too_slow(budget: float) -> _Outcome:
+    return _Outcome(parsed=True, errors=[MigrateError(
+        "too-slow", f"skipped: too slow (over the budget of {budget:g} s per file; --time-budget SECONDS to change "
+                    "it); file left as is")])
+
+
+def _process_deep(path: str, data: bytes, options: Options, rules: Sequence[Migration], verify: bool,
+                  budget: float | None) -> _Outcome:
+    """`_process` in a thread with a large stack and a raised recursion limit (see DEEP_STACK_BYTES).
+
+    With a `budget`, a file still running after that many seconds gets `_TooSlow` raised inside its thread and is
+    reported too slow (work inside libcst's native parser cannot be interrupted: that thread is abandoned, and a
+    pool worker is killed instead by its parent). The calling thread waits in short steps, so a signal handler in
+    the main thread runs at once.
+    """
+    box: list[_Outcome] = []
+
+    def work() -> None:
+        old = sys.getrecursionlimit()
+        try:
+            sys.setrecursionlimit(max(old, DEEP_RECURSION_LIMIT))
+            box.append(_process(path, data, options, rules, verify))
+        except _TooSlow:
+            pass
+        except MemoryError:
+            box.append(_Outcome(parsed=True, errors=[MigrateError("too-large", "out of memory on this file; "
+                                                                  "file left as is")]))
+        finally:
+            sys.setrecursionlimit(old)
+
+    previous = threading.stack_size()
+    try:
+        threading.stack_size(DEEP_STACK_BYTES)
+        thread = threading.Thread(target=work, name="trl-compat-file", daemon=True)
+        thread.start()
+    except (RuntimeError, ValueError, MemoryError):  # no room for a large stack here: run at the normal depth
+        work()
+        return box[0] if box else _too_slow(budget or 0)
+    finally:
+        threading.stack_size(previous)
+    deadline = None if budget is None else time.monotonic() + budget
+    try:
+        while thread.is_alive():
+            step = 0.05 if deadline is None else max(0.0, min(0.05, deadline - time.monotonic()))
+            thread.join(step)
+            if deadline is not None and time.monotonic() >= deadline and thread.is_alive():
+                _raise_in(thread, _TooSlow)
+                thread.join(1.0)
+                return _too_slow(budget or 0)
+    except BaseException:  # an interrupt: stop the file's work where it is
+        _raise_in(thread, _TooSlow)
+        raise
+    return box[0]
+
+
+def _raise_in(thread: threading.Thread, exc_type: type[BaseException]) -> None:
+    if thread.ident is not None and thread.is_alive():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc_type))
+
+
+class _Serial:
+    """Every file in this process, one at a time."""
+
+    def __init__(self, options: Options, rules: Sequence[Migration], verify: bool, budget: float) -> None:
+        self.args = (options, rules, verify, budget)
+
+    def run(self, tasks: Iterable[tuple[int, str, bytes]]) -> Iterator[tuple[int, _Outcome]]:
+        options, rules, verify, budget = self.args
+        for index, path, data in tasks:
+            yield index, _process_deep(path, data, options, rules, verify, budget)
+
+    def close(self) -> None:
+        pass
+
+
+class _Worker:
+    def __init__(self, ctx: multiprocessing.context.BaseContext, state: tuple) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child, os.getpid(), state), daemon=True)
+        self.process.start()
+        child.close()
+        interrupts.STATE.children.add(self.process.pid)
+        self.task: tuple[int, float] | None = None  # (index, deadline) while busy
+
+    def kill(self) -> None:
+        with contextlib.suppress(Exception):
+            self.process.kill()
+        with contextlib.suppress(Exception):
+            self.process.join(2)
+        with contextlib.suppress(Exception):
+            self.conn.close()
+        interrupts.STATE.children.discard(self.process.pid)
+
+
+def _worker_main(conn: multiprocessing.connection.Connection, parent: int, state: tuple) -> None:
+    interrupts.tie_to_parent(parent)
+    options, rules, verify = state
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        if task is None:
+            os._exit(0)
+        path, data = task
+        try:
+            outcome = _process_deep(path, data, options, rules, verify, None)
+        except Exception as exc:  # pragma: no cover - _process reports its own errors
+            outcome = _Outcome(errors=[MigrateError("parse", f"{type(exc).__name__}: {exc}")])
+        conn.send(outcome)
+
+
+class _Pool:
+    """Worker processes, each fed one file at a time through its own pipe.
+
+    A worker that dies (a crash inside a native parser) or overruns the time budget is killed and replaced: only its
+    file fails. Workers ignore Ctrl-C and die with this process (`interrupts.tie_to_parent`).
+    """
+
+    def __init__(self, n: int, options: Options, rules: Sequence[Migration], verify: bool, budget: float) -> None:
+        self.ctx = _pool_context()
+        self.state = (options, rules, verify)
+        self.budget = budget
+        self.workers = [_Worker(self.ctx, self.state) for _ in range(n)]
+
+    def run(self, tasks: Iterable[tuple[int, str, bytes]]) -> Iterator[tuple[int, _Outcome]]:
+        source = iter(tasks)
+        more = True
+        while True:
+            for w in self.workers:
+                if w.task is None and more:
+                    task = next(source, None)
+                    if task is None:
+                        more = False
+                        break
+                    index, path, data = task
+                    w.task = (index, time.monotonic() + self.budget)
+                    try:
+                        w.conn.send((path, data))
+                    except OSError:
+                        pass  # a dead worker: found below
+            busy = [w for w in self.workers if w.task is not None]
+            if not busy:
+                if not more:
+                    return
+                continue
+            now = time.monotonic()
+            timeout = max(0.0, min(min(w.task[1] for w in busy) - now, 0.2))  # type: ignore[index]
+            ready = set(multiprocessing.connection.wait([w.conn for w in busy], timeout))
+            for w in busy:
+                assert w.task is not None
+                index, deadline = w.task
+                if w.conn in ready:
+                    try:
+                        outcome = w.conn.recv()
+                    except (EOFError, OSError):
+                        outcome = self._died(w)
+                    else:
+                        w.task = None
+                        yield index, outcome
+                        continue
+                elif time.monotonic() >= deadline:
+                    outcome = _too_slow(self.budget)
+                else:
+                    continue
+                self._replace(w)
+                yield index, outcome
+
+    def _died(self, w: _Worker) -> _Outcome:
+        w.process.join(1)
+        code = w.process.exitcode
+        how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
+        return _Outcome(parsed=True, errors=[MigrateError(
+            "parse", f"the parser crashed on this file (worker process ended by {how}); file left as is; "
+                     "the other files are not affected")])
+
+    def _replace(self, w: _Worker) -> None:
+        w.kill()
+        self.workers[self.workers.index(w)] = _Worker(self.ctx, self.state)
+
+    def close(self) -> None:
+        workers, self.workers = self.workers, []
+        for w in workers:
+            with contextlib.suppress(Exception):
+                w.process.kill()
+        for w in workers:
+            w.kill()
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Fork where there is fork: workers inherit the imported rules (and rules made in-process, e.g. by tests)
+    without pickling them; elsewhere the platform default, which pickles the initializer's arguments."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+def _apply(entry: FileEntry, outcome: _Outcome) -> None:
     entry.parsed, entry.encoding = outcome.parsed, outcome.encoding
     entry.rules_applied, entry.findings, entry.errors = outcome.rules_applied, outcome.findings, outcome.errors
     entry.needs = outcome.needs
@@ -289,44 +593,80 @@ def _apply(entry: FileEntry, outcome: _Outcome, on_file: Callable[[FileEntry], N
         entry.status = "failed"
     elif outcome.new_bytes is not None:
         entry.status = "changed"
-    if on_file:
-        on_file(entry)
 
 
 class _ChangedOnDisk(Exception):
     pass
 
 
-def atomic_write(path: str, expected: bytes, new: bytes) -> None:
-    """Replace `path` by `new` atomically, keeping its mode; refuse if it no longer holds `expected`.
+class _Refused(Exception):
+    """A write refused on purpose (a read-only file, one whose owner could not be kept)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: str) -> Iterator[None]:
+    """An exclusive lock on `folder` (flock on its descriptor) while a file in it is compared and replaced, so that
+    two runs over the same tree cannot both pass the "still the file that was read" check and lose one rewrite: the
+    second one waits, then sees the first one's content and refuses."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def atomic_write(path: str, expected: bytes, new: bytes, *, force_read_only: bool = False) -> None:
+    """Replace `path` by `new` atomically, keeping its mode, owner and group; refuse if it no longer holds `expected`.
 
     The new content goes to a temporary file in the same folder (same file system, so `os.replace` is atomic), is
-    flushed and fsynced, gets the original's permission bits, and replaces the original in one rename: at any moment
-    the path holds either the whole old or the whole new content. `path` must be the resolved file (not a link).
+    flushed and fsynced, gets the original's permission bits and owner, and replaces the original in one rename: at any
+    moment the path holds either the whole old or the whole new content. The compare and the replace happen under a
+    lock on the folder (a compare-and-swap between concurrent runs). A read-only file (no write bit) is refused unless
+    `force_read_only`; so is a file whose owner or group the new file could not get. An interrupt during the write is
+    held until it finished (`interrupts.critical`). `path` must be the resolved file (not a link).
     """
-    st = os.stat(path)
-    with open(path, "rb") as fh:
-        if fh.read() != expected:
-            raise _ChangedOnDisk("the file changed on disk while it was being migrated; run again")
     folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".trl-compat.tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(new)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+    with interrupts.critical(), _folder_lock(folder):
+        st = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Refused("not-regular", "no longer a regular file; not written")
+        if not force_read_only and not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise _Refused("read-only", f"the file is read-only (mode {stat.S_IMODE(st.st_mode):04o}); not written "
+                                        "(make it writable, or pass --force-read-only)")
+        with open(path, "rb") as fh:
+            if fh.read(len(expected) + 1) != expected:
+                raise _ChangedOnDisk("the file changed on disk while it was being migrated (another run or an "
+                                     "editor?); not written; run again")
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".trl-compat.tmp", dir=folder)
+        interrupts.STATE.temp_files.add(tmp)
         try:
-            os.chown(tmp, st.st_uid, st.st_gid)
-        except (PermissionError, AttributeError):
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(new)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            with contextlib.suppress(PermissionError, AttributeError):
+                os.chown(tmp, st.st_uid, st.st_gid)
+            got = os.stat(tmp)
+            if (got.st_uid, got.st_gid) != (st.st_uid, st.st_gid):
+                raise _Refused("write", f"the file belongs to uid {st.st_uid} / gid {st.st_gid} and a rewritten "
+                                        f"copy would belong to uid {got.st_uid} / gid {got.st_gid}; not written "
+                                        "(run as its owner)")
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        finally:
+            interrupts.STATE.temp_files.discard(tmp)
 
 
 def unified_diff(path: str, old: bytes, new: bytes) -> bytes:
@@ -338,9 +678,10 @@ def unified_diff(path: str, old: bytes, new: bytes) -> bytes:
     name = path.replace(os.sep, "/")
     if name.startswith("./"):
         name = name[2:]
-    out = [f"diff --git a/{name} b/{name}\n".encode()]
+    raw = os.fsencode(name)  # a file name in any bytes, as git writes it unquoted
+    out = [b"diff --git a/" + raw + b" b/" + raw + b"\n"]
     lines = difflib.diff_bytes(
-        difflib.unified_diff, _split_lf(old), _split_lf(new), f"a/{name}".encode(), f"b/{name}".encode(), lineterm=b"\n"
+        difflib.unified_diff, _split_lf(old), _split_lf(new), b"a/" + raw, b"b/" + raw, lineterm=b"\n"
     )
     for n, line in enumerate(lines):
         if n >= 2 and line[:1] in (b" ", b"-", b"+") and not line.endswith(b"\n"):

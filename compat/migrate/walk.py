@@ -8,8 +8,10 @@ not entered (so, as in git, nothing under it can be re-included). `.git`, virtua
 run handles (Python, notebook, a manifest a rule matches), whatever folder they are in; only `--exclude` drops them.
 
 Symlinks: a linked file is yielded under the first path that reaches it, with its resolved target for the writer, so a
-file reached twice (through a link or two arguments) is processed once; a linked folder is followed only when it
-points inside one of the given roots (and each real folder is entered once: no cycles, no escape).
+file reached twice (through a link or two arguments) is processed once; a linked folder or file is followed only when
+it points inside one of the given roots (and each real folder is entered once: no cycles, no escape). A file link that
+leaves the tree is not followed (a rewrite would change a file outside the repository): `on_outside` hears about it.
+A file named on the command line that is a link must point inside its own git work tree (or its folder, outside git).
 """
 
 from __future__ import annotations
@@ -109,9 +111,11 @@ def iter_targets(
     exclude: Iterable[str] = (),
     wanted: Callable[[str], bool] | None = None,
     on_error: Callable[[str, str], None] | None = None,
+    on_outside: Callable[[str, str], None] | None = None,
 ) -> Iterator[Target]:
     """Files under `paths` to process, each once. `wanted(path)` picks files found in folders (default: .py,
-    .pyi, .ipynb); `on_error(path, reason)` hears about paths that cannot be read or do not exist."""
+    .pyi, .ipynb); `on_error(path, reason)` hears about paths that cannot be read or do not exist;
+    `on_outside(path, reason)` about file links that point out of the tree (not followed)."""
     wanted = wanted or (lambda name: name.endswith(SOURCE_SUFFIXES))
     excludes = [e for e in exclude if e]
     exclude_spec = GitIgnoreSpec.from_lines(excludes) if excludes else None
@@ -145,8 +149,10 @@ def iter_targets(
                 path, ignores = deferred.pop(0)
                 if os.path.isdir(path):
                     yield from _walk(path, arg, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred)
-                else:
+                elif _inside(os.path.realpath(path), roots):
                     yield from take(path)
+                elif on_outside:
+                    on_outside(path, _outside_message(path))
         elif os.path.lexists(arg):
             if excluded(arg, os.getcwd(), False) or not wanted(arg):
                 continue
@@ -154,9 +160,25 @@ def iter_targets(
                 if on_error:
                     on_error(arg, "broken symbolic link")
                 continue
+            if os.path.islink(arg):
+                home = os.path.dirname(os.path.abspath(arg))
+                tree = os.path.realpath(git_toplevel(home) or home)
+                if not _inside(os.path.realpath(arg), [tree]):
+                    if on_outside:
+                        on_outside(arg, _outside_message(arg))
+                    continue
             yield from take(arg)
         elif on_error:
             on_error(arg, "no such file or folder")
+
+
+def _inside(real: str, roots: list[str]) -> bool:
+    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def _outside_message(path: str) -> str:
+    return (f"not followed: a symbolic link to a file outside the tree ({os.path.realpath(path)}); "
+            "migrate that file where it lives")
 
 
 def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_error, deferred) -> Iterator[Target]:
@@ -185,8 +207,7 @@ def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_er
             if entry.name in ALWAYS_SKIP or any(os.path.exists(os.path.join(path, m)) for m in VENV_MARKERS):
                 continue
             if entry.is_symlink():
-                target = os.path.realpath(path)
-                if not any(target == r or target.startswith(r + os.sep) for r in roots):
+                if not _inside(os.path.realpath(path), roots):
                     continue
             if _ignored(ignores, os.path.abspath(path), True) or excluded(path, root, True):
                 continue

@@ -51,6 +51,7 @@ _installed = False
 _stacks_file: Any = None
 MAX_STEPS = 2
 LEARN = 0  # > 0 in --learn mode: the number of steps
+MAP_ROWS = 1024  # rows of a grown synthetic dataset that map/filter process
 LEARN_LR = 2e-2  # the tiny stand-in model's learning rate in --learn mode (the user's is sized for a real model)
 TMP = ""
 S: Any = None  # the _standins module
@@ -723,9 +724,27 @@ def patch_dataset(mod: Any) -> None:
                 self = _standins().grown(self, wanted + 2)
         return real_split(self, test_size, train_size, *a, **kw)
 
+    # ... and processing a synthetic dataset grown that large (`map`, `filter`: a trainer tokenizing 100,000 rows for
+    # two steps) takes its first MAP_ROWS rows only.
+    real_map, real_filter = ds_cls.map, ds_cls.filter
+
+    def _capped(self: Any, what: str) -> Any:
+        if _standins().is_synthetic(self) and len(self) > MAP_ROWS:
+            notice(f"{what} on a synthetic dataset of {len(self)} rows: its first {MAP_ROWS} rows are processed")
+            return real_select(self, range(MAP_ROWS))
+        return self
+
+    def map(self: Any, *a: Any, **kw: Any) -> Any:
+        return real_map(_capped(self, "map"), *a, **kw)
+
+    def filter(self: Any, *a: Any, **kw: Any) -> Any:
+        return real_filter(_capped(self, "filter"), *a, **kw)
+
     ds_cls.rename_column = rename_column
     ds_cls.rename_columns = rename_columns
     ds_cls.push_to_hub = push_to_hub
+    ds_cls.map = map
+    ds_cls.filter = filter
     ds_cls.select = select
     ds_cls.__getitem__ = __getitem__
     ds_cls.train_test_split = train_test_split

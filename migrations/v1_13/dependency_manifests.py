@@ -168,6 +168,8 @@ def requires_trl(text: str, filename: str, path: str | None = None, _seen: froze
             _requirements_txt(rule, text, declared, scratch)
     except Exception:  # a file the rewriters cannot read: nothing is raised either (the engine reports parse errors)
         return False
+    if any(f.severity == "manual" for f in scratch.findings):
+        return True  # a file that does not parse: undecided, the rewrite runs and says its pins were not checked
     if "trl" in declared.names or any(trl_reference(line, filename) for line in text.splitlines()):
         return True
     if filename in ("pyproject.toml", "setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
@@ -297,9 +299,17 @@ def _line_of(text: str, needle: str) -> int:
 
 
 def _pyproject(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
+    import tomllib
+
     import tomlkit
     from tomlkit.items import String, StringType
 
+    try:
+        tomllib.loads(text)  # tomlkit's own errors can be misleading (a NUL byte the file does not contain)
+    except tomllib.TOMLDecodeError as exc:
+        ctx.report(Finding(rule.id, f"pyproject.toml is not valid TOML ({exc}): its pins were not checked; fix the file "
+                                    "and run again", 0, 0, rule.anchor, "manual", False))
+        return text
     doc = tomlkit.parse(text)
     changed = False
 
@@ -411,7 +421,10 @@ _SETUP_KEYS = ("install_requires", "extras_require", "tests_require")
 def _setup_py(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
+    except cst.ParserSyntaxError as exc:
+        ctx.report(Finding(rule.id, f"setup.py does not parse ({exc.message.splitlines()[0][:100]}): its pins were "
+                                    "not checked; fix the file and run again", exc.raw_line, exc.raw_column + 1,
+                           rule.anchor, "manual", False))
         return text
     finder = _SetupStrings()
     module.visit(finder)

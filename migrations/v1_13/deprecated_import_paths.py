@@ -4,8 +4,8 @@
   `trl.experimental.distillation` / `trl.experimental.kto` paths are subclasses that emit a `FutureWarning`
   ("removed in v2.0.0"). The stable classes are their bases with identical signatures: the imports move to `trl`.
 * `trl.create_reference_model` (also `trl.models`, `trl.models.utils`) is a wrapper that warns "now located in
-  `trl.experimental.utils`" on every call; the imports move to `compat.trl.create_reference_model`, which is the
-  real function from `trl.experimental.utils` (same signature) on every line.
+  `trl.experimental.utils`" on every call, but it works on every target, so it is left as it is (issue 12: a name the
+  target still exports is never rewritten, and code is pointed at `compat` only where the target lacks a name).
 """
 
 from __future__ import annotations
@@ -19,14 +19,10 @@ _NAMES = {
 
 
 class DeprecatedImportPaths(SymbolMigration):
-    summary = ("trl.experimental.distillation / trl.experimental.kto (deprecated aliases) -> trl; "
-               "trl.create_reference_model -> compat.trl.create_reference_model")
-    triggers = ("distillation", "kto", "create_reference_model")
+    summary = "trl.experimental.distillation / trl.experimental.kto (deprecated aliases) -> trl"
+    triggers = ("distillation", "kto")
     symbols = {f"{mod}.{name}": Moved("trl", name, "promoted to the stable API; the experimental alias warns")
                for mod, names in _NAMES.items() for name in names}
-    symbols.update({p: Moved("compat.trl", "create_reference_model", "the real function, without the FutureWarning")
-                    for p in ("trl.create_reference_model", "trl.models.create_reference_model",
-                              "trl.models.utils.create_reference_model")})
     # TRL 1.9 kept the implementation in submodules that 1.10 deleted
     symbols.update({
         "trl.experimental.distillation.distillation_config.DistillationConfig": Moved("trl", "DistillationConfig"),

@@ -30,6 +30,13 @@ anything else (a call, arithmetic) and any weight the rule cannot place (e.g. `h
 is reported as an unsure candidate *without* rewriting. Calls are matched by qualified name (`torch.matmul`,
 `torch.nn.functional.linear` through any alias), so a local `torch` or another library's `matmul` is left alone.
 
+A rewrite changes numerics (bf16 accumulation of the projection instead of fp32), so it is classed *unsafe*: it is
+reported as a warning and marked at its line (`# TODO(trl-compat): numerics changed: ...`) for a human to check the loss.
+Code that chose fp32 on purpose is left alone, with an info finding saying why: a comment on or right above the line
+that says so (fp32 / float32 / precision / deliberate / intentional / on purpose), a function that takes the dtype as
+a parameter, TRL's own source (a file under a `trl/` folder) and TRL's own kernels copied elsewhere
+(`TRL_FP32_KERNELS`: functions that TRL at the target version itself keeps in fp32, read from the 1.16.0 wheel).
+
 For CI: `python -m compat.migrate --only lm-head-fp32-upcast --check src/` exits 1 while a rewrite is pending;
 `--report -` lists the unsure candidates too.
 """
@@ -42,7 +49,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext, todo_text
 from migrations.kinds.imports import imported_names
 
 HEAD_MODULES = frozenset({
@@ -52,6 +59,13 @@ HEAD_PARAMETERS = frozenset({
     "lm_head_weight", "lm_head_w", "w_u", "unembed_weight", "unembedding", "unembedding_weight",
     "output_embedding_weight", "output_embeddings_weight", "embed_out_weight", "head_weight", "vocab_projection",
 })
+# Functions of TRL 1.16.0 that project onto the LM head in fp32 on purpose (from the wheel, `pip download --no-deps
+# trl==1.16.0`: trl/experimental/async_distillation/async_distillation_trainer.py:241, `_jsd_loss_chunk`:
+# `logits = hidden_chunk.float() @ lm_head_weight.float().t()`, the per-chunk JSD that needs fp32 logits).
+TRL_FP32_KERNELS = frozenset({"_jsd_loss_chunk"})
+_DELIBERATE_COMMENT = re.compile(r"fp32|float32|fp64|float64|full precision|precision|deliberate|intentional|"
+                                 r"on purpose|numerical|stability", re.IGNORECASE)
+_MARKER = "numerics changed: check the loss"  # <= 100 characters with the link and some indentation
 HIDDEN_HINTS = ("hidden", "last_hidden", "hidden_states", "embeds", "activations", "features")
 # first `_`-separated token of a short name that reads as hidden states / a weight (`h`, `h_s`, `w`, `w_t`, ...)
 HIDDEN_PREFIXES = frozenset({"h", "hs", "hidden"})
@@ -114,6 +128,7 @@ class _Cast:
 
 class LMHeadFP32Upcast(PythonMigration):
     summary = "h.float() @ lm_head.weight.float().t() -> (h @ w.to(h.dtype).t()).float(): bf16 projection, fp32 result"
+    safety = "unsafe"  # a numerics change (see the module docstring): reported as a warning and marked
     triggers = (".float()", ".double()", "float32", "float64", "torch.double")
     # step (1) of the gate below, also run on the raw bytes by the engine; `triggered_by` adds step (2): of
     # transformers' 2,912 files, 784 hold `.float()` & co, 39 pass step (1), none pass step (2)
@@ -167,6 +182,7 @@ class _Transformer(MigrationTransformer):
         self._scopes: list[dict[str, list[cst.BaseExpression]]] = [{}]
         self._head_context: list[set[str]] = []  # names handed to an enclosing `with ..lm_head..(w, b):`
         self._classes: list[str] = []  # enclosing class names, innermost last
+        self._functions: list[cst.FunctionDef] = []  # enclosing functions, innermost last
 
     # -- local origins: names assigned once in the current function ---------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -174,10 +190,42 @@ class _Transformer(MigrationTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(_assignments(node.body.body if isinstance(node.body, cst.IndentedBlock) else []))
+        self._functions.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._scopes.pop()
+        self._functions.pop()
         return updated_node
+
+    # -- deliberate fp32 -------------------------------------------------------------------------------------------
+    def _deliberate(self) -> str | None:
+        """Why the projection at hand is fp32 on purpose, or None."""
+        parts = (self.ctx.path or "").replace("\\", "/").split("/")
+        if "trl" in parts[:-1]:
+            return "TRL's own source"
+        if self._functions and self._functions[-1].name.value in TRL_FP32_KERNELS:
+            return f"TRL's own fp32 kernel `{self._functions[-1].name.value}`"
+        if self._functions:
+            params = self._functions[-1].params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if "dtype" in param.name.value.lower():
+                    return f"the function takes the dtype as a parameter (`{param.name.value}`)"
+        stmt = self._stmt_stack[-1] if self._stmt_stack else None
+        comments = []
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if stmt.trailing_whitespace.comment is not None:
+                comments.append(stmt.trailing_whitespace.comment.value)
+            comments.extend(line.comment.value for line in stmt.leading_lines if line.comment is not None)
+        if any(_DELIBERATE_COMMENT.search(c) for c in comments):
+            return "a comment at the line says so"
+        return None
+
+    def _rewrote(self, node: cst.CSTNode) -> None:
+        """An applied numerics rewrite: a warning finding, and a marker above the statement."""
+        self.note(node, "fp32 lm_head projection -> projection in the operands' dtype, result upcast (a numerics "
+                        "change: check the loss)", severity="warning")
+        if self._stmt_stack:
+            self._pending.setdefault(id(self._stmt_stack[-1]), []).append(todo_text(_MARKER, self.rule.anchor))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value)
@@ -295,6 +343,10 @@ class _Transformer(MigrationTransformer):
         if w is None or w.precision != h.precision:
             return None
         if self._is_head(w.base):
+            reason = self._deliberate()
+            if reason is not None:
+                self.note(original, f"fp32 lm_head projection kept: deliberate ({reason})", changed=False)
+                return None
             if _is_simple(h.inner):
                 return h, w
             self.note(original, "lm_head projection on an upcast expression that is not a plain name: project in "
@@ -338,7 +390,7 @@ class _Transformer(MigrationTransformer):
             return updated_node
         h, w = decided
         projection = original_node.with_changes(left=h.inner, right=self._rewritten_weight(h, w), lpar=[], rpar=[])
-        self.note(original_node, "fp32 lm_head projection -> projection in the operands' dtype, result upcast")
+        self._rewrote(original_node)
         result = self._upcast_result(h, projection)
         if original_node.lpar:
             result = result.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
@@ -369,7 +421,7 @@ class _Transformer(MigrationTransformer):
                 dtype = cst.Attribute(value=h.inner.deep_clone(), attr=cst.Name("dtype"))
                 new_args.append(args[2].with_changes(value=cst.Call(
                     func=cst.Attribute(value=bias.inner, attr=cst.Name("to")), args=[cst.Arg(dtype)])))
-            self.note(original_node, "fp32 lm_head projection -> projection in the operands' dtype, result upcast")
+            self._rewrote(original_node)
             return self._upcast_result(h, updated_node.with_changes(args=new_args))
         if method in ("matmul", "mm") and isinstance(func, cst.Attribute) and len(original_node.args) == 1 \
                 and original_node.args[0].keyword is None and not names & _MATMUL_FUNCS:
@@ -380,7 +432,7 @@ class _Transformer(MigrationTransformer):
             new = original_node.with_changes(
                 func=func.with_changes(value=h.inner),
                 args=[original_node.args[0].with_changes(value=self._rewritten_weight(h, w))])
-            self.note(original_node, "fp32 lm_head projection -> projection in the operands' dtype, result upcast")
+            self._rewrote(original_node)
             return self._upcast_result(h, new)
         return updated_node
 

@@ -6,7 +6,9 @@ the tokenizer's chat template. With a prompt/completion dataset the loss covers 
 (`completion_only_loss`, default on for that format).
 
 Loss: `reference_impl.losses` `nll` (mean token negative log-likelihood) or `dft` (Dynamic Fine-Tuning, each token's
-NLL weighted by its detached probability), on log-probs from the chunked engine: the lm_head never runs in full.
+NLL weighted by its detached probability), computed by `reference_impl.scalar_loss.chunked_scalar_loss` (the 3-GEMM
+path: gradients in the forward; it takes the per-token engine where that is more exact, see its module doc): the
+lm_head never runs in full.
 Logged metrics (TRL's names): `loss`, `entropy`, `mean_token_accuracy`, `num_tokens`.
 """
 
@@ -211,13 +213,18 @@ class SFTTrainer(_BaseTrainer):
         self, model: Any, inputs: dict[str, torch.Tensor], return_outputs: bool = False, num_items_in_batch: Any = None
     ) -> Any:
         mode = self._mode
-        stats = forward_token_stats(
-            model, inputs["input_ids"], inputs["attention_mask"], inputs["labels"],
-            outputs=("logp", "entropy", "is_top1"),
-        )
-        mask = stats["mask"]
-        loss_fn = dft_loss if self.args.loss_type == "dft" else nll_loss
-        loss, _ = loss_fn(stats["logp"], mask, num_items_in_batch=num_items_in_batch)
+        if self._scalar_loss:
+            # nll/dft with logging-only per-token outputs: the 3-GEMM path, gradients computed in the forward
+            stats = self._scalar_loss_stats(model, inputs, num_items_in_batch)
+            loss, mask = stats["loss"], stats["mask"]
+        else:
+            stats = forward_token_stats(
+                model, inputs["input_ids"], inputs["attention_mask"], inputs["labels"],
+                outputs=("logp", "entropy", "is_top1"),
+            )
+            mask = stats["mask"]
+            loss_fn = dft_loss if self.args.loss_type == "dft" else nll_loss
+            loss, _ = loss_fn(stats["logp"], mask, num_items_in_batch=num_items_in_batch)
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes
 
@@ -232,3 +239,29 @@ class SFTTrainer(_BaseTrainer):
         if return_outputs:
             return loss, {"loss": loss}
         return loss
+
+    #: the loss through `reference_impl.scalar_loss` (3 GEMMs); False: per-token log-probs, then the loss (4 GEMMs)
+    _scalar_loss = True
+
+    def _scalar_loss_stats(self, model: Any, inputs: dict[str, torch.Tensor], num_items_in_batch: Any) -> dict:
+        """`chunked_scalar_loss` inside the model's forward (the `engine_fn` protocol of `_model.add_engine_head`):
+        `{"loss", "mask", "entropy", "is_top1"}` with `labels[:, 1:]` scored from `hidden[:, :-1]`."""
+        from reference_impl.scalar_loss import chunked_scalar_loss
+
+        from ._model import head_scaling, unwrap
+
+        labels, loss_type = inputs["labels"], self.args.loss_type
+        scale, softcap = head_scaling(unwrap(model).config)
+
+        def fn(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> dict[str, torch.Tensor]:
+            shift = labels[:, 1:].to(hidden.device)
+            mask = shift != -100
+            loss, out = chunked_scalar_loss(
+                hidden[:, :-1][mask], weight, shift[mask], bias=bias, loss_type=loss_type,
+                num_items_in_batch=num_items_in_batch, logit_scale=scale, softcap=softcap,
+                outputs=("entropy", "argmax_correct"),
+            )
+            full = {k: v.new_zeros(mask.shape).masked_scatter(mask, v) for k, v in out.items()}
+            return {"loss": loss, "mask": mask, "entropy": full["entropy"], "is_top1": full["argmax_correct"]}
+
+        return model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"], engine_fn=fn)

@@ -44,3 +44,21 @@ def test_demo_degrades_without_the_migrator(tmp_path: Path, monkeypatch: pytest.
 def test_demo_without_the_example_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert demo.main(["--examples", str(tmp_path / "missing")]) == 2
     assert "no example repository" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.trl
+def test_demo_on_the_era_faithful_repository_leaves_nothing_unmarked(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The default repository (examples/ppo_era_repo, TRL 0.8.6): migrated, checked and smoke-run; every script
+    trains or stops at a line the migration marked (the demo's exit status 0 says nothing broke unmarked)."""
+    pytest.importorskip("trl")
+    code = demo.main(["--keep", str(tmp_path / "work"), "--scripts", "sft.py,ppo.py"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "example repository ppo_era_repo copied" in out
+    assert "4. python -m compat.check ppo_era_repo/" in out and "marker(s) left" in out
+    assert "5. python -m compat.smoke on the 2 migrated script(s)" in out
+    assert "fail elsewhere" in out and " 0 fail elsewhere." in out
+    original = (demo.EXAMPLES / "sft.py").read_text(encoding="utf-8")
+    assert "dataset_text_field" in original and "SFTTrainer(" in original  # the bundled example is never rewritten

@@ -15,11 +15,11 @@ OLD_SFT = 'from trl import SFTConfig\n\ncfg = SFTConfig(output_dir="out", loss_t
 NEW_SFT = 'from trl import SFTConfig\n\ncfg = SFTConfig(output_dir="out", loss_type="nll")\n'
 
 
-def run_cli(*args: str, cwd: Path, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_cli(*args: str, cwd: Path, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
     """`python -m compat.migrate ARGS` in `cwd`, as a user would run it (stdout is a pipe, not a TTY)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "compat.migrate", *args], cwd=cwd, capture_output=True, input=input, env=env, timeout=120
+        [sys.executable, "-m", "compat.migrate", *args], cwd=cwd, capture_output=True, input=input, env=env, timeout=timeout
     )
 
 

@@ -7,10 +7,13 @@ import textwrap
 
 import pytest
 
+from migrations.base import todo_text
+from migrations.v1_13.lm_head_fp32_upcast import _MARKER
 from migrations.v1_13.lm_head_fp32_upcast import MIGRATION as RULE
 from tests.migrations._driver import run
 
 T = "import torch\nimport torch.nn.functional as F\n"
+MARK = todo_text(_MARKER, RULE.anchor)  # every applied rewrite is a numerics change: marked at its line
 
 POSITIVE = [
     ("h.float() @ lm_head.weight.float().t()", "(h @ lm_head.weight.to(h.dtype).t()).float()"),
@@ -46,8 +49,9 @@ POSITIVE = [
 @pytest.mark.parametrize("before,after", POSITIVE)
 def test_positive(before, after):
     out, findings = run(RULE, f"{T}logits = {before}\n")
-    assert out == f"{T}logits = {after}\n"
-    assert [f.changed for f in findings] == [True]
+    assert out == f"{T}{MARK}\nlogits = {after}\n"
+    assert [(f.changed, f.severity) for f in findings] == [(True, "warning")]
+    assert len(MARK) + 8 <= 100  # the marker fits a line even indented twice
 
 
 def test_positive_aliases_and_local_origin():
@@ -195,3 +199,43 @@ def test_end_to_end_tiny_model_loss_matches_in_bf16():
     assert before.dtype == after.dtype == torch.float32
     # bf16 has an 8-bit mantissa: relative error of the projection ~ 2**-8; the loss agrees far inside that
     assert torch.allclose(after, before, rtol=2 ** -7, atol=1e-3), (before.item(), after.item())
+
+
+# -- deliberate fp32 is left alone (issue 18, item 8) -----------------------------------------------------------------
+
+TRL_1_16_KERNEL = """\
+    import torch
+    import torch.nn.functional as F
+
+    def _jsd_loss_chunk(hidden_chunk, lm_head_weight, lm_head_bias, temperature):
+        logits = hidden_chunk.float() @ lm_head_weight.float().t()
+        if lm_head_bias is not None:
+            logits = logits + lm_head_bias.float()
+        return F.log_softmax(logits / temperature, dim=-1)
+"""
+
+
+@pytest.mark.parametrize("src, path, why", [
+    # TRL 1.16.0's own per-chunk JSD (trl/experimental/async_distillation/async_distillation_trainer.py:241), in its
+    # style, copied into a user's repository: fp32 there is intentional
+    (TRL_1_16_KERNEL, "example.py", "TRL's own fp32 kernel"),
+    # the same shape inside a TRL source tree (a vendored or installed copy)
+    (TRL_1_16_KERNEL.replace("_jsd_loss_chunk", "_other_chunk"), "vendor/trl/trainer/x.py", "TRL's own source"),
+    # a comment that says so
+    ("import torch\n\ndef f(h, lm_head_weight):\n    # keep the projection in fp32 on purpose\n"
+     "    return h.float() @ lm_head_weight.float().t()\n", "example.py", "a comment"),
+    ("import torch\nlogits = h.float() @ lm_head.weight.float().t()  # full precision: deliberate\n", "example.py",
+     "a comment"),
+    # the dtype is the caller's choice
+    ("import torch\n\ndef f(h, lm_head_weight, compute_dtype=torch.float32):\n"
+     "    return h.float() @ lm_head_weight.float().t()\n", "example.py", "dtype as a parameter"),
+])
+def test_deliberate_fp32_projection_is_left_alone(src, path, why):
+    out, findings = run(RULE, src, path=path)
+    assert out == textwrap.dedent(src)
+    assert [(f.severity, f.changed) for f in findings] == [("info", False)]
+    assert "deliberate" in findings[0].message and why in findings[0].message
+
+
+def test_the_rule_is_classed_unsafe():
+    assert RULE.safety == "unsafe"

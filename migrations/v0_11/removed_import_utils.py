@@ -1,0 +1,59 @@
+"""removed-import-utils: `trl.is_npu_available` / `trl.is_xpu_available` (gone in TRL 0.11) -> their successors.
+
+TRL 0.8 - 0.10 exported both from `trl` and `trl.import_utils` (read from the 0.10.1 and 0.11.0 wheels):
+* `is_npu_available()` checked `torch_npu` importable and `torch.npu.is_available()`: what transformers'
+  `transformers.utils.is_torch_npu_available()` checks with its default `check_device=False`;
+* `is_xpu_available()` returned `accelerate.utils.is_xpu_available()` whenever accelerate >= 0.20 was installed, which
+  every supported target guarantees (its floor is accelerate 1.10+), so the import moves there;
+* the package probes `is_peft_available`, `is_bitsandbytes_available`, `is_torchvision_available`, `is_pil_available`
+  (gone in 0.11), `is_rich_available` (0.18), `is_diffusers_available` (0.24) were `find_spec(...)` checks: they move
+  to transformers' probes of the same packages (`is_pil_available` -> `is_vision_available`), which answer the same
+  for an installed package (they read its metadata instead of its import spec);
+* marked, no successor: `is_wandb_available` (transformers' has other semantics: it honours `WANDB_DISABLED`) and the
+  version probes `is_torch_greater_2_0`, `is_transformers_greater_than`, `is_accelerate_greater_20_0` (gone in 0.12):
+  compare `packaging.version` yourself, or drop the check (every target's floors are above those versions).
+Most of these went away in 0.11, hence the folder; the table notes the others.
+"""
+
+from __future__ import annotations
+
+from migrations.kinds.symbols import Gone, Moved, SymbolMigration
+
+_NPU = "removed from TRL in 0.11; transformers' function does the same check"
+_XPU = "removed from TRL in 0.11; TRL's function returned accelerate's with accelerate >= 0.20"
+
+
+# TRL probe -> (transformers.utils probe of the same package, the TRL release that removed it)
+_PROBES = {
+    "is_peft_available": ("is_peft_available", "0.11"),
+    "is_bitsandbytes_available": ("is_bitsandbytes_available", "0.11"),
+    "is_torchvision_available": ("is_torchvision_available", "0.11"),
+    "is_pil_available": ("is_vision_available", "0.11"),
+    "is_rich_available": ("is_rich_available", "0.18"),
+    "is_diffusers_available": ("is_diffusers_available", "0.24"),
+}
+_VERSION_MSG = "removed in TRL 0.12: compare packaging.version yourself, or drop it (the floors are above it)"
+_GONE = {
+    "is_wandb_available": "removed in TRL 0.11: use importlib.util.find_spec('wandb') is not None",
+    "is_torch_greater_2_0": _VERSION_MSG,
+    "is_transformers_greater_than": _VERSION_MSG,
+    "is_accelerate_greater_20_0": _VERSION_MSG,
+}
+
+
+class RemovedImportUtils(SymbolMigration):
+    summary = "trl.import_utils probes (is_npu/xpu/peft_available, ..., removed in 0.11+) -> transformers/accelerate"
+    triggers = ("import_utils", "is_npu_available", "is_xpu_available")
+    symbols = {
+        **{p: Moved("transformers.utils", "is_torch_npu_available", _NPU)
+           for p in ("trl.is_npu_available", "trl.import_utils.is_npu_available")},
+        **{p: Moved("accelerate.utils", "is_xpu_available", _XPU)
+           for p in ("trl.is_xpu_available", "trl.import_utils.is_xpu_available")},
+        **{f"trl.import_utils.{old}": Moved("transformers.utils", new, f"removed from TRL in {release}; "
+                                           "transformers probes the same package")
+           for old, (new, release) in _PROBES.items()},
+        **{f"trl.import_utils.{name}": Gone(message) for name, message in _GONE.items()},
+    }
+
+
+MIGRATION = RemovedImportUtils()

@@ -1,0 +1,164 @@
+"""config-defaults: TRL config defaults that changed under code relying on them, written out or marked.
+
+From TRL 0.12 on, the trainers' configs stopped inheriting four TrainingArguments defaults (read from every wheel by
+`_config_defaults_gen.py`, data in `_config_defaults_data.py`): `learning_rate` (0.12: SFT 2e-5, DPO/ORPO/CPO/KTO 1e-6;
+0.24: Reward 1e-4), `logging_steps` (0.19: 10), `bf16` (0.19: None = on where supported) and `gradient_checkpointing`
+(0.22: True). A 0.8-era `ORPOConfig(output_dir=...)` silently trains with another learning rate, in bf16, with
+gradient checkpointing, on TRL 1.16 (and fails on a CPU without bf16).
+
+For each call of `SFTConfig`, `DPOConfig`, `RewardConfig`, `KTOConfig`, `ORPOConfig`, `CPOConfig` (resolved by
+qualified name, old and experimental paths alike) that does not set one of these fields and has no `**kwargs`, the
+rule reads the repository's TRL pin (the nearest `requirements*.txt` / `pyproject.toml` / `setup.py` / `setup.cfg`
+above the file, as committed in git when the file is tracked, so a manifest rewritten in the same run does not hide
+the old pin), takes the releases the pin admits, and:
+
+* every admitted release had the same default, and the target's differs: the old default is written out
+  (`learning_rate=5e-05`), which is provably what the user got;
+* the admitted releases disagree (an open pin such as `trl>=0.8`): a marker naming the fields to decide;
+* no pin found, or the pin admits only releases with the target's defaults: nothing (no evidence of an old default).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.cst import make_kwarg, parse_expr, replace_args
+from migrations.v0_12._config_defaults_data import HISTORY, RELEASES
+
+ANCHOR = "config-defaults"
+_MANIFESTS = ("requirements.txt", "requirements-dev.txt", "requirements_dev.txt", "pyproject.toml", "setup.py",
+              "setup.cfg", "environment.yml")
+_TRL_REQ = re.compile(r"""(?<![\w.\-/])trl(?:\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\w.*+!]+\s*,?\s*)+)""")
+_STEM = {"SFTConfig": ("sft_config", ""), "DPOConfig": ("dpo_config", ""), "RewardConfig": ("reward_config", ""),
+         "KTOConfig": ("kto_config", "kto"), "ORPOConfig": ("orpo_config", "orpo"), "CPOConfig": ("cpo_config", "cpo")}
+
+
+def _paths() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, (stem, pkg) in _STEM.items():
+        for p in (f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.{stem}.{name}", f"compat.trl.{name}"):
+            out[p] = name
+        if pkg:
+            out[f"trl.experimental.{pkg}.{name}"] = out[f"trl.experimental.{pkg}.{stem}.{name}"] = name
+    return out
+
+
+_CONFIG_PATHS = _paths()
+
+
+def default_at(config: str, field: str, release: Version) -> object:
+    """The default of `config.field` in TRL `release` (the last change at or before it)."""
+    value: object = None
+    for first, v in HISTORY[config][field]:
+        if Version(first) <= release:
+            value = v
+    return value
+
+
+def _committed_text(path: Path) -> str | None:
+    """The file as committed at HEAD (when tracked in git), else as on disk."""
+    try:
+        out = subprocess.run(["git", "-C", str(path.parent), "show", f"HEAD:./{path.name}"], capture_output=True,
+                             text=True, timeout=10, check=False)
+        if out.returncode == 0:
+            return out.stdout
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def pinned_releases(folder: str) -> tuple[str, ...] | None:
+    """The TRL releases the nearest manifest at or above `folder` admits; None when no manifest pins TRL."""
+    here = Path(folder).resolve()
+    for directory in (here, *here.parents):
+        for name in _MANIFESTS:
+            candidate = directory / name
+            if not candidate.is_file():
+                continue
+            text = _committed_text(candidate)
+            match = _TRL_REQ.search(text or "")
+            if match is None:
+                continue
+            try:
+                spec = SpecifierSet(match.group(1).replace(" ", "").rstrip(","))
+            except InvalidSpecifier:
+                return None
+            return tuple(r for r in RELEASES if Version(r) in spec)
+        if (directory / ".git").exists():
+            break
+    return None
+
+
+class _Transformer(MigrationTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, admitted: tuple[str, ...]) -> None:
+        super().__init__(rule, ctx)
+        self.admitted = [Version(r) for r in admitted]
+        self.target = Version(ctx.options.target_trl.base_version)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        try:
+            names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())
+                     if q.source == QualifiedNameSource.IMPORT}
+        except KeyError:
+            return updated_node
+        config = next((_CONFIG_PATHS[n] for n in sorted(names) if n in _CONFIG_PATHS), None)
+        if config is None or any(a.star for a in updated_node.args):
+            return updated_node
+        given = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        write: list[tuple[str, object]] = []
+        unsure: list[str] = []
+        for field in HISTORY[config]:
+            if field in given:
+                continue
+            new = default_at(config, field, self.target)
+            old = {repr(default_at(config, field, r)) for r in self.admitted
+                   if r >= Version(HISTORY[config][field][0][0])}
+            if not old or old == {repr(new)}:
+                continue
+            if len(old) == 1:
+                write.append((field, default_at(config, field, self.admitted[-1])))
+            else:
+                unsure.append(field)
+        if unsure:
+            self.todo(original_node, f"{config} defaults changed since your pinned TRL: set {', '.join(unsure)}")
+        if not write:
+            return updated_node
+        self.note(original_node, f"{config}: wrote out the defaults of the pinned TRL: "
+                                 + ", ".join(f"{f}={v!r}" for f, v in write))
+        extra = [make_kwarg(f, parse_expr(repr(v))) for f, v in write]
+        return replace_args(updated_node, [*updated_node.args, *extra])
+
+
+class ConfigDefaults(PythonMigration):
+    summary = "TRL config defaults changed since the pinned TRL (learning_rate, logging_steps, bf16, " \
+              "gradient_checkpointing): written out when provable, else marked"
+    triggers = ("Config",)
+    requires = ("trl",)
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        if ctx.path is None:
+            return wrapper.module
+        admitted = pinned_releases(str(Path(ctx.path).parent))
+        if not admitted:
+            return wrapper.module
+        t = _Transformer(self, ctx, admitted)
+        new = wrapper.visit(t)
+        return new if t.changed else wrapper.module
+
+
+MIGRATION = ConfigDefaults()

@@ -1,0 +1,530 @@
+"""trainer-kwargs-to-config: DPOTrainer / SFTTrainer / RewardTrainer keywords that moved into their configs.
+
+TRL 0.9 moved the training options of `DPOTrainer(beta=, max_length=, ...)` and `SFTTrainer(dataset_text_field=,
+max_seq_length=, packing=, ...)` into `DPOConfig` / `SFTConfig` (the trainer keywords stayed as deprecated overrides);
+TRL 0.13 removed them from the trainers' signatures (read from the 0.12.2 and 0.13.0 wheels); `RewardTrainer(max_length=)`
+followed later. On TRL 1.13-1.16 every one of them is a `TypeError`.
+
+For each call of one of these trainers (resolved by qualified name) the rule finds the `args` object and moves the
+keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.max_length`):
+
+* `args=TrainingArguments(...)` / `args=DPOConfig(...)` inline, or a name bound once in the same scope to such a call:
+  the keywords are appended to that call (its layout and comments kept). A `transformers.TrainingArguments(...)` becomes
+  the trainer's config class, and the TrainingArguments defaults the config overrides (`learning_rate`,
+  `logging_steps`, `gradient_checkpointing`, `bf16`) are written out when the call does not set them - the values that
+  user provably got from TrainingArguments - so the run does not change;
+* a value that is not a literal and reads a name bound after the config was built, or an `args` produced by
+  `HfArgumentParser(...).parse_args_into_dataclasses()` (whose class tuple is switched to the config class): the value is
+  assigned to the config object right before the trainer is built (`training_args.beta = 0.1`), which is what the old
+  trainer did with its keyword (it overrode the config);
+* no `args` at all: `args=<Config>(output_dir="tmp_trainer", ...)` (the output dir transformers' Trainer used);
+* an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved;
+* `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
+  signature forwards the keyword; where it should go is the subclass author's decision).
+
+A keyword already set on the config is never duplicated: the trainer's keyword is dropped when it is the same code,
+else marked. Keywords without a field on the target config (`max_prompt_length`, `padding_value`, `infinite`, ...) stay
+where they are with a marker saying what happened to them. DPOTrainer's 0.x positional layout
+(`DPOTrainer(model, ref, beta, ...)`) and SFT/Reward positionals past the 6th are turned into keywords first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
+
+from migrations.base import (
+    MigrationTransformer,
+    PythonMigration,
+    RuleContext,
+    add_todo_lines,
+)
+from migrations.kinds.cst import (
+    code,
+    explode_call,
+    literal_value,
+    make_kwarg,
+    parse_expr,
+    replace_args,
+)
+from migrations.kinds.imports import ensure_imports
+
+_MISSING = object()
+
+ANCHOR = "trainer-kwargs-to-config"
+
+# the 0.8.6 ... 0.12.2 signatures (identical over that range but for tokenizer -> processing_class in 0.12)
+_OLD_PARAMS = {
+    "DPOTrainer": (
+        "model", "ref_model", "beta", "label_smoothing", "loss_type", "args", "data_collator", "label_pad_token_id",
+        "padding_value", "truncation_mode", "train_dataset", "eval_dataset", "tokenizer", "model_init", "callbacks",
+        "optimizers", "preprocess_logits_for_metrics", "max_length", "max_prompt_length", "max_target_length",
+        "peft_config", "is_encoder_decoder", "disable_dropout", "generate_during_eval", "compute_metrics",
+        "precompute_ref_log_probs", "dataset_num_proc", "model_init_kwargs", "ref_model_init_kwargs",
+        "model_adapter_name", "ref_adapter_name", "reference_free", "force_use_ref_model"),
+    "SFTTrainer": (
+        "model", "args", "data_collator", "train_dataset", "eval_dataset", "tokenizer", "model_init", "compute_metrics",
+        "callbacks", "optimizers", "preprocess_logits_for_metrics", "peft_config", "dataset_text_field", "packing",
+        "formatting_func", "max_seq_length", "infinite", "num_of_sequences", "chars_per_token", "dataset_num_proc",
+        "dataset_batch_size", "neftune_noise_alpha", "model_init_kwargs", "dataset_kwargs", "eval_packing"),
+    "RewardTrainer": (
+        "model", "args", "data_collator", "train_dataset", "eval_dataset", "tokenizer", "model_init", "compute_metrics",
+        "callbacks", "optimizers", "preprocess_logits_for_metrics", "max_length", "peft_config"),
+}
+# positionals from this index on meant something else in 0.x than on the target (first differing parameter)
+_SAME_PREFIX = {"DPOTrainer": 2, "SFTTrainer": 6, "RewardTrainer": 6}
+# where `args` sits on the target (1.13-1.16 signatures)
+_ARGS_POS = {"DPOTrainer": 2, "SFTTrainer": 1, "RewardTrainer": 1}
+
+# old trainer keyword -> field of the target config (1.13 ... 1.16 config fields are identical for these)
+_MOVED: dict[str, dict[str, str]] = {
+    "DPOTrainer": {k: k for k in ("beta", "label_smoothing", "loss_type", "truncation_mode", "max_length",
+                                  "disable_dropout", "precompute_ref_log_probs", "dataset_num_proc",
+                                  "model_init_kwargs")},
+    "SFTTrainer": {**{k: k for k in ("dataset_text_field", "packing", "dataset_num_proc", "neftune_noise_alpha",
+                                     "model_init_kwargs", "dataset_kwargs", "eval_packing")},
+                   "max_seq_length": "max_length"},
+    "RewardTrainer": {"max_length": "max_length"},
+}
+# old trainer keywords with no field on the target config -> what to do (marker text)
+_GONE: dict[str, dict[str, str]] = {
+    "DPOTrainer": {
+        "label_pad_token_id": "no DPOConfig field on TRL 1.13+ (labels are built internally): drop it",
+        "padding_value": "no DPOConfig field on TRL 1.13+: set the tokenizer's pad_token instead",
+        "max_prompt_length": "gone in TRL 1.x: DPOConfig has max_length (prompt+completion) and truncation_mode",
+        "max_target_length": "gone in TRL 1.x (encoder-decoder DPO): drop it",
+        "is_encoder_decoder": "gone in TRL 1.x (read from the model config): drop it",
+        "generate_during_eval": "gone in TRL 1.x: log samples with a callback instead",
+        "ref_model_init_kwargs": "gone in TRL 1.x: build ref_model yourself with these kwargs",
+        "model_adapter_name": "gone in TRL 1.x: drop it (PEFT ref = adapter disabled)",
+        "ref_adapter_name": "gone in TRL 1.x: drop it (PEFT ref = adapter disabled)",
+        "reference_free": "gone in TRL 1.x: no reference-free DPO; pick a loss_type without ref",
+        "force_use_ref_model": "gone in TRL 1.x: pass ref_model explicitly",
+    },
+    "SFTTrainer": {
+        "infinite": "gone with ConstantLengthDataset: use packing=True in SFTConfig, drop it",
+        "num_of_sequences": "gone with ConstantLengthDataset: packing needs no buffer size, drop it",
+        "chars_per_token": "gone with ConstantLengthDataset: packing works on tokens, drop it",
+        "dataset_batch_size": "gone in TRL 1.x (tokenization batch size): drop it",
+    },
+    "RewardTrainer": {},
+}
+_CONFIG = {"DPOTrainer": "DPOConfig", "SFTTrainer": "SFTConfig", "RewardTrainer": "RewardConfig"}
+_STEM = {"DPOTrainer": "dpo", "SFTTrainer": "sft", "RewardTrainer": "reward"}
+# trainers that read config-only fields from `args` (TRL 1.16 DPOTrainer/RewardTrainer do not convert a plain
+# TrainingArguments the way SFTTrainer does): a TrainingArguments `args` is switched even with no keyword to move
+_NEEDS_CONFIG = {"DPOTrainer", "RewardTrainer"}
+
+
+def _paths(name: str, stem: str, suffix: str) -> set[str]:
+    return {f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.{stem}_{suffix}.{name}", f"compat.trl.{name}"}
+
+
+_TRAINER_PATHS = {p: t for t in _CONFIG for p in _paths(t, _STEM[t], "trainer")}
+_CONFIG_PATHS = {p: c for c in _CONFIG.values() for p in _paths(c, c[:-6].lower(), "config")}
+_TRAINING_ARGS = {"transformers.TrainingArguments", "transformers.training_args.TrainingArguments"}
+_PARSER = {"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser"}
+_PARSE_METHODS = {"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict"}
+
+# TrainingArguments defaults (transformers 4.x, what a TrainingArguments user got) that the TRL 1.13-1.16 configs
+# override; written out when a TrainingArguments(...) call becomes a config call and does not set them
+_TA_DEFAULTS = {"learning_rate": "5e-05", "logging_steps": "500", "gradient_checkpointing": "False", "bf16": "False"}
+_OUTPUT_DIR = '"tmp_trainer"'
+
+
+@dataclass
+class _Plan:
+    trainer: str
+    call: cst.Call
+    moves: list[tuple[str, str, cst.BaseExpression]] = field(default_factory=list)  # (field, trainer keyword, value)
+    config_call: cst.Call | None = None  # edit this call (inline or the assignment's value)
+    inline: bool = False
+    attr_target: str | None = None  # assign `name.field = value` before the trainer statement
+    parser_class: cst.CSTNode | None = None  # the TrainingArguments element of an HfArgumentParser tuple
+    late: list[tuple[str, str, cst.BaseExpression]] = field(default_factory=list)  # moves assigned as attributes
+    create: bool = False
+    switch: bool = False  # the config call is a transformers.TrainingArguments(...)
+    drop: set[str] = field(default_factory=set)  # trainer keywords to drop
+
+
+class _Planner(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.plans: list[_Plan] = []
+        self.classes: list[str | None] = []  # the TRL trainer each enclosing class derives from
+        self.super_calls: dict[int, tuple[str, list[str]]] = {}  # id(call) -> (trainer, moved/gone keywords)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(next((_TRAINER_PATHS[q] for b in node.bases for q in sorted(self.qnames(b.value))
+                                  if q in _TRAINER_PATHS), None))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def _super_init(self, node: cst.Call) -> str | None:
+        """The TRL trainer whose __init__ this `super().__init__(...)` / `Base.__init__(self, ...)` calls."""
+        func = node.func
+        if not (self.classes and self.classes[-1] and isinstance(func, cst.Attribute)
+                and func.attr.value == "__init__"):
+            return None
+        value = func.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super":
+            return self.classes[-1]
+        return self.classes[-1] if self.qnames(value) & set(_TRAINER_PATHS) else None
+
+    def qnames(self, node: cst.CSTNode) -> set[str]:
+        try:
+            return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())
+                    if q.source == QualifiedNameSource.IMPORT}
+        except KeyError:
+            return set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        base = self._super_init(node)
+        if base is not None:
+            keys = [a.keyword.value for a in node.args if a.keyword is not None
+                    and (a.keyword.value in _MOVED[base] or a.keyword.value in _GONE[base])]
+            if keys:
+                self.super_calls[id(node)] = (base, keys)
+            return
+        trainer = next((_TRAINER_PATHS[q] for q in sorted(self.qnames(node.func)) if q in _TRAINER_PATHS), None)
+        if trainer is None:
+            return
+        plan = _Plan(trainer, node)
+        args = _keywordize(trainer, node)
+        if args is None:
+            return
+        for a in args:
+            if a.keyword is not None and a.keyword.value in _MOVED[trainer]:
+                plan.moves.append((_MOVED[trainer][a.keyword.value], a.keyword.value, a.value))
+        gone = any(a.keyword is not None and a.keyword.value in _GONE[trainer] for a in args)
+        if plan.moves or trainer in _NEEDS_CONFIG:
+            self._locate_args(plan, args)
+        if plan.moves or gone or plan.switch or plan.parser_class is not None:
+            self.plans.append(plan)
+
+    def _locate_args(self, plan: _Plan, args: list[cst.Arg]) -> None:
+        value = next((a.value for a in args if a.keyword is not None and a.keyword.value == "args"), None)
+        if value is None:
+            positional = [a for a in args if a.keyword is None]
+            if len(positional) > _ARGS_POS[plan.trainer]:
+                value = positional[_ARGS_POS[plan.trainer]].value
+        if value is None:
+            plan.create = bool(plan.moves)
+            return
+        if isinstance(value, cst.Call) and self._config_kind(value.func) is not None:
+            plan.config_call, plan.inline = value, True
+            plan.switch = self._config_kind(value.func) == "TrainingArguments"
+            return
+        if not isinstance(value, cst.Name):
+            return
+        assignment = self._single_assignment(value)
+        if assignment is None:
+            return
+        target, assigned = assignment
+        if isinstance(assigned, cst.Call) and self._config_kind(assigned.func) is not None \
+                and isinstance(target, cst.Name):
+            plan.config_call = assigned
+            plan.switch = self._config_kind(assigned.func) == "TrainingArguments"
+            line = self.get_metadata(PositionProvider, assigned).start.line
+            plan.late = [m for m in plan.moves if not self._bound_before(m[2], line)]
+            if plan.late:
+                plan.attr_target = value.value
+            return
+        parser_class = self._parsed_training_args(assigned, target, value.value)
+        if parser_class is not None:
+            plan.parser_class = parser_class
+            plan.attr_target = value.value
+            plan.late = list(plan.moves)
+
+    def _config_kind(self, func: cst.BaseExpression) -> str | None:
+        q = self.qnames(func)
+        if q & _TRAINING_ARGS:
+            return "TrainingArguments"
+        return next((_CONFIG_PATHS[n] for n in sorted(q) if n in _CONFIG_PATHS), None)
+
+    def _single_assignment(self, name: cst.Name) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
+        """(target, value) of the only assignment of `name` visible here, when it is a plain `x = ...` / unpack."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        assignments = [a for a in scope[name.value] if hasattr(a, "node")]
+        if len(assignments) != 1:
+            return None
+        node = assignments[0].node
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and not isinstance(parent, (cst.Assign, cst.BaseSmallStatement, cst.BaseStatement)):
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            return parent.targets[0].target, parent.value
+        return None
+
+    def _bound_before(self, value: cst.BaseExpression, line: int) -> bool:
+        """True when every name `value` reads is bound (or is a builtin/import) before `line`."""
+        ok = True
+
+        class _Names(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Name(inner, node: cst.Name) -> None:
+                nonlocal ok
+                scope = self.get_metadata(ScopeProvider, node, None)
+                if scope is None:
+                    ok = False
+                    return
+                for a in scope[node.value]:
+                    if not hasattr(a, "node"):
+                        continue  # builtin
+                    pos = self.get_metadata(PositionProvider, a.node, None)
+                    if pos is None or pos.start.line >= line:
+                        ok = False
+
+        if literal_value(value, _MISSING) is not _MISSING:
+            return True
+        value.visit(_Names())
+        return ok
+
+    def _parsed_training_args(self, assigned: cst.BaseExpression, target: cst.CSTNode, name: str) -> cst.CSTNode | None:
+        """The TrainingArguments element of `HfArgumentParser((..., TrainingArguments))` whose parse bound `name`."""
+        if not (isinstance(assigned, cst.Call) and isinstance(assigned.func, cst.Attribute)
+                and assigned.func.attr.value in _PARSE_METHODS and isinstance(assigned.func.value, cst.Name)):
+            return None
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return None
+        names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+        if name not in names:
+            return None
+        index = names.index(name)
+        parser = self._single_assignment(assigned.func.value)
+        if parser is None or not isinstance(parser[1], cst.Call) or not self.qnames(parser[1].func) & _PARSER:
+            return None
+        if not parser[1].args:
+            return None
+        classes = parser[1].args[0].value
+        if not isinstance(classes, (cst.Tuple, cst.List)) or len(classes.elements) != len(names):
+            return None
+        element = classes.elements[index].value
+        return element if self.qnames(element) & _TRAINING_ARGS else None
+
+
+def _keywordize(trainer: str, call: cst.Call) -> list[cst.Arg] | None:
+    """The call's args with 0.x positionals past the shared prefix turned into keywords; None when it has a star."""
+    if any(a.star for a in call.args):
+        return list(call.args) if all(a.keyword is not None or a.star for a in call.args[_SAME_PREFIX[trainer]:]) \
+            else None
+    out: list[cst.Arg] = []
+    old = _OLD_PARAMS[trainer]
+    for i, a in enumerate(call.args):
+        if a.keyword is None and i >= _SAME_PREFIX[trainer]:
+            if i >= len(old):
+                return None
+            out.append(a.with_changes(keyword=cst.Name(old[i]), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        else:
+            out.append(a)
+    return out
+
+
+def _explode_nested(call: cst.Call) -> cst.Call:
+    """One argument per line, one level deeper than the trainer call's own arguments (a call nested in a call)."""
+    def ws(last: str) -> cst.ParenthesizedWhitespace:
+        return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[], indent=True,
+                                           last_line=cst.SimpleWhitespace(last))
+    flat = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call.args]
+    return explode_call(call.with_changes(args=flat), opening=ws("        "), closing=ws("    "))
+
+
+class _UnusedName(cst.CSTVisitor):
+    """Counts the uses of a name outside import statements."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name, self.uses = name, 0
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.uses += node.value == self.name
+
+
+class _DropImport(cst.CSTTransformer):
+    """Drops `name` from `from transformers import ...` (the rule replaced its last use)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        if updated_node.relative or isinstance(updated_node.names, cst.ImportStar) or \
+                code(updated_node.module or cst.Name("")) != "transformers":
+            return updated_node
+        keep = [a for a in updated_node.names if not (code(a.name) == self.name and a.asname is None)]
+        if len(keep) == len(updated_node.names):
+            return updated_node
+        if not keep:
+            return cst.RemoveFromParent()
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=keep)
+
+
+class _Transformer(MigrationTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, plans: list[_Plan],
+                 super_calls: dict[int, tuple[str, list[str]]] | None = None) -> None:
+        super().__init__(rule, ctx)
+        self.super_calls = super_calls or {}
+        self.by_call = {id(p.call): p for p in plans}
+        self.by_config = {id(p.config_call): p for p in plans if p.config_call is not None}
+        self.by_parser = {id(p.parser_class): p for p in plans if p.parser_class is not None}
+        self.needed: list[tuple[str, str]] = []
+        self.before_stmt: dict[int, list[cst.BaseStatement]] = {}
+
+    # the config call (inline or assigned): append the moved keywords
+    def _edit_config(self, plan: _Plan, original: cst.Call, updated: cst.Call) -> cst.Call:
+        config = _CONFIG[plan.trainer]
+        have = {a.keyword.value: a for a in updated.args if a.keyword is not None}
+        late = {kw for _, kw, _ in plan.late}
+        new_args = list(updated.args)
+        for fld, kw, value in plan.moves:
+            if kw in late:
+                continue
+            if fld in have:
+                if code(have[fld].value).strip() == code(value).strip():
+                    plan.drop.add(kw)
+                else:
+                    self.todo(original, f"{plan.trainer}({kw}=) differs from {config}({fld}=): "
+                                        "in TRL 0.x the trainer's value won; keep one")
+                continue
+            new_args.append(make_kwarg(fld, value))
+            plan.drop.add(kw)
+        func = updated.func
+        if plan.switch:
+            written = []
+            for key, default in _TA_DEFAULTS.items():
+                if key not in have:
+                    new_args.append(make_kwarg(key, parse_expr(default)))
+                    written.append(f"{key}={default}")
+            func = cst.Name(config)
+            self.needed.append(("trl", config))
+            self.note(original, f"TrainingArguments -> {config} for {plan.trainer}; TrainingArguments defaults the "
+                                f"config changes written out: {', '.join(written) or 'none'}")
+        return replace_args(updated.with_changes(func=func), new_args)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.super_calls:
+            trainer, keys = self.super_calls[id(original_node)]
+            self.todo(original_node, f"{trainer}.__init__ takes no {', '.join(k + '=' for k in keys)} since TRL 0.13: "
+                                     f"set them on {_CONFIG[trainer]} (args)")
+            return updated_node
+        plan = self.by_config.get(id(original_node))
+        if plan is not None and not plan.inline:
+            updated_node = self._edit_config(plan, original_node, updated_node)
+        plan = self.by_call.get(id(original_node))
+        if plan is None:
+            return updated_node
+        return self._edit_trainer(plan, original_node, updated_node)
+
+    def _edit_trainer(self, plan: _Plan, original: cst.Call, updated: cst.Call) -> cst.Call:
+        config = _CONFIG[plan.trainer]
+        args = _keywordize(plan.trainer, updated)
+        if args is None:
+            return updated
+        for a in args:
+            if a.keyword is not None and a.keyword.value in _GONE[plan.trainer]:
+                self.todo(original, f"{plan.trainer}({a.keyword.value}=): {_GONE[plan.trainer][a.keyword.value]}")
+        late_ok = bool(self._stmt_stack) and isinstance(self._stmt_stack[-1], cst.SimpleStatementLine)
+        if plan.moves and ((plan.config_call is None and not plan.create and plan.parser_class is None)
+                           or (plan.late and not late_ok)):
+            keys = ", ".join(f"{kw}=" for _, kw, _ in plan.moves)
+            self.todo(original, f"{plan.trainer} no longer takes {keys}: set them on its args ({config})")
+            return updated if all(a is b for a, b in zip(args, updated.args)) else replace_args(updated, args)
+        if plan.inline:
+            pos = next(i for i, a in enumerate(original.args) if a.value is plan.config_call)
+            inner = self._edit_config(plan, plan.config_call, args[pos].value)
+            if "\n" in code(inner) and "\n" not in code(plan.config_call):
+                inner = _explode_nested(inner)
+            args[pos] = args[pos].with_changes(value=inner)
+        if plan.create:
+            kws = [make_kwarg("output_dir", parse_expr(_OUTPUT_DIR))] + [make_kwarg(f, v) for f, _, v in plan.moves]
+            kws += [make_kwarg(k, parse_expr(v)) for k, v in _TA_DEFAULTS.items()]
+            created = replace_args(cst.Call(func=cst.Name(config)), kws)
+            args.append(make_kwarg("args", _explode_nested(created) if "\n" in code(created) else created))
+            self.needed.append(("trl", config))
+            plan.drop |= {kw for _, kw, _ in plan.moves}
+            self.note(original, f'{plan.trainer} keywords moved into a new args={config}(output_dir="tmp_trainer")')
+        if plan.late:
+            stmts = [cst.parse_statement(f"{plan.attr_target}.{fld} = {code(v)}\n") for fld, _, v in plan.late]
+            self.before_stmt.setdefault(id(self._stmt_stack[-1]), []).extend(stmts)
+            plan.drop |= {kw for _, kw, _ in plan.late}
+        keep = [a for a in args if a.keyword is None or a.keyword.value not in plan.drop]
+        if len(keep) != len(args):
+            moved = ", ".join(f"{a.keyword.value}=" for a in args if a.keyword is not None
+                              and a.keyword.value in plan.drop)
+            self.note(original, f"{plan.trainer}({moved}) moved into {config}")
+        return replace_args(updated, keep)
+
+    def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
+        plan = self.by_parser.get(id(original_node.value))
+        if plan is None:
+            return updated_node
+        config = _CONFIG[plan.trainer]
+        self.needed.append(("trl", config))
+        self.todo(original_node, f"TrainingArguments -> {config}: its defaults differ (learning_rate, "
+                                 "logging_steps, gradient_checkpointing, bf16); pass them if you relied on them")
+        return updated_node.with_changes(value=cst.Name(config))
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):  # type: ignore[override]
+        extra = self.before_stmt.pop(id(original_node), None)
+        if not extra:
+            return updated_node
+        extra[0] = extra[0].with_changes(leading_lines=updated_node.leading_lines)
+        self.note(original_node, "trainer keywords assigned to the parsed/late config before the trainer is built")
+        # the markers of the trainer statement stay on it (the base class would put them on the first statement)
+        stmt = add_todo_lines(updated_node.with_changes(leading_lines=[]), self._pending.pop(id(original_node), []))
+        return cst.FlattenSentinel([*extra, stmt])
+
+    def leave_Assign(self, original_node, updated_node):  # type: ignore[override]
+        return updated_node
+
+
+class TrainerKwargsToConfig(PythonMigration):
+    summary = "DPO/SFT/Reward trainer keywords (beta=, max_seq_length=, packing=, ...) -> their config; " \
+              "TrainingArguments -> the trainer's config"
+    triggers = ("DPOTrainer", "SFTTrainer", "RewardTrainer")
+    requires = ("trl",)
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        planner = _Planner()
+        wrapper.visit(planner)
+        if not planner.plans and not planner.super_calls:
+            return wrapper.module
+        t = _Transformer(self, ctx, planner.plans, planner.super_calls)
+        module = wrapper.visit(t)
+        if t.needed:
+            module = ensure_imports(module, t.needed)
+        if any(p.switch or p.parser_class is not None for p in planner.plans):
+            counter = _UnusedName("TrainingArguments")
+            module.visit(counter)
+            if not counter.uses:
+                module = module.visit(_DropImport("TrainingArguments"))
+        return module if (t.changed or t.needed) else wrapper.module
+
+
+MIGRATION = TrainerKwargsToConfig()

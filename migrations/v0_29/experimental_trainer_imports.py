@@ -1,0 +1,88 @@
+"""experimental-trainer-imports: ORPO, CPO, GKD, Online DPO, XPO, Nash-MD, BCO, PRM left `trl` for `trl.experimental`.
+
+TRL 0.26 moved these trainers and their configs to `trl.experimental.<name>` and left `FutureWarning` shims at the old
+paths (`trl.X`, `trl.trainer.X`, `trl.trainer.<name>_trainer.X`, `trl.trainer.<name>_config.X`); TRL 0.29 deleted the
+shims (read from the 0.28.0 and 0.29.1 wheels), so `from trl import ORPOTrainer` is an `ImportError` on every target.
+The judges (`PairRMJudge`, `OpenAIPairwiseJudge`, ..., `WinRateCallback`) moved to `trl.experimental.judges` in 0.26 and
+that package was removed in 1.1 with `OnlineDPOTrainer(judge=)`: marked, there is nothing to import.
+
+Where each trainer lives on the targets (wheels 1.13.0 ... 1.16.0): `trl.experimental.{orpo,cpo,gkd,online_dpo}` on
+every line; `trl.experimental.{bco,xpo,nash_md,prm}` on 1.13 only. The imports are pointed at `trl.experimental.*`
+(the names the target has, no `compat` needed); on a 1.14+ target the four removed packages get what the 1.14 rules
+give them: BCO -> `compat.trl` (the reference BCO trainer, `removed-bco`), XPO / Nash-MD / PRM -> markers pointing to
+`removed-xpo` / `removed-nash-md` / `removed-prm`.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from packaging.version import Version
+
+from migrations.base import RuleContext
+from migrations.kinds.symbols import Action, Gone, Moved, SymbolMigration
+
+ANCHOR = "experimental-trainer-imports"
+
+# experimental package -> (file stem in trl/trainer, trainer name, config name)
+_MOVED = {
+    "orpo": ("orpo", "ORPOTrainer", "ORPOConfig"),
+    "cpo": ("cpo", "CPOTrainer", "CPOConfig"),
+    "gkd": ("gkd", "GKDTrainer", "GKDConfig"),
+    "online_dpo": ("online_dpo", "OnlineDPOTrainer", "OnlineDPOConfig"),
+    "xpo": ("xpo", "XPOTrainer", "XPOConfig"),
+    "nash_md": ("nash_md", "NashMDTrainer", "NashMDConfig"),
+    "bco": ("bco", "BCOTrainer", "BCOConfig"),
+    "prm": ("prm", "PRMTrainer", "PRMConfig"),
+}
+_JUDGES = ("AllTrueJudge", "BaseBinaryJudge", "BaseJudge", "BasePairwiseJudge", "BaseRankJudge", "HfPairwiseJudge",
+           "OpenAIPairwiseJudge", "PairRMJudge", "WinRateCallback")
+# packages TRL 1.14 removed: on a 1.14+ target, where the code must go instead (the engine picks rules by the file's
+# original text, so the 1.14 rules would not see an import this rule just wrote; the answers are theirs)
+_REMOVED_IN_1_14 = {
+    "bco": Moved("compat.trl", "", "trl.experimental.bco was removed in TRL 1.14: the reference BCO trainer "
+                  "(the project now needs trl-compat)"),
+    "xpo": Gone("trl.experimental.xpo was removed in TRL 1.14: keep TRL 1.13 for this code",
+                "removed-xpo"),
+    "nash_md": Gone("trl.experimental.nash_md was removed in TRL 1.14: keep TRL 1.13 for this code", "removed-nash-md"),
+    "prm": Gone("trl.experimental.prm was removed in TRL 1.14: keep TRL 1.13 for this code", "removed-prm"),
+}
+_JUDGE_MSG = "TRL judges were removed in 1.1: score with reward_funcs / your own function"
+
+
+def _table() -> dict[str, Moved | Gone]:
+    table: dict[str, Moved | Gone] = {}
+    for pkg, (stem, trainer, config) in _MOVED.items():
+        target = f"trl.experimental.{pkg}"
+        for name, file in ((trainer, f"{stem}_trainer"), (config, f"{stem}_config")):
+            for path in (f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.{file}.{name}"):
+                table[path] = Moved(target, name, "moved to trl.experimental in TRL 0.26, old path gone in 0.29")
+    for name in _JUDGES:
+        for path in (f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.judges.{name}",
+                     f"trl.trainer.callbacks.{name}", f"trl.experimental.judges.{name}"):
+            table[path] = Gone(_JUDGE_MSG)
+    return table
+
+
+class ExperimentalTrainerImports(SymbolMigration):
+    summary = "from trl import ORPOTrainer/CPOTrainer/GKDTrainer/OnlineDPOTrainer/... -> trl.experimental.*; judges marked"
+    triggers = ("ORPO", "CPO", "GKD", "OnlineDPO", "XPO", "NashMD", "BCO", "PRM", "Judge", "WinRateCallback")
+    symbols = _table()
+    removed_modules = {"trl.trainer.judges": _JUDGE_MSG, "trl.experimental.judges": _JUDGE_MSG}
+    _target: Version = Version("1.16.0")
+
+    def action_for(self, qname: str) -> Action | None:
+        action = super().action_for(qname)
+        if isinstance(action, Moved) and self._target >= Version("1.14") and action.module.startswith("trl.experimental."):
+            late = _REMOVED_IN_1_14.get(action.module.rsplit(".", 1)[-1])
+            if isinstance(late, Moved):
+                return Moved(late.module, action.name, late.note)
+            if late is not None:
+                return late
+        return action
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        self._target = Version(ctx.options.target_trl.base_version)
+        return super().transform(wrapper, ctx)
+
+
+MIGRATION = ExperimentalTrainerImports()

@@ -1,0 +1,89 @@
+"""removed-config-fields: keywords of TRL 0.x configs that no supported TRL config accepts any more, marked.
+
+The table below lists, per config, the fields TRL 0.8 ... 1.0 had and 1.13 - 1.16 lack (TrainingArguments fields
+excluded; read from the wheels with `ast`, checked against the installed TRL by the test), with the last sampled
+release that still had each. Passing one is a `TypeError` on the target. None has a drop-in successor a rule could
+prove (the truncation, padding and RPO machinery was rewritten), so each keyword of a config call is marked with what
+to do. `SFTConfig(max_seq_length=)` is a rename and belongs to `sft-max-seq-length`. The last fields went away in 1.1
+(`KTOConfig.generate_during_eval`), hence this folder.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+
+from migrations.base import MigrationTransformer, PythonMigration
+
+# config -> field -> last sampled TRL release that had it
+REMOVED: dict[str, dict[str, str]] = {
+    "SFTConfig": {"chars_per_token": "0.17.0", "dataset_batch_size": "0.17.0", "num_of_sequences": "0.17.0",
+                  "use_liger": "0.17.0"},
+    "DPOConfig": {"base_model_attribute_name": "0.28.0", "force_use_ref_model": "0.28.0",
+                  "generate_during_eval": "0.28.0", "is_encoder_decoder": "0.14.0", "label_pad_token_id": "0.28.0",
+                  "max_completion_length": "0.28.0", "max_prompt_length": "0.28.0", "max_target_length": "0.13.0",
+                  "model_adapter_name": "0.28.0", "padding_value": "0.25.1", "ref_adapter_name": "0.28.0",
+                  "ref_model_init_kwargs": "0.28.0", "reference_free": "0.28.0", "rpo_alpha": "0.28.0",
+                  "tools": "0.28.0", "use_liger_loss": "0.27.2", "use_logits_to_keep": "0.28.0",
+                  "use_num_logits_to_keep": "0.16.1"},
+    "KTOConfig": {"base_model_attribute_name": "0.27.2", "generate_during_eval": "1.0.0",
+                  "is_encoder_decoder": "0.26.2", "label_pad_token_id": "0.27.2", "max_completion_length": "0.26.2",
+                  "max_density_ratio": "0.9.6", "max_prompt_length": "0.26.2", "min_density_ratio": "0.9.6",
+                  "padding_value": "0.27.2", "prompt_sample_size": "0.9.6", "ref_model_init_kwargs": "0.27.2",
+                  "truncation_mode": "0.26.2", "use_liger_loss": "0.27.2"},
+    "ORPOConfig": {"label_pad_token_id": "0.27.2", "max_prompt_length": "0.27.2", "truncation_mode": "0.29.1"},
+    "CPOConfig": {"label_pad_token_id": "0.27.2", "max_prompt_length": "0.27.2", "max_target_length": "0.10.1",
+                  "padding_value": "0.27.2", "truncation_mode": "0.29.1"},
+}
+_HINTS = {
+    "max_prompt_length": "truncation is on max_length (prompt+completion) now",
+    "max_completion_length": "truncation is on max_length (prompt+completion) now",
+    "max_target_length": "truncation is on max_length now",
+    "truncation_mode": "truncation is on max_length now",
+    "label_pad_token_id": "labels are padded internally",
+    "padding_value": "padding uses processing_class.pad_token",
+    "is_encoder_decoder": "read from the model",
+    "rpo_alpha": 'use loss_type=["sigmoid", "sft"], loss_weights=[1.0, alpha]',
+    "use_liger": "use use_liger_kernel=",
+    "use_liger_loss": "use use_liger_kernel=",
+    "ref_model_init_kwargs": "build ref_model yourself",
+    "generate_during_eval": "log samples with a callback",
+}
+_STEM = {"SFTConfig": ("sft_config", ""), "DPOConfig": ("dpo_config", ""), "KTOConfig": ("kto_config", "kto"),
+         "ORPOConfig": ("orpo_config", "orpo"), "CPOConfig": ("cpo_config", "cpo")}
+_PATHS: dict[str, str] = {}
+for _name, (_stem, _pkg) in _STEM.items():
+    for _p in (f"trl.{_name}", f"trl.trainer.{_name}", f"trl.trainer.{_stem}.{_name}", f"compat.trl.{_name}"):
+        _PATHS[_p] = _name
+    if _pkg:
+        _PATHS[f"trl.experimental.{_pkg}.{_name}"] = _PATHS[f"trl.experimental.{_pkg}.{_stem}.{_name}"] = _name
+
+
+class _Transformer(MigrationTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        try:
+            names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())
+                     if q.source == QualifiedNameSource.IMPORT}
+        except KeyError:
+            return updated_node
+        config = next((_PATHS[n] for n in sorted(names) if n in _PATHS), None)
+        if config is None:
+            return updated_node
+        for arg in original_node.args:
+            field = arg.keyword.value if arg.keyword is not None else None
+            if field in REMOVED[config]:
+                hint = _HINTS.get(field, "drop it")
+                self.todo(original_node, f"{config}({field}=) is gone since TRL {REMOVED[config][field]}: {hint}")
+        return updated_node
+
+
+class RemovedConfigFields(PythonMigration):
+    summary = "TRL 0.x config keywords no 1.13+ config accepts (max_prompt_length=, padding_value=, ...) -> marked"
+    triggers = tuple(sorted({f for fields in REMOVED.values() for f in fields}))
+    requires = ("trl",)
+    transformer = _Transformer
+
+
+MIGRATION = RemovedConfigFields()

@@ -1,0 +1,61 @@
+"""Before/after and no-op cases for `removed-import-utils`."""
+
+from __future__ import annotations
+
+from migrations.v0_11.removed_import_utils import MIGRATION as RULE
+from tests.migrations._driver import check, noop, run
+
+
+def test_import_moves_to_transformers():
+    check(RULE, """\
+        from trl import is_npu_available
+        from trl.import_utils import is_npu_available as npu
+
+        if is_npu_available() or npu():
+            pass
+    """, """\
+        from transformers.utils import is_torch_npu_available
+        from transformers.utils import is_torch_npu_available as npu
+
+        if is_torch_npu_available() or npu():
+            pass
+    """)
+
+
+def test_xpu_moves_to_accelerate():
+    check(RULE, """\
+        from trl.import_utils import is_npu_available, is_xpu_available
+
+        device = "xpu" if is_xpu_available() else "npu" if is_npu_available() else "cuda"
+    """, """\
+        from transformers.utils import is_torch_npu_available
+        from accelerate.utils import is_xpu_available
+
+        device = "xpu" if is_xpu_available() else "npu" if is_torch_npu_available() else "cuda"
+    """)
+
+
+def test_package_probes_and_version_probes():
+    out, _ = run(RULE, """\
+        from trl.import_utils import is_peft_available, is_pil_available, is_torch_greater_2_0
+
+        if is_peft_available() and is_pil_available() and is_torch_greater_2_0():
+            pass
+    """)
+    assert "from transformers.utils import is_peft_available, is_vision_available" in out
+    assert "from trl.import_utils import is_torch_greater_2_0\n" in out
+    assert "is_vision_available() and is_torch_greater_2_0()" in out
+    assert out.count("# TODO(trl-compat): removed in TRL 0.12: compare packaging.version") == 2
+
+
+def test_noops():
+    noop(RULE, """\
+        from accelerate.utils import is_npu_available
+        is_npu_available()
+    """)
+    noop(RULE, """\
+        from .trl.import_utils import is_npu_available
+
+        def is_npu_available_twice():
+            return "is_npu_available"
+    """)

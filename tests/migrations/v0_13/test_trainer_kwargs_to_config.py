@@ -1,0 +1,236 @@
+"""Before/after and no-op cases for `trainer-kwargs-to-config`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from migrations.v0_13 import trainer_kwargs_to_config as mod
+from migrations.v0_13.trainer_kwargs_to_config import MIGRATION as RULE
+from tests.migrations._driver import check, noop, run
+
+
+def test_assigned_training_arguments_becomes_dpo_config():
+    findings = check(RULE, """\
+        from transformers import TrainingArguments
+        from trl import DPOTrainer
+
+        training_args = TrainingArguments(
+            output_dir="out",  # where
+            learning_rate=5e-7,
+        )
+        trainer = DPOTrainer(
+            model,
+            ref_model,
+            args=training_args,
+            beta=0.1,  # the beta
+            loss_type="sigmoid",
+            tokenizer=tok,
+        )
+    """, """\
+        from trl import DPOTrainer, DPOConfig
+
+        training_args = DPOConfig(
+            output_dir="out",  # where
+            learning_rate=5e-7,
+            beta=0.1,
+            loss_type="sigmoid",
+            logging_steps=500,
+            gradient_checkpointing=False,
+            bf16=False,
+        )
+        trainer = DPOTrainer(
+            model,
+            ref_model,
+            args=training_args,
+            tokenizer=tok,
+        )
+    """)
+    assert not [f for f in findings if f.severity == "manual"]
+
+
+def test_inline_args_and_sft_rename_of_max_seq_length():
+    check(RULE, """\
+        import transformers
+        from trl import SFTTrainer
+
+        t = SFTTrainer(model, args=transformers.TrainingArguments(output_dir="o"), dataset_text_field="text",
+                       max_seq_length=512, packing=True)
+    """, """\
+        import transformers
+        from trl import SFTTrainer, SFTConfig
+
+        t = SFTTrainer(
+            model,
+            args=SFTConfig(
+                output_dir="o",
+                dataset_text_field="text",
+                max_length=512,
+                packing=True,
+                learning_rate=5e-05,
+                logging_steps=500,
+                gradient_checkpointing=False,
+                bf16=False,
+            ),
+        )
+    """)
+
+
+def test_existing_config_same_value_dropped_and_conflict_marked():
+    check(RULE, """\
+        from trl import DPOConfig, DPOTrainer
+        cfg = DPOConfig(output_dir="o", beta=0.1)
+        DPOTrainer(model, args=cfg, beta=0.1, max_length=256)
+    """, """\
+        from trl import DPOConfig, DPOTrainer
+        cfg = DPOConfig(output_dir="o", beta=0.1, max_length=256)
+        DPOTrainer(model, args=cfg)
+    """)
+    out, _ = run(RULE, """\
+        from trl import DPOConfig, DPOTrainer
+        cfg = DPOConfig(output_dir="o", beta=0.2)
+        DPOTrainer(model, args=cfg, beta=0.1)
+    """)
+    assert "beta=0.2" in out and "beta=0.1" in out and out.count("# TODO(trl-compat)") == 1
+    code_lines = [ln for ln in out.splitlines() if not ln.startswith("#")]
+    assert "\n".join(code_lines).count("beta=") == 2  # never duplicated on the config
+
+
+def test_value_bound_after_the_config_is_assigned_before_the_trainer():
+    check(RULE, """\
+        from trl import DPOConfig, DPOTrainer
+        cfg = DPOConfig(output_dir="o")
+        tok = load()
+        # build it
+        trainer = DPOTrainer(model, args=cfg, max_length=tok.model_max_length, beta=0.5)
+    """, """\
+        from trl import DPOConfig, DPOTrainer
+        cfg = DPOConfig(output_dir="o", beta=0.5)
+        tok = load()
+        # build it
+        cfg.max_length = tok.model_max_length
+        trainer = DPOTrainer(model, args=cfg)
+    """)
+
+
+def test_hf_argument_parser_switches_class_and_assigns():
+    out, findings = run(RULE, """\
+        from transformers import HfArgumentParser, TrainingArguments
+        from trl import DPOTrainer
+
+        parser = HfArgumentParser((ScriptArguments, TrainingArguments))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        trainer = DPOTrainer(model, ref, args=training_args, beta=script_args.beta, max_length=1024)
+    """)
+    assert "from transformers import HfArgumentParser\n" in out
+    assert "HfArgumentParser((ScriptArguments, DPOConfig))" in out and "from trl import DPOTrainer, DPOConfig" in out
+    assert "training_args.beta = script_args.beta\ntraining_args.max_length = 1024\n" \
+           "trainer = DPOTrainer(model, ref, args=training_args)" in out
+    assert [f.severity for f in findings].count("manual") == 1  # the changed defaults of the CLI
+
+
+def test_old_positional_layout_and_missing_args():
+    check(RULE, """\
+        from trl import DPOTrainer
+        DPOTrainer(model, ref, 0.1, 0, "hinge", train_dataset=ds)
+    """, """\
+        from trl import DPOTrainer, DPOConfig
+        DPOTrainer(
+            model,
+            ref,
+            train_dataset=ds,
+            args=DPOConfig(
+                output_dir="tmp_trainer",
+                beta=0.1,
+                label_smoothing=0,
+                loss_type="hinge",
+                learning_rate=5e-05,
+                logging_steps=500,
+                gradient_checkpointing=False,
+                bf16=False,
+            ),
+        )
+    """)
+
+
+def test_invisible_args_and_gone_keywords_are_marked():
+    out, findings = run(RULE, """\
+        from trl import SFTTrainer, DPOTrainer
+
+        def build(args, model):
+            return SFTTrainer(model, args=args, packing=True)
+
+        DPOTrainer(model, args=make_args(), max_prompt_length=128, beta=0.1)
+    """)
+    lines = out.splitlines()
+    assert lines[3].strip().startswith("# TODO(trl-compat): SFTTrainer no longer takes packing=")
+    assert "max_prompt_length" in out and "max_prompt_length=128, beta=0.1" in out
+    assert sum(f.severity == "manual" for f in findings) == 3
+
+
+def test_subclass_super_init_is_marked():
+    out, findings = run(RULE, """\
+        from trl import DPOTrainer
+
+        class MyDPO(DPOTrainer):
+            def __init__(self, model, beta=0.1, **kw):
+                super().__init__(model, beta=beta, max_prompt_length=64, **kw)
+    """)
+    assert "# TODO(trl-compat): DPOTrainer.__init__ takes no beta=, max_prompt_length= since TRL 0.13" in out
+    assert "super().__init__(model, beta=beta, max_prompt_length=64, **kw)" in out and len(findings) == 1
+
+
+def test_dpo_with_plain_training_arguments_and_no_moved_keyword_is_switched():
+    out, _ = run(RULE, """\
+        from transformers import TrainingArguments
+        from trl import DPOTrainer
+        args = TrainingArguments(output_dir="o")
+        DPOTrainer(model, ref, args=args, train_dataset=ds)
+    """)
+    assert 'args = DPOConfig(\n    output_dir="o",\n    learning_rate=5e-05,\n' in out
+    assert "from transformers" not in out  # the last use of TrainingArguments is gone, so is its import
+
+
+def test_noops():
+    # SFTTrainer converts a TrainingArguments itself (1.16 sft_trainer: `SFTConfig(**args.to_dict())`): left alone
+    noop(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+        SFTTrainer(model, args=TrainingArguments(output_dir="o"), train_dataset=ds)
+    """)
+    noop(RULE, """\
+        from transformers import Trainer
+        from trl import SFTConfig
+
+        class DPOTrainer:
+            def __init__(self, **kw):
+                pass
+
+        DPOTrainer(beta=0.1, max_length=3)
+        Trainer(model, max_length=3)
+        text = "DPOTrainer(beta=0.1)"
+    """)
+    noop(RULE, """\
+        from .trl import DPOTrainer
+        DPOTrainer(model, beta=0.1)
+    """)
+    noop(RULE, """\
+        from trl import DPOConfig, DPOTrainer
+        DPOTrainer(model, args=DPOConfig(output_dir="o", beta=0.1))
+    """)
+
+
+@pytest.mark.slow  # importing trl costs ~20 s on a loaded 2-core machine
+@pytest.mark.parametrize("trainer", ["DPOTrainer", "SFTTrainer", "RewardTrainer"])
+def test_tables_match_the_installed_trl(trainer):
+    """Every moved keyword is a field of the installed config; every 'gone' one is not (TRL 1.16 here)."""
+    import trl
+
+    config = getattr(trl, mod._CONFIG[trainer])
+    fields = {f.name for f in dataclasses.fields(config)}
+    assert set(mod._MOVED[trainer].values()) <= fields
+    assert not set(mod._GONE[trainer]) & fields
+    import inspect
+    params = set(inspect.signature(getattr(trl, trainer).__init__).parameters)
+    assert not (set(mod._MOVED[trainer]) | set(mod._GONE[trainer])) & params
