@@ -59,6 +59,7 @@ TOOL_ENV_VAR = "TRL_COMPAT_TOOL"
 _LIBRARY_PACKAGES = ("compat.migrate", "migrations")
 #: compat's data modules: a library importing them is still that library's import.
 _DATA_MODULES = ("compat", "compat._version", "compat.errors", "compat.environment", "compat.floors")
+_BOOTSTRAP_NAMES = ("importlib._bootstrap", "_frozen_importlib")
 #: Interpreter options that take a separate value (``-X importtime``, ``-W ignore``).
 _OPTIONS_WITH_VALUE = ("-X", "-W", "--check-hash-based-pycs")
 
@@ -153,7 +154,9 @@ def _importer(frame: object | None = None) -> str | None:
     f = sys._getframe(1) if frame is None else frame
     while f is not None:
         code = f.f_code  # type: ignore[attr-defined]
-        if code.co_name == "_find_and_load" and f.f_globals.get("__name__") == "importlib._bootstrap":  # type: ignore[attr-defined]
+        # the frozen module is named `_frozen_importlib` until something imports the `importlib` package, which
+        # renames it `importlib._bootstrap` (a .pth file or sitecustomize often has)
+        if code.co_name == "_find_and_load" and f.f_globals.get("__name__") in _BOOTSTRAP_NAMES:  # type: ignore[attr-defined]
             name = f.f_locals.get("name")  # type: ignore[attr-defined]
             if isinstance(name, str) and name not in _DATA_MODULES:
                 return name

@@ -62,3 +62,26 @@ def test_training_code_imports_are_still_checked(old_peft: str, tmp_path: Path, 
     result = run_python(["-c", code], fakes=old_peft, cwd=str(tmp_path))
     assert result.returncode == 1, (code, result.stdout, result.stderr)
     assert result.stderr.count(f"{ERROR}:") == 1 and "peft 0.12.0" in result.stderr, result.stderr
+
+
+class _Frame:
+    """The attributes of a frame `compat._importer` reads."""
+
+    def __init__(self, module: str, function: str, name: str | None, back: _Frame | None) -> None:
+        self.f_code = type("Code", (), {"co_name": function})()
+        self.f_globals = {"__name__": module}
+        self.f_locals = {"name": name} if name is not None else {}
+        self.f_back = back
+
+
+@pytest.mark.parametrize("bootstrap", ["importlib._bootstrap", "_frozen_importlib"])
+def test_the_importer_is_read_under_both_names_of_the_bootstrap(bootstrap: str) -> None:
+    """Until something imports the `importlib` package the frozen bootstrap is named `_frozen_importlib` (an env with
+    no .pth importing it: the tox `floor` env showed it); after, `importlib._bootstrap`. Both must be recognised."""
+    import compat
+
+    outer = _Frame(bootstrap, "_find_and_load", "compat.migrate", None)
+    inner = _Frame(bootstrap, "_find_and_load", "compat", _Frame(bootstrap, "_call_with_frames_removed", None, outer))
+    assert compat._importer(_Frame("compat", "<module>", None, inner)) == "compat.migrate"
+    assert compat._importer(_Frame("compat", "<module>", None, _Frame(bootstrap, "_find_and_load", "compat",
+                                                                      None))) is None
