@@ -49,6 +49,9 @@ class Options:
     # library rule applies only when its library's target is given here (nothing on the command line sets it yet).
     # A tuple, not a dict, so that Options stays hashable.
     targets: tuple[tuple[str, Version], ...] = ()
+    # distributions the migrated code of this run needs that the project may not declare yet ("trl-compat" once a
+    # rewritten file imports `compat`): set by the runner for the manifests, which it migrates after the code.
+    project_needs: tuple[str, ...] = ()
 
     def target(self, library: str) -> Version | None:
         """The version a run targets for `library` ("trl" or a library folder's name); None when not given."""

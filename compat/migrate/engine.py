@@ -74,6 +74,8 @@ def migrate_source(
     result.changed = result.ok and result.text != text
     if not result.ok:
         result.text = text
+    if result.changed and kind in ("python", "python+manifest", "notebook"):
+        result.needs = needs_of(text, result.text, notebook=kind == "notebook")
     if verify_idempotent and result.changed:
         again = migrate_source(result.text, options=options, rules=rules, path=path)
         if again.changed:
@@ -89,6 +91,42 @@ def migrate_source(
 
 def triggered_python_rules(text: str, rules: Sequence[Migration]) -> list[PythonMigration]:
     return [r for r in rules if isinstance(r, PythonMigration) and r.triggered_by(text)]
+
+
+def _import_roots(code: str) -> set[str]:
+    """Top-level packages a module imports (absolute imports, anywhere in it); empty when it does not parse."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def needs_of(before: str, after: str, *, notebook: bool = False) -> list[str]:
+    """["trl-compat"] when the migrated code imports `compat` (trl-compat's package) and the original did not."""
+
+    def roots(text: str) -> set[str]:
+        if not notebook:
+            return _import_roots(text)
+        import json
+
+        try:
+            cells = [c for c in json.loads(text).get("cells", []) if c.get("cell_type") == "code"]
+        except (ValueError, AttributeError):
+            return set()
+        found: set[str] = set()
+        for cell in cells:
+            source = cell.get("source", "")
+            found |= _import_roots("".join(source) if isinstance(source, list) else str(source))
+        return found
+
+    return ["trl-compat"] if "compat" in roots(after) - roots(before) else []
 
 
 def _migrate_python(text: str, options: Options, rules: Sequence[Migration], path: str | None) -> Result:

@@ -17,6 +17,8 @@ JSON schema (one object; every key always present; documented in docs/migrate.md
         parsed        bool, false when the trigger prefilter kept the file from the parser
         encoding      str | null, e.g. "utf-8", "utf-8-sig" (BOM), "iso-8859-1"; null when not decoded
         rules_applied [str], rules that changed the file
+        needs         [str], distributions the rewritten file now needs ("trl-compat": it imports `compat`); the
+                      same run adds them next to `trl` in the manifests that declare it
         findings      [{"rule", "severity": "manual"|"warning"|"info", "message", "line", "column" (1-based, 0 =
                         unknown), "cell" (notebook cell index or null), "anchor", "guide" ("MIGRATION.md#anchor" or
                         null), "changed": bool (an applied rewrite) }]
@@ -80,6 +82,7 @@ def _file(entry: FileEntry) -> dict[str, Any]:
         "parsed": entry.parsed,
         "encoding": entry.encoding,
         "rules_applied": list(entry.rules_applied),
+        "needs": list(entry.needs),
         "findings": [_finding(f) for f in entry.findings],
         "errors": [_error(e) for e in entry.errors],
     }

@@ -50,6 +50,8 @@ class Result:
     kind: Kind = "python"
     parsed: bool = False
     rules_applied: list[str] = field(default_factory=list)
+    # distributions the rewritten code needs and did not before ("trl-compat": it now imports `compat`)
+    needs: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

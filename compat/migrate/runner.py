@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from migrations import select
@@ -72,6 +72,7 @@ class FileEntry:
     findings: list[Finding] = field(default_factory=list)
     errors: list[MigrateError] = field(default_factory=list)
     diff: bytes | None = None  # --diff only
+    needs: list[str] = field(default_factory=list)  # distributions the rewritten code now needs ("trl-compat")
 
 
 @dataclass
@@ -248,13 +249,18 @@ def migrate_paths(
 
         if on_start:
             on_start(len(candidates))
+        # the code first, the manifests after it, so that a manifest learns what the rewritten code needs
+        # (`Options.project_needs`: trl-compat once a file imports `compat`). A dirty manifest stays in the first
+        # pass (the guard must see it before anything is written) and is looked at again in the second one.
+        later = [c for c in candidates if entries[c[0]].kind in _MANIFEST_KINDS and c[1].real not in dirty]
+        candidates = [c for c in candidates if c not in later]
         workers = _decide_jobs(jobs, len(candidates))
         executor = (_Pool(workers, options, rules, verify_idempotent, time_budget) if workers > 1
                     else _Serial(options, rules, verify_idempotent, time_budget))
 
         # 3. migrate and write, one file at a time as each is done (each write all-or-nothing)
-        def tasks() -> Iterator[tuple[int, str, bytes]]:
-            for index, target in candidates:
+        def tasks(chosen: list[tuple[int, Target]]) -> Iterator[tuple[int, str, bytes]]:
+            for index, target in chosen:
                 try:
                     data, _ = _read_regular(target.real, max_file_bytes)
                 except _Skip as exc:
@@ -266,8 +272,10 @@ def migrate_paths(
                 yield index, target.path, data
 
         inflight: dict[int, bytes] = {}
-        real_of = {index: target.real for index, target in candidates}
-        for index, outcome in executor.run(tasks()):
+        real_of = {index: target.real for index, target in (*candidates, *later)}
+
+        def migrated(index: int, outcome: _Outcome) -> None:
+            nonlocal write
             entry, data = entries[index], inflight.pop(index)
             _apply(entry, outcome)
             if entry.status == "changed":
@@ -283,7 +291,20 @@ def migrate_paths(
                 elif write:
                     _write(entry, real, data, new, force_read_only)
             _done(entry, on_file)
-            del data
+
+        for index, outcome in executor.run(tasks(candidates)):
+            migrated(index, outcome)
+        needs = tuple(sorted({*options.project_needs, *(n for index, _ in candidates for n in entries[index].needs)}))
+        if needs:  # the dirty manifests of the first pass, unchanged there, may change now
+            later += [c for c in candidates if entries[c[0]].kind in _MANIFEST_KINDS and entries[c[0]].status
+                      == "unchanged"]
+        if later:
+            second = _Serial(replace(options, project_needs=needs), rules, verify_idempotent, time_budget)
+            try:
+                for index, outcome in second.run(tasks(later)):
+                    migrated(index, outcome)
+            finally:
+                second.close()
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         report.interrupted = signal.Signals(signum).name
@@ -294,6 +315,9 @@ def migrate_paths(
         if executor is not None:
             executor.close()
     return report
+
+
+_MANIFEST_KINDS = ("manifest", "python+manifest")
 
 
 def _done(entry: FileEntry, on_file: Callable[[FileEntry], None] | None) -> None:
@@ -333,6 +357,7 @@ class _Outcome:
     rules_applied: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[MigrateError] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)
 
 
 def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration], verify: bool) -> _Outcome:
@@ -349,6 +374,7 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
         rules_applied=result.rules_applied,
         findings=result.findings,
         errors=result.errors,
+        needs=result.needs,
     )
     if result.changed:
         try:
@@ -558,6 +584,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 def _apply(entry: FileEntry, outcome: _Outcome) -> None:
     entry.parsed, entry.encoding = outcome.parsed, outcome.encoding
     entry.rules_applied, entry.findings, entry.errors = outcome.rules_applied, outcome.findings, outcome.errors
+    entry.needs = outcome.needs
     if outcome.errors:
         entry.status = "failed"
     elif outcome.new_bytes is not None:

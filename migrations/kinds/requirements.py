@@ -76,6 +76,65 @@ def floors_for(target: Version) -> dict[str, PackageFloor]:
     return out
 
 
+#: The transformers release whose Requires-Dist the manifests rule honours: the oldest one the target's transformers
+#: floor admits that the transformers atlas holds (4.56.2 for every line 1.13-1.16).
+def _transformers_release(floor: PackageFloor | None) -> str | None:
+    from migrations.atlas import Atlas, AtlasError
+
+    try:
+        atlas = Atlas.load("transformers")
+    except AtlasError:
+        return None
+    admitted = [r for r in atlas.releases() if floor is None or floor.specifier.contains(r, prereleases=True)]
+    return admitted[0] if admitted else None
+
+
+def _lower_bound_floors(lines: list[str], who: str) -> dict[str, PackageFloor]:
+    """The unconditional requirements of a Requires-Dist list as floors: lower bounds only (an upper bound of the
+    metadata is the resolver's business; a pin above it is kept), packages without a lower bound skipped."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out: dict[str, PackageFloor] = {}
+    for line in lines:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None:  # extras and platform-specific rows
+            continue
+        lows = [s for s in req.specifier if s.operator in (">=", "~=", "==") and not s.version.endswith(".*")]
+        if not lows:
+            continue
+        low = max(Version(s.version) for s in lows)
+        name = canonicalize_name(req.name)
+        out[name] = PackageFloor(name, SpecifierSet(f">={low}"), low, f"{who} requires {req.name}{req.specifier}")
+    return out
+
+
+def metadata_floors(target: Version) -> dict[str, PackageFloor]:
+    """Floors for the rest of the stack, from the metadata the atlas recorded (never from memory): what the target
+    TRL release's Requires-Dist demands (`huggingface_hub`, `pyarrow`, `numpy`, `pandas`, ...), and what transformers
+    demands (`tokenizers`, `huggingface-hub`, `safetensors`) in the oldest release the target's transformers floor
+    admits. Where both name a package the higher lower bound wins. `floors_for` rows take precedence over these."""
+    from migrations.atlas import Atlas, UnknownReleaseError
+
+    trl = Atlas.load("trl")
+    try:
+        release = trl.release(target)
+    except UnknownReleaseError:
+        release = trl.releases()[-1]
+    out = _lower_bound_floors(trl.requires(release), f"trl {release}")
+    transformers = _transformers_release(floors_for(target).get("transformers"))
+    if transformers is not None:
+        from migrations.atlas import Atlas as _A
+
+        for name, floor in _lower_bound_floors(_A.load("transformers").requires(transformers),
+                                               f"transformers {transformers} (the oldest the floor admits)").items():
+            if name not in out or floor.lowest > out[name].lowest:
+                out[name] = floor
+    return out
+
+
 def _lowest(spec: SpecifierSet) -> Version:
     for s in spec:
         if s.operator in (">=", "==", "~="):

@@ -7,7 +7,8 @@ edited with `tomlkit`), `setup.cfg` (`install_requires`, `extras_require`), lite
 `extras_require` in `setup.py` (inline, or a module-level list the call names), and the `pip:` section of a conda
 `environment.yml`.
 
-Wherever `trl`, `transformers`, `accelerate`, `datasets`, `peft`, `deepspeed`, `vllm` or `liger-kernel` is named, its
+In a manifest that requires `trl` (declares it, in any extra or group, installs it from a VCS/URL/path, or `-r`
+includes a file that does; see `requires_trl`), wherever `trl`, `transformers`, `accelerate`, `datasets`, `peft`, `deepspeed`, `vllm` or `liger-kernel` is named, its
 specifier is raised to the floor of the target line (`compat.floors`, the single source of the numbers; `trl` to the
 target line itself); see `migrations.kinds.requirements` for the policy. No package is ever added, and the file is
 byte-identical outside the specifiers that changed. A pin the target cannot satisfy (`vllm==0.19.0` for TRL 1.16) is
@@ -17,13 +18,21 @@ finding (the hashes must be regenerated).
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 import libcst as cst
 
-from migrations.base import Finding, ManifestMigration, RuleContext
-from migrations.kinds.requirements import PackageFloor, Rewrite, floors_for, rewrite_poetry, rewrite_requirement
+from migrations.base import Finding, ManifestMigration, RuleContext, todo_text
+from migrations.kinds.requirements import (
+    PackageFloor,
+    Rewrite,
+    floors_for,
+    metadata_floors,
+    rewrite_poetry,
+    rewrite_requirement,
+)
 
 _COMMENT_OR_OPTION = re.compile(r"(\s+#|\s+--?[A-Za-z]|\s*\\\s*$)")
 
@@ -38,16 +47,60 @@ class DependencyManifests(ManifestMigration):
     order = 50
 
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
-        table = floors_for(ctx.options.target_trl)
+        if not requires_trl(text, filename, ctx.path):
+            return text  # trlx, OpenRLHF-style trees: their transformers/accelerate pins are none of TRL's business
+        table = {**metadata_floors(ctx.options.target_trl), **floors_for(ctx.options.target_trl)}
+        self.flag_trl_references(text, filename, ctx)
         if filename == "pyproject.toml":
-            return _pyproject(self, text, table, ctx)
-        if filename == "setup.cfg":
-            return _setup_cfg(self, text, table, ctx)
-        if filename == "setup.py":
-            return _setup_py(self, text, table, ctx)
-        if filename.endswith((".yml", ".yaml")):
-            return _environment_yml(self, text, table, ctx)
-        return _requirements_txt(self, text, table, ctx)
+            new = _pyproject(self, text, table, ctx)
+        elif filename == "setup.cfg":
+            new = _setup_cfg(self, text, table, ctx)
+        elif filename == "setup.py":
+            new = _setup_py(self, text, table, ctx)
+        elif filename.endswith((".yml", ".yaml")):
+            new = _environment_yml(self, text, table, ctx)
+        else:
+            new = _requirements_txt(self, text, table, ctx)
+        if COMPAT in ctx.options.project_needs:
+            new = self.add_trl_compat(new, filename, ctx)
+        return new
+
+    def add_trl_compat(self, text: str, filename: str, ctx: RuleContext) -> str:
+        """`trl-compat` beside `trl`, when the run's rewritten code imports `compat` (the runner says so through
+        `Options.project_needs`) and this manifest declares `trl` itself but not `trl-compat`: in a requirements file
+        a line right after the `trl` one, in a PEP 621 array an element after it; elsewhere a manual step."""
+        declared = _Declared()
+        scratch = RuleContext()
+        if filename == "pyproject.toml":
+            _pyproject(self, text, declared, scratch)
+        elif filename in ("setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+            ({"setup.cfg": _setup_cfg, "setup.py": _setup_py}.get(filename, _environment_yml))(self, text, declared,
+                                                                                              scratch)
+        else:
+            _requirements_txt(self, text, declared, scratch)
+        if "trl" not in declared.names or COMPAT in declared.names:
+            return text
+        requirement = f"{COMPAT}>={compat_version()}"
+        why = "the migrated code imports compat (trl-compat's package)"
+        if filename == "pyproject.toml":
+            new = _pyproject_add(text, requirement)
+        elif filename in ("setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+            new = None
+        else:
+            new = _requirements_add(text, requirement)
+        if new is None:
+            ctx.report(Finding(self.id, f"add {requirement} next to trl: {why}", 0, 1, self.anchor, "manual", False))
+            return text
+        line = next((n for n, ln in enumerate(new.splitlines(), 1) if COMPAT in ln), 0)
+        ctx.report(Finding(self.id, f"added {requirement}: {why}", line, 1, self.anchor, "info", True))
+        return new
+
+    def flag_trl_references(self, text: str, filename: str, ctx: RuleContext) -> None:
+        """A manual finding for every line installing `trl` from a VCS, URL, archive or path (requirements files get
+        a marker above it too, in `_requirements_txt`): the fork or commit is not what the code was migrated for."""
+        for n, line in enumerate(text.splitlines(), 1):
+            if trl_reference(line, filename) and not line.lstrip().startswith("#"):
+                ctx.report(Finding(self.id, _fork_message(ctx), n, 1, self.anchor, "manual", False))
 
     # -- reporting --------------------------------------------------------------------------------------------------
     def report(self, ctx: RuleContext, rw: Rewrite, line: int, *, hashed: bool = False) -> None:
@@ -57,6 +110,142 @@ class DependencyManifests(ManifestMigration):
         if hashed:
             ctx.report(Finding(self.id, f"{rw.package}: the version changed on a hashed line; regenerate its hashes "
                                         "(e.g. pip-compile --generate-hashes)", line, 1, self.anchor, "manual", False))
+
+
+# -- does the manifest require trl? ------------------------------------------------------------------------------
+
+class _Declared(dict):
+    """A floor table that raises nothing and records every package name the format's parser looks up: run over a
+    manifest, the names it declares (the same parser decides what a requirement is, in every format)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.names.add(key)
+        return None
+
+
+#: `trl` installed from a VCS, a URL, an archive or a local (editable) checkout: a fork, or a copy of some commit.
+_TRL_REFERENCE = re.compile(
+    r"(?:#egg=trl\b|\btrl\s*@|/trl(?:\.git)?(?:[@#/\s]|$)|/trl-\d[^/\s]*\.(?:whl|tar\.gz|zip)\b|^\s*-e\s+\.?/?trl/?\s*$)",
+    re.IGNORECASE)
+_INCLUDE = re.compile(r"^\s*(?:-r|--requirement)(?:\s*=\s*|\s+|(?=\S))(?P<path>\S+)")
+
+
+#: The same in structured manifests (pyproject, setup.py/cfg, environment.yml): a PEP 508 direct reference
+#: (`"trl @ git+https://..."`) or a Poetry table (`trl = {git = "...", rev = "..."}`); a project URL is no install.
+_TRL_STRUCTURED = re.compile(r"(?:[\"'\s-]trl\s*@|^\s*[\"']?trl[\"']?\s*=\s*\{[^}]*\b(?:git|path|url)\s*=)",
+                             re.IGNORECASE)
+
+
+def trl_reference(line: str, filename: str = "requirements.txt") -> bool:
+    """Whether a manifest line installs `trl` from a VCS, URL, archive or local path rather than the index."""
+    body = line.split(" #", 1)[0]
+    if filename in ("pyproject.toml", "setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+        return bool(_TRL_STRUCTURED.search(" " + body))
+    return bool(_TRL_REFERENCE.search(body))
+
+
+def requires_trl(text: str, filename: str, path: str | None = None, _seen: frozenset[str] = frozenset()) -> bool:
+    """True when the manifest requires `trl`: it declares it (any format; in a pyproject or setup file, any of its
+    extras or groups counts), installs it from a VCS/URL/path, or includes (`-r`) a requirements file that does.
+    Only such a manifest may have other pins raised (issue 12: 6 of 8 negative controls were rewritten before)."""
+    declared = _Declared()
+    scratch = RuleContext()
+    rule = MIGRATION
+    try:
+        if filename == "pyproject.toml":
+            _pyproject(rule, text, declared, scratch)
+        elif filename == "setup.cfg":
+            _setup_cfg(rule, text, declared, scratch)
+        elif filename == "setup.py":
+            _setup_py(rule, text, declared, scratch)
+        elif filename.endswith((".yml", ".yaml")):
+            _environment_yml(rule, text, declared, scratch)
+        else:
+            _requirements_txt(rule, text, declared, scratch)
+    except Exception:  # a file the rewriters cannot read: nothing is raised either (the engine reports parse errors)
+        return False
+    if any(f.severity == "manual" for f in scratch.findings):
+        return True  # a file that does not parse: undecided, the rewrite runs and says its pins were not checked
+    if "trl" in declared.names or any(trl_reference(line, filename) for line in text.splitlines()):
+        return True
+    if filename in ("pyproject.toml", "setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+        return False
+    folder = os.path.dirname(path) if path else None
+    for line in text.splitlines():
+        m = _INCLUDE.match(line)
+        if m is None or folder is None:
+            continue
+        included = os.path.normpath(os.path.join(folder, m.group("path")))
+        if included in _seen or not os.path.isfile(included):
+            continue
+        try:
+            with open(included, encoding="utf-8") as fh:
+                inner = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if requires_trl(inner, os.path.basename(included), included, _seen | {included}):
+            return True
+    return False
+
+
+COMPAT = "trl-compat"
+
+
+def compat_version() -> str:
+    from compat._version import __version__
+
+    return __version__
+
+
+def _requirements_add(text: str, requirement: str) -> str | None:
+    """`requirement` on a new line right after the first `trl` requirement line (None when there is none)."""
+    lines = text.splitlines(keepends=True)
+    for n, line in enumerate(lines):
+        if not _is_requirement(line):
+            continue
+        declared = _Declared()
+        rewrite_requirement(line[:_requirement_end(line)], declared)
+        if declared.names == {"trl"}:
+            at = n
+            while lines[at].rstrip("\r\n").endswith("\\") and at + 1 < len(lines):
+                at += 1
+            newline = "\r\n" if lines[at].endswith("\r\n") else "\n"
+            if not lines[at].endswith(("\n", "\r")):
+                lines[at] += newline
+            lines.insert(at + 1, requirement + newline)
+            return "".join(lines)
+    return None
+
+
+def _pyproject_add(text: str, requirement: str) -> str | None:
+    """`requirement` after `trl` in the first PEP 621 / PEP 735 array that holds it (None when none does)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    project = doc.get("project") or {}
+    arrays = [project.get("dependencies"), *(project.get("optional-dependencies") or {}).values(),
+              *(doc.get("dependency-groups") or {}).values()]
+    for array in arrays:
+        if not isinstance(array, list):
+            continue
+        for index, item in enumerate(array):
+            declared = _Declared()
+            if isinstance(item, str):
+                rewrite_requirement(str(item), declared)
+            if declared.names == {"trl"}:
+                array.insert(index + 1, requirement)
+                return tomlkit.dumps(doc)
+    return None
+
+
+def _fork_message(ctx: RuleContext) -> str:
+    floor = floors_for(ctx.options.target_trl)["trl"].lowest
+    return (f"trl is installed from a VCS/URL/local path (a fork or a fixed commit): the migrated code needs "
+            f"trl>={floor}; replace it with trl>={floor}, or rebase the fork on TRL {floor}")
 
 
 # -- requirements.txt ---------------------------------------------------------------------------------------------
@@ -84,6 +273,12 @@ def _requirements_txt(rule: DependencyManifests, text: str, table: dict[str, Pac
         logical = "".join(lines[start:i + 1])
         i += 1
         first = lines[start]
+        if trl_reference(first) and not first.lstrip().startswith("#"):
+            marker = todo_text(_fork_message(ctx), rule.anchor)
+            if not (start and lines[start - 1].strip() == marker):
+                newline = "\r\n" if first.endswith("\r\n") else "\n"
+                out[start] = marker + newline + out[start]
+            continue
         if not _is_requirement(first):
             continue
         end = _requirement_end(first)

@@ -28,7 +28,7 @@ from compat.migrate import migrate_paths, migrate_source
 rules = migrations.all_migrations()  # imports every rule module (the manifest rule reads compat.floors)
 result = migrate_source("from trl import PPOTrainer\\n", path="train.py")
 assert result.ok and "GRPOTrainer" in result.text, result.text
-(tmp := __import__("pathlib").Path(sys.argv[1])).joinpath("requirements.txt").write_text("peft>=0.10\\n")
+(tmp := __import__("pathlib").Path(sys.argv[1])).joinpath("requirements.txt").write_text("trl\\npeft>=0.10\\n")
 report = migrate_paths([str(tmp / "requirements.txt")], mode="check", allow_dirty=True)
 assert [f.status for f in report.files] == ["changed"], report.files
 print("library ok", len(rules))

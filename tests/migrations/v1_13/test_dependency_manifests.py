@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 from packaging.version import Version
 
@@ -62,9 +61,9 @@ def test_requirements_txt_only_specifiers_change():
 def test_requirements_window_comes_from_compat_floors():
     for line in ("1.13", "1.14", "1.15", "1.16"):
         window = next(f.specifier for f in floors.PROFILES[line].floors if f.package == "vllm")
-        result = migrate("vllm==0.19.0\naccelerate>=1.4.0\n", "requirements-gpu.txt", target=f"{line}.0")
+        result = migrate("trl>=1.16.0\nvllm==0.19.0\naccelerate>=1.4.0\n", "requirements-gpu.txt", target=f"{line}.0")
         accelerate = "accelerate>=1.10.1" if line == "1.16" else "accelerate>=1.4.0"
-        assert result.text == f"vllm{window}\n{accelerate}\n"
+        assert result.text == f"trl>=1.16.0\nvllm{window}\n{accelerate}\n"
 
 
 def test_requirements_noops_are_byte_identical():
@@ -236,3 +235,167 @@ def test_included_requirements_in_a_requirements_folder(tmp_path):
     assert new.startswith("# pinned stack\ntrl==1.16.0\npeft") and new.endswith("  # adapters\n") and "0.12.0" not in new
     assert (tmp_path / "requirements.txt").read_text() == "-r requirements/base.txt\n"
     assert (tmp_path / "docs" / "base.txt").read_text() == "trl==0.11.4\n"
+
+
+# -- only a manifest that requires trl is touched (issue 12: 6 of 8 negative controls were rewritten) -------------
+
+NO_TRL = {
+    # trlx / OpenRLHF-style trees: their own RL stack on transformers, accelerate and deepspeed
+    "requirements.txt": "accelerate==0.22.0\ntransformers==4.32.0\ndeepspeed>=0.10.0\npeft==0.5.0\ndatasets\n",
+    "pyproject.toml": (
+        '[project]\nname = "x"\ndependencies = ["transformers>=4.30", "accelerate>=0.20"]\n'
+        '[project.optional-dependencies]\ndev = ["pytest"]\n'
+        '[tool.poetry.dependencies]\ntransformers = "^4.30"\n'),
+    "setup.py": 'from setuptools import setup\nsetup(name="x", install_requires=["transformers==4.30.0", "peft>=0.4"])\n',
+    "setup.cfg": "[options]\ninstall_requires =\n    transformers>=4.30\n    accelerate\n",
+    "environment.yml": "dependencies:\n  - python=3.10\n  - pip:\n    - transformers==4.30.0\n    - datasets==2.14.0\n",
+    # a word that only contains "trl" (the byte prefilter matches it), and a package named trlx
+    "requirements-rl.txt": "trlx==0.7.0\ntransformers==4.32.0  # used by trl-like code\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_TRL))
+def test_manifest_without_trl_is_left_alone(name):
+    result = migrate(NO_TRL[name], name)
+    assert result.text == NO_TRL[name] and not result.findings
+
+
+def test_pyproject_extra_requiring_trl_raises_the_whole_file():
+    text = ('[project]\nname = "x"\ndependencies = ["transformers>=4.30"]\n'
+            '[project.optional-dependencies]\nrl = ["trl==0.8.6"]\n')
+    result = migrate(text, "pyproject.toml")
+    assert '"transformers>=4.56.2"' in result.text and '"trl==1.16.0"' in result.text
+
+
+def test_setup_py_extras_requiring_trl_count():
+    text = ('from setuptools import setup\n'
+            'setup(name="x", install_requires=["transformers==4.30.0"], extras_require={"rl": ["trl"]})\n')
+    result = migrate(text, "setup.py")
+    assert "transformers>=4.56.2" in result.text and '"trl>=1.16.0"' in result.text
+
+
+def test_included_file_requiring_trl_counts(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text("trl==0.8.6\n")
+    top = tmp_path / "requirements-train.txt"
+    top.write_text("-r requirements/base.txt\ntransformers==4.38.2\n")
+    result = migrate_source(top.read_text(), options=Options(), rules=[RULE], path=str(top), verify_idempotent=True)
+    assert result.text == "-r requirements/base.txt\ntransformers>=4.56.2\n"
+
+
+def test_included_files_without_trl_do_not_count(tmp_path):
+    (tmp_path / "a.txt").write_text("-r b.txt\naccelerate==0.20.0\n")
+    (tmp_path / "b.txt").write_text("-r a.txt\ntransformers==4.30.0\n")  # a cycle, and no trl anywhere
+    top = tmp_path / "requirements.txt"
+    top.write_text("--requirement=a.txt\ntransformers==4.30.0\n")
+    result = migrate_source(top.read_text(), options=Options(), rules=[RULE], path=str(top), verify_idempotent=True)
+    assert result.text == top.read_text() and not result.findings
+
+
+def test_vcs_trl_counts_as_requiring_trl():
+    text = "git+https://github.com/huggingface/trl.git@v0.8.6#egg=trl\ntransformers==4.38.2\n"
+    result = migrate(text, "requirements.txt")
+    assert "transformers>=4.56.2" in result.text
+
+
+# -- the stack TRL's and transformers' metadata require; forks of trl ------------------------------------------------
+
+def test_pins_trl_and_transformers_metadata_require_are_raised():
+    text = "trl==0.8.6\ntokenizers==0.15.2\nhuggingface_hub>=0.20,<0.21\nsafetensors==0.4.2\npyarrow==15.0.0\nrich\n"
+    result = migrate(text, "requirements.txt")
+    assert result.text == ("trl==1.16.0\ntokenizers>=0.22.0\nhuggingface_hub>=0.34.0\nsafetensors>=0.4.3\n"
+                           "pyarrow>=21.0.0\nrich\n")
+    why = {f.message.split()[0].rstrip(":"): f.message for f in result.findings}
+    assert "trl 1.16.0 requires pyarrow>=21.0.0" in why["pyarrow==15.0.0"]
+    assert "transformers 4.56.2" in why["tokenizers==0.15.2"]
+
+
+def test_metadata_pins_already_fine_or_above_are_kept():
+    text = "trl>=1.16\ntokenizers==0.23.1\nhuggingface_hub==1.31.0\nnumpy\n"
+    result = migrate(text, "requirements.txt")
+    assert result.text == text and not result.findings
+
+
+def test_metadata_floors_follow_the_target_release():
+    # pyarrow is no requirement of TRL 1.13 (1.16 added it)
+    assert migrate("trl\npyarrow==15.0.0\n", "requirements.txt", target="1.13.0").text == "trl>=1.13.0\npyarrow==15.0.0\n"
+
+
+@pytest.mark.parametrize("line", [
+    "git+https://github.com/huggingface/trl.git@v0.8.6#egg=trl",
+    "-e git+https://github.com/me/trl.git@abc123#egg=trl",
+    "-e ./trl",
+    "trl @ git+https://github.com/me/trl@fork",
+    "https://example.com/wheels/trl-0.8.6-py3-none-any.whl",
+])
+def test_trl_fork_lines_are_marked_not_rewritten(line):
+    text = f"transformers>=4.56.2\n{line}\n"
+    result = migrate(text, "requirements.txt")
+    lines = result.text.splitlines()
+    assert lines[0] == "transformers>=4.56.2" and lines[2] == line
+    assert lines[1].startswith("# TODO(trl-compat): trl is installed from a VCS/URL/local path")
+    assert [f.severity for f in result.findings] == ["manual"]
+
+
+def test_trl_fork_in_pyproject_is_reported():
+    text = ('[project]\nname = "x"\ndependencies = ["trl @ git+https://github.com/me/trl@fork", "transformers"]\n'
+            '[project.urls]\nupstream = "https://github.com/huggingface/trl"\n')
+    result = migrate(text, "pyproject.toml")
+    assert result.text == text
+    assert [(f.line, f.severity) for f in result.findings] == [(3, "manual")]
+
+
+def test_a_project_url_naming_trl_is_no_requirement():
+    text = '[project]\nname = "x"\ndependencies = ["transformers==4.30.0"]\n[project.urls]\nt = "https://github.com/huggingface/trl"\n'
+    assert migrate(text, "pyproject.toml").text == text
+
+
+# -- trl-compat joins the manifests when the rewritten code imports compat ------------------------------------------
+
+def _needs(text: str, name: str):
+    result = migrate_source(text, options=Options(project_needs=("trl-compat",)), rules=[RULE], path=f"repo/{name}",
+                            verify_idempotent=True)
+    assert result.ok, result.errors
+    return result
+
+
+def test_trl_compat_added_after_trl_when_the_code_needs_it():
+    from compat._version import __version__
+
+    result = _needs("trl==0.8.6  # rl\npeft\n", "requirements.txt")
+    assert result.text == f"trl==1.16.0  # rl\ntrl-compat>={__version__}\npeft\n"
+    assert any("added trl-compat" in f.message for f in result.findings)
+    toml = _needs('[project]\nname = "x"\ndependencies = ["trl>=0.8", "peft"]\n', "pyproject.toml")
+    assert f'dependencies = ["trl>=1.16.0", "trl-compat>={__version__}", "peft"]' in toml.text
+
+
+def test_trl_compat_not_added_twice_nor_without_trl_nor_unasked():
+    text = "trl>=1.16.0\ntrl-compat\n"
+    assert _needs(text, "requirements.txt").text == text
+    assert _needs("-r base.txt\npeft>=0.13.0\n", "requirements.txt").text == "-r base.txt\npeft>=0.13.0\n"
+    assert migrate("trl>=1.16.0\n", "requirements.txt").text == "trl>=1.16.0\n"  # no rewritten file imports compat
+
+
+def test_trl_compat_in_other_formats_is_a_manual_step():
+    result = _needs('from setuptools import setup\nsetup(name="x", install_requires=["trl>=1.16.0"])\n', "setup.py")
+    assert "trl-compat" not in result.text
+    assert any(f.severity == "manual" and "add trl-compat" in f.message for f in result.findings)
+
+
+def test_the_runner_tells_the_manifests_what_the_code_now_needs(tmp_path):
+    """End to end: a script whose migration imports `compat` makes the same run add trl-compat to the manifest."""
+    from compat._version import __version__
+    from compat.migrate import migrate_paths
+    from migrations import get
+
+    (tmp_path / "train.py").write_text("from trl.losses import FusedLinearDPOLoss\n")
+    (tmp_path / "requirements.txt").write_text("trl==1.13.0\n")
+    report = migrate_paths([str(tmp_path)], options=Options(), allow_dirty=True, mode="write",
+                           rules=[get("trl-losses-to-compat"), RULE])
+    assert "from compat.losses import" in (tmp_path / "train.py").read_text()
+    assert (tmp_path / "requirements.txt").read_text() == f"trl==1.16.0\ntrl-compat>={__version__}\n"
+    assert [e.needs for e in report.files if e.path.endswith("train.py")] == [["trl-compat"]]
+    # a second run: nothing left to do
+    again = migrate_paths([str(tmp_path)], options=Options(), allow_dirty=True, mode="check",
+                          rules=[get("trl-losses-to-compat"), RULE])
+    assert all(e.status == "unchanged" for e in again.files)

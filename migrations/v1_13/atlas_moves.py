@@ -1,0 +1,251 @@
+"""The mechanical TRL breaks, derived from the API atlas (`migrations.atlas`) instead of written by hand.
+
+Three things, each decided per target release from the facts the atlas read out of the wheels:
+
+* **moved names**: an import (any form: `from m import N`, `import m` + `m.N`, aliases, guarded imports) of a TRL
+  name that the target does not export, where the target exports *the same definition* from another public module:
+  every release that had the old path resolves it (re-exports and lazy entries followed) to one qualified definition,
+  and the new path resolves to that same definition on the target. The new path is the shortest such one (`trl`
+  itself when it exports it). A name the target still exports is never touched (issue 12 item 3), nor a name that only
+  looks like TRL's (a local class, a vendored `.trl` package: `migrations.kinds.imports` resolution);
+* **renamed keywords**: at calls of TRL callables resolved by qualified name, a keyword the target rejects that some
+  release's `@deprecate_kwarg` mapped onto a new name (atlas `Signature.renamed`) is renamed when the target takes the
+  new name as a parameter and the call does not pass it already;
+* **removed without successor**: an import the target cannot satisfy and the atlas shows removed with no same
+  definition elsewhere gets one `# TODO(trl-compat):` marker above the import, unless the statement carries a marker
+  already (a hand-written rule's). Only removals up to the rule's own release (1.13) are marked: a name removed in
+  1.14-1.16 is the business of the rules in those release folders; `trl-compat check` flags whatever is left.
+
+The rule runs last in its folder (`order`), after the hand-written rules of every older release folder and of 1.13,
+so a name those rewrite is gone from the code before this rule looks. No other rule's table names a path this rule
+moves (`tests/migrations/v1_13/test_atlas_moves.py` proves it for every registered `SymbolMigration`).
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+from migrations.base import (
+    TODO_PREFIX,
+    MigrationTransformer,
+    RuleContext,
+    dedupe_header_todos,
+)
+from migrations.kinds.cst import dotted, kwarg
+from migrations.kinds.imports import imported_names, module_name
+from migrations.kinds.symbols import Action, Moved, SymbolMigration
+
+#: The release whose removals this rule marks (its folder); later removals are left to later folders' rules.
+_MARKS_UP_TO = "1.13.0"
+
+
+def _atlas():  # type: ignore[no-untyped-def]
+    from migrations.atlas import Atlas
+
+    return Atlas.load("trl")
+
+
+@lru_cache(maxsize=None)
+def _releases_with(qname: str) -> tuple[str, ...]:
+    """Every atlas release in which `qname` can be imported (oldest first)."""
+    atlas = _atlas()
+    return tuple(r for r in atlas.releases() if atlas.has(r, qname))
+
+
+@lru_cache(maxsize=None)
+def _definition(qname: str) -> str | None:
+    """The one qualified definition every release that has `qname` resolves it to; None when they differ or when it is
+    a module, an attribute or outside TRL (nothing to prove the same object by)."""
+    atlas = _atlas()
+    found = set()
+    for release in _releases_with(qname):
+        r = atlas.resolve(release, qname)
+        if r is None or r.kind not in ("class", "def", "var"):
+            return None
+        found.add(r.qualname)
+    return found.pop() if len(found) == 1 else None
+
+
+@lru_cache(maxsize=None)
+def successor(target: str, qname: str) -> str | None:
+    """The path `target` exports `qname`'s very definition under, when `target` lacks `qname` itself; else None."""
+    if not qname.startswith("trl.") or qname.count(".") < 1:
+        return None
+    atlas = _atlas()
+    if atlas.has(target, qname) or atlas.is_module(qname):
+        return None
+    definition = _definition(qname)
+    if definition is None:
+        return None
+    module, _, name = qname.rpartition(".")
+    for candidate in atlas.moved_to(target, name, exclude=module):  # shortest first
+        r = atlas.resolve(target, candidate)
+        if r is not None and r.qualname == definition:
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=None)
+def removal(target: str, qname: str) -> str | None:
+    """The release that removed `qname` (a name or a module some release had), when `target` lacks it and has no
+    same-definition successor; None otherwise (still there, moved, or never a TRL name)."""
+    if not (qname == "trl" or qname.startswith("trl.")):
+        return None
+    atlas = _atlas()
+    if atlas.has(target, qname):
+        return None
+    had = [r for r in _releases_with(qname) if atlas._index(r) < atlas._index(target)]
+    if not had or successor(target, qname) is not None:
+        return None
+    releases = atlas.releases()
+    return releases[releases.index(had[-1]) + 1]
+
+
+@lru_cache(maxsize=None)
+def keyword_renames(target: str, qname: str) -> dict[str, str]:
+    """old keyword -> new for a TRL callable: pairs some release's `@deprecate_kwarg` mapped, where `target` rejects the
+    old keyword and takes the new one as a parameter."""
+    atlas = _atlas()
+    if not qname.startswith("trl.") or not atlas.has(target, qname):
+        return {}
+    pairs: dict[str, str] = {}
+    for release in _releases_with(qname):
+        sig = atlas.signature(release, qname)
+        for old, new in sig.renamed if sig is not None else ():
+            pairs.setdefault(old, new)
+    now = atlas.signature(target, qname)
+    if now is None:
+        return {}
+    out = {}
+    for old, new in pairs.items():
+        param = now.param(new)
+        if atlas.accepts(target, qname, old) is None and param is not None and param.kind in ("pk", "ko"):
+            out[old] = new
+    return out
+
+
+@lru_cache(maxsize=1)
+def renamed_keywords() -> frozenset[str]:
+    """Every old keyword any release's `@deprecate_kwarg` maps (the text gate of the keyword pass)."""
+    atlas = _atlas()
+    return frozenset(old for sig in atlas._signatures for old, _ in sig[3])
+
+
+class AtlasMoves(SymbolMigration):
+    summary = ("atlas-derived: imports of TRL names the target moved (same definition) -> the target's path; "
+               "@deprecate_kwarg keywords -> their new names; a marker on imports of names removed without successor")
+    triggers = ("trl",)
+    order = 900  # after every hand-written rule of this folder (and of every older folder, by release order)
+    target: str = "1.16.0"  # the view `transform` makes carries the run's target
+
+    def action_for(self, qname: str) -> Action | None:
+        moved = successor(self.target, qname)
+        if moved is None:
+            return None
+        module, _, name = moved.rpartition(".")
+        return Moved(module, name, f"moved in TRL: the same definition ({_definition(qname)}) is exported there")
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        view = copy.copy(self)
+        view.target = _atlas().release(ctx.options.target_trl)
+        module = SymbolMigration.transform(view, wrapper, ctx)
+        if module is not wrapper.module:
+            wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        text = module.code
+        passes: list[type[_AtlasPass]] = [_MarkRemoved]
+        if any(f"{old}=" in text for old in renamed_keywords()):
+            passes.insert(0, _RenameKeywords)
+        for kind in passes:
+            t = kind(view, ctx)
+            new = wrapper.visit(t)
+            if t.changed:
+                module = dedupe_header_todos(new)
+                wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        return module
+
+
+class _AtlasPass(MigrationTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self, rule: AtlasMoves, ctx: RuleContext) -> None:
+        super().__init__(rule, ctx)
+        self.target = rule.target
+
+
+class _RenameKeywords(_AtlasPass):
+    """`get_peft_config(model_config=x)` -> `get_peft_config(model_args=x)` where the target dropped the alias."""
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        qnames = sorted(q for q in imported_names(self, original_node.func) if q.startswith("trl."))
+        renames = next((keyword_renames(self.target, q) for q in qnames if keyword_renames(self.target, q)), {})
+        call = updated_node
+        for old, new in renames.items():
+            arg = kwarg(call, old)
+            if arg is None:
+                continue
+            if kwarg(call, new) is not None:
+                self.todo(original_node, f"both {old}= and {new}= are passed; TRL renamed {old}= to {new}= "
+                                         f"(@deprecate_kwarg) and TRL {self.target} rejects {old}=: drop one")
+                continue
+            call = call.with_changes(args=[a.with_changes(keyword=cst.Name(new)) if a is arg else a
+                                           for a in call.args])
+            self.note(original_node, f"{old}= -> {new}= (renamed through @deprecate_kwarg; TRL {self.target} "
+                                     f"rejects {old}=)")
+        return call
+
+
+class _MarkRemoved(_AtlasPass):
+    """One marker above an import of a TRL name or module removed (no successor) up to 1.13, unless marked already."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._header = any(line.comment is not None and line.comment.value.startswith(TODO_PREFIX)
+                           for line in node.header)
+
+    def _marked(self) -> bool:
+        stmt = self._stmt_stack[-1] if self._stmt_stack else None
+        if stmt is None:
+            return True
+        if stmt is self._first_stmt and self._header:
+            return True
+        return any(line.comment is not None and line.comment.value.startswith(TODO_PREFIX)
+                   for line in getattr(stmt, "leading_lines", ()))
+
+    def _flag(self, node: cst.CSTNode, qnames: list[str]) -> None:
+        gone = [(q, removal(self.target, q)) for q in qnames]
+        gone = [(q, r) for q, r in gone if r is not None and _atlas()._index(r) <= _atlas()._index(_MARKS_UP_TO)]
+        if not gone or self._marked():
+            return
+        parts = []
+        for q, r in gone:
+            module, _, name = q.rpartition(".")
+            others = [] if _atlas().is_module(q) else _atlas().moved_to(self.target, name, exclude=module)
+            parts.append(f"{q} was removed in TRL {r}" + (
+                f" (TRL {self.target} has a different definition of {name} at {others[0]}: check it fits first)"
+                if others else ""))
+        self.todo(node, "; ".join(parts) + f"; TRL {self.target} has no same definition elsewhere: replace it or "
+                                           "keep a local copy")
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        module = module_name(node)
+        if module is None or not (module == "trl" or module.startswith("trl.")):
+            return False
+        if isinstance(node.names, cst.ImportStar):
+            self._flag(node, [module])
+            return False
+        if removal(self.target, module) is not None:  # the whole module is gone: say it once
+            self._flag(node, [module])
+            return False
+        self._flag(node, [f"{module}.{alias.name.value}" for alias in node.names
+                          if isinstance(alias.name, cst.Name)])
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        self._flag(node, [name for alias in node.names if (name := dotted(alias.name) or "").startswith("trl.")])
+        return False
+
+
+MIGRATION = AtlasMoves()
