@@ -55,6 +55,13 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--skip", type=_ids, default=[], metavar="ID,...", help="do not run these migrations")
     parser.add_argument("--target-trl", metavar="VERSION",
                         help="the TRL to migrate to (default: what the repo's trl pins allow, else the newest known)")
+    parser.add_argument("--target-transformers", metavar="4|5|VERSION",
+                        help="the transformers to migrate to: a major (newest of it the target TRL allows) or a "
+                        "release (default: the repo's transformers pin when the target TRL allows it, else the newest "
+                        "release it allows)")
+    parser.add_argument("--target-peft", metavar="VERSION", help="the peft to migrate to (default: chosen the same way)")
+    parser.add_argument("--target-accelerate", metavar="VERSION",
+                        help="the accelerate to migrate to (default: chosen the same way)")
     parser.add_argument("--to", choices=("grpo", "online-dpo"), default="grpo",
                         help="what PPO code becomes (default: grpo)")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
@@ -219,7 +226,17 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
     else:
         choice = detect_target(paths)
         target, note = choice.version, choice.source
-    options = Options(target_trl=target, to=args.to)
+    from .target import LIBRARIES, TargetError, detect_library_target
+
+    targets = []
+    for library in LIBRARIES:
+        try:
+            choice = detect_library_target(paths, library, target, getattr(args, f"target_{library}", None))
+        except TargetError as exc:
+            raise _UsageError(str(exc)) from None
+        targets.append((library, choice.version))
+        note += f"; {library} {choice.version} ({choice.source})"
+    options = Options(target_trl=target, to=args.to, targets=tuple(targets))
     return select(options, args.only, args.skip), options, note
 
 
