@@ -172,7 +172,7 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
         return 0
     paths = args.paths or ["."]
     try:
-        rules, options, target_note = _choose(args, paths)
+        rules, options, target_note, stack_note = _choose(args, paths)
     except _UsageError as exc:
         err.write(f"error: {exc}\n")
         return 2
@@ -183,6 +183,7 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     mode = "diff" if args.diff else "check" if args.check else "write"
     if not args.quiet:
         err.write(f"target TRL {options.target_trl} ({target_note}); {len(rules)} migration(s)\n")
+        err.write(f"target stack: {stack_note}\n")
     progress = _Progress(enabled=err.isatty() and not args.quiet)
     try:
         report = migrate_paths(paths, options=options, rules=rules, mode=mode, exclude=args.exclude,
@@ -205,7 +206,7 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     return report.exit_code
 
 
-def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options, str]:
+def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options, str, str]:
     known = {m.id for m in all_migrations()}
     unknown = [i for i in (*args.only, *args.skip) if i not in known]
     if unknown:
@@ -228,16 +229,16 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
         target, note = choice.version, choice.source
     from .target import LIBRARIES, TargetError, detect_library_target
 
-    targets = []
+    targets, stack = [], []
     for library in LIBRARIES:
         try:
             choice = detect_library_target(paths, library, target, getattr(args, f"target_{library}", None))
         except TargetError as exc:
             raise _UsageError(str(exc)) from None
         targets.append((library, choice.version))
-        note += f"; {library} {choice.version} ({choice.source})"
+        stack.append(f"{library} {choice.version} ({choice.source})")
     options = Options(target_trl=target, to=args.to, targets=tuple(targets))
-    return select(options, args.only, args.skip), options, note
+    return select(options, args.only, args.skip), options, note, "; ".join(stack)
 
 
 def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[Step]) -> None:

@@ -46,3 +46,17 @@ def test_overrides(tmp_path):
         detect_library_target([str(tmp_path)], "transformers", V116, "newest")
     with pytest.raises(TargetError, match="allows no transformers 3.x"):
         detect_library_target([str(tmp_path)], "transformers", V116, "3")
+
+
+def test_the_command_line_targets(tmp_path, capsys):
+    from compat.migrate.cli import main
+
+    (tmp_path / "t.py").write_text("from transformers import BloomTokenizerFast\n"
+                                   "tok = BloomTokenizerFast.from_pretrained('bigscience/bloom-560m')\n")
+    assert main(["--diff", "--allow-dirty", "--target-transformers", "4", str(tmp_path)]) == 0  # 4.x keeps it
+    err = capsys.readouterr().err
+    assert f"target stack: transformers {_newest('transformers', 4)} (--target-transformers 4" in err
+    assert main(["--diff", "--allow-dirty", "--target-transformers", "5", str(tmp_path)]) == 1
+    assert "+tok = AutoTokenizer.from_pretrained('bigscience/bloom-560m')" in capsys.readouterr().out
+    assert main(["--check", "--target-transformers", "4.40", str(tmp_path)]) == 2
+    assert "requires transformers>=4.56.2" in capsys.readouterr().err
