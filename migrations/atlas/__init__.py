@@ -277,9 +277,9 @@ class Atlas:
         module, rest = split
         if not rest:
             return Resolved(module, "module")
-        if self._opaque(i, module):
-            return Resolved(qualname, "unknown")
         binding = self._binding(i, module, rest[0])
+        if binding is None and self._opaque(i, module):
+            return Resolved(qualname, "unknown")
         if binding is None:
             return None
         kind, target = binding

@@ -366,13 +366,14 @@ _ALL = re.compile(r"^__all__\s*(?::[^=]*)?=\s*[\[(]", re.M)
 
 def read_names(path: str, source: str | bytes) -> ModuleInfo | None:
     """The cheap reading of a module: only its literal ``__all__`` (found with a regular expression, only that
-    statement parsed), each name bound as ``listed`` (exported; what it is was not read). A module without a
-    literal ``__all__`` is ``opaque``: it exists, its names are unknown."""
+    statement parsed), each name bound as ``listed`` (exported; what it is was not read). The module is ``opaque``
+    either way: it may bind more than it lists (a class left out of ``__all__`` is still importable), so the names
+    serve star imports and `exports`, never a verdict that a name is missing."""
     named = module_name(path)
     if named is None:
         return None
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    info = ModuleInfo(*named)
+    info = ModuleInfo(*named, opaque=True)
     m = _ALL.search(text)
     names: list[str] | None = None
     if m:
@@ -385,7 +386,6 @@ def read_names(path: str, source: str | bytes) -> ModuleInfo | None:
         if isinstance(value, (list, tuple)) and all(isinstance(n, str) for n in value):
             names = list(value)
     if names is None:
-        info.opaque = True
         return info
     info.all = names
     for n in names:

@@ -161,7 +161,11 @@ def test_three_depths_full_names_and_listed(tmp_path):
     # names depth: exported, what it is was not read
     assert atlas.exports("1.0.0", "toy")["SmallModel"] == ("listed", None)
     assert atlas.has("1.0.0", "toy.models.small.modeling_small.SmallModel")
-    assert not atlas.has("1.0.0", "toy.models.small.modeling_small.Nope")
+    assert atlas.exports("1.0.0", "toy.models.small.modeling_small") == {"SmallModel": ("listed", None)}
+    # ... but a module may bind more than its __all__ lists: names there are never said to be missing
+    assert atlas.has("1.0.0", "toy.models.small.modeling_small.Nope")
+    assert not atlas.knows_names("1.0.0", "toy.models.small.modeling_small")
+    assert not atlas.has("1.0.0", "toy.models.small.Nope")  # a package __init__ is read in full
     assert atlas.signature("1.0.0", "toy.SmallModel") is None
     # a module without a literal __all__ at names depth, a listed module and an --opaque one: names unknown
     for module in ("toy.models.small.tokenization_small", "toy.utils.helpers", "toy.models"):
