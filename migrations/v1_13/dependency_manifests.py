@@ -38,7 +38,7 @@ class DependencyManifests(ManifestMigration):
     order = 50
 
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
-        table = floors_for(ctx.options.target_trl)
+        table = floors_for(ctx.options.target_trl, transformers=ctx.options.target("transformers"))
         if filename == "pyproject.toml":
             return _pyproject(self, text, table, ctx)
         if filename == "setup.cfg":

@@ -236,3 +236,17 @@ def test_included_requirements_in_a_requirements_folder(tmp_path):
     assert new.startswith("# pinned stack\ntrl==1.16.0\npeft") and new.endswith("  # adapters\n") and "0.12.0" not in new
     assert (tmp_path / "requirements.txt").read_text() == "-r requirements/base.txt\n"
     assert (tmp_path / "docs" / "base.txt").read_text() == "trl==0.11.4\n"
+
+
+def test_a_transformers_4_target_writes_below_5_into_the_manifest():
+    from packaging.version import Version
+
+    from compat.migrate.engine import migrate_source
+    from migrations.base import Options
+    from migrations.v1_13.dependency_manifests import MIGRATION as RULE
+
+    text = "trl==0.7.4\ntransformers==4.31.0\n"
+    for major, expected in ((4, "transformers>=4.56.2,<5\n"), (5, "transformers>=4.56.2\n")):
+        options = Options(target_trl=Version("1.16.0"), targets=(("transformers", Version(f"{major}.0.0")),))
+        result = migrate_source(text, options=options, rules=[RULE], path="requirements.txt")
+        assert result.ok and result.text.splitlines()[1] + "\n" == expected, result.text
