@@ -79,7 +79,7 @@ def tokenizer_classes(t: Atlas) -> dict[str, str]:
             continue
         out[f"transformers.{n}"] = gone
         r = next(r for r in reversed(fours) if t.has(r, f"transformers.{n}"))
-        kind, target = t.exports(r, "transformers")[n]
+        _kind, target = t.exports(r, "transformers")[n]
         if target:  # the family paths it was importable from
             module = target.rsplit(".", 1)[0]
             for q in (f"{module}.{n}", f"{'.'.join(module.split('.')[:3])}.{n}"):
@@ -100,12 +100,12 @@ def _write(path: str, doc: str, name: str, table: dict[str, str]) -> None:
 def main() -> int:
     t = Atlas.load("transformers")
     tables = [
-        ("transformers/v4_46/_deepspeed_moves.py", "transformers.deepspeed name -> the module exporting it on 4.56.2 "
-         "and the newest release.", "MOVES", deepspeed_moves(t)),
-        ("transformers/v4_48/_attention_classes.py", "Per-implementation attention classes -> the first release "
-         "(in the atlas) without them.", "GONE", attention_classes(t)),
-        ("transformers/v5_0/_tokenizer_classes.py", "*TokenizerFast classes the newest release lacks -> the first "
-         "release (in the atlas) without them.", "GONE", tokenizer_classes(t)),
+        ("transformers/v4_46/_deepspeed_moves.py", ("transformers.deepspeed name -> the module exporting it on "
+         "4.56.2 and the newest release."), "MOVES", deepspeed_moves(t)),
+        ("transformers/v4_48/_attention_classes.py", ("Per-implementation attention classes -> the first release "
+         "(in the atlas) without them."), "GONE", attention_classes(t)),
+        ("transformers/v5_0/_tokenizer_classes.py", ("*TokenizerFast classes the newest release lacks -> the first "
+         "release (in the atlas) without them."), "GONE", tokenizer_classes(t)),
     ]
     for rel, doc, name, table in tables:
         _write(os.path.join(ROOT, rel), doc, name, table)

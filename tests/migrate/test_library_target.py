@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from packaging.version import Version
 
-from compat.migrate.target import TargetError, allowed_by_trl, detect_library_target, package_pins
+from compat.migrate.target import (
+    TargetError,
+    allowed_by_trl,
+    detect_library_target,
+    package_pins,
+)
 from migrations.atlas import Atlas
 
 V116 = Version("1.16.0")

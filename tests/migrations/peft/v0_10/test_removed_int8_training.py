@@ -15,7 +15,7 @@ def test_renamed():
 
 
 def test_int8_keywords_are_marked():
-    out, findings = run(RULE, "from peft import prepare_model_for_int8_training\n"
+    out, _ = run(RULE, "from peft import prepare_model_for_int8_training\n"
                               "m = prepare_model_for_int8_training(m, output_embedding_layer_name='lm_head')\n")
     assert "# TODO(trl-compat): prepare_model_for_int8_training was removed in peft 0.10" in out
     assert "prepare_model_for_int8_training(m, output_embedding_layer_name='lm_head')" in out

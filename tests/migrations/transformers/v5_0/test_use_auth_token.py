@@ -9,7 +9,7 @@ from tests.migrations._driver import check, noop, run
 def test_renamed():
     check(RULE, "from transformers import AutoTokenizer\nt = AutoTokenizer.from_pretrained(p, use_auth_token=True)\n",
           "from transformers import AutoTokenizer\nt = AutoTokenizer.from_pretrained(p, token=True)\n")
-    out, findings = run(RULE, "from transformers import AutoModel\nm = AutoModel.from_pretrained(p, use_auth_token=a, token=b)\n")
+    out, _ = run(RULE, "from transformers import AutoModel\nm = AutoModel.from_pretrained(p, use_auth_token=a, token=b)\n")
     assert out.splitlines()[1].startswith("# TODO(trl-compat): both use_auth_token= and token= are passed")
 
 
