@@ -717,6 +717,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {e['name']}: {'error' if 'error' in r else 'done'} in {time.perf_counter() - t0:.1f} s",
                   flush=True)
             results.append(r)
+            if opts.json:  # written after every entry, so an interrupted run keeps what it measured
+                opts.json.write_text(json.dumps({"schema": "trl-compat/corpus-bench/1", "partial": True,
+                                                 "entries": results}, indent=2, default=str))
     finally:
         if opts.keep:
             print(f"trees kept under {workdir}")
