@@ -320,7 +320,10 @@ class Checker:
     def has(self, qual: str) -> bool:
         if qual not in self._has:
             atlas, release = self._of(qual)
-            self._has[qual] = atlas.has(release, qual)
+            last = qual.rsplit(".", 1)[-1]
+            # the atlas leaves out private variables (`transformers._import_structure`): never "missing"
+            private = last.startswith("_") and not last.endswith("__") and not atlas.has_module(release, qual)
+            self._has[qual] = private or atlas.has(release, qual)
         return self._has[qual]
 
     def signature(self, qual: str) -> Signature | None:

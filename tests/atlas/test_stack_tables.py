@@ -7,10 +7,12 @@ from migrations.atlas import Atlas
 from migrations.atlas.stack_tables import (
     attention_classes,
     deepspeed_moves,
+    moved_names,
     tokenizer_classes,
 )
 from migrations.transformers.v4_46._deepspeed_moves import MOVES
 from migrations.transformers.v4_48._attention_classes import GONE as ATTENTION
+from migrations.transformers.v5_0._moved_names import MOVES as MOVED
 from migrations.transformers.v5_0._tokenizer_classes import GONE as TOKENIZERS
 
 
@@ -19,3 +21,4 @@ def test_tables_are_regenerated_from_the_atlas():
     assert deepspeed_moves(t) == MOVES
     assert attention_classes(t) == ATTENTION
     assert tokenizer_classes(t) == TOKENIZERS
+    assert moved_names(t) == MOVED

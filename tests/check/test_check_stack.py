@@ -68,7 +68,8 @@ def test_migrated_for_5_the_code_passes_on_4_56_2_and_5_x():
 
 def test_names_the_atlas_did_not_read_are_never_flagged():
     code = ("from transformers.utils import is_peft_available\nfrom transformers.models.t5.modeling_t5 import T5Stack\n"
-            "from transformers.models.t5 import T5ForConditionalGeneration\nimport accelerate\n"
+            "from transformers.models.t5 import T5ForConditionalGeneration\nimport accelerate\nimport transformers\n"
+            "print(transformers._import_structure)\n"
             "acc = accelerate.Accelerator(gradient_accumulation_steps=2)\n")
     assert _problems(code, NEWEST) == set()
     assert _problems("from transformers.models.t5 import T5Nope\n", NEWEST) == {
