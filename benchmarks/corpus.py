@@ -52,6 +52,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).with_name("corpus.toml")
 CHECK_TARGETS = ("1.16.0", "1.13.0")
+#: `--stack`: the transformers releases the check of transformers/peft/accelerate code runs against (TRL 1.16).
+STACK_TARGETS = ("4.56.2", "5.24.0")
+STACK_ROOTS = ("transformers.", "peft.", "accelerate.")
+# A file imports transformers or peft when a line starts with `from X[.y] import` or `import X[.y]`.
+STACK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:transformers|peft)(?:\.\w+)*[ \t]+import\b"
+                          r"|import[ \t]+(?:transformers|peft)(?:\.\w+)*(?=[ \t,;#]|$))", re.M)
 RUFF_RULES = "F401,F811,F841"
 MARKER = "TODO(trl-compat)"
 NA = "n/a (check unavailable)"
@@ -238,9 +244,15 @@ def parse_check(output: str) -> tuple[dict[str, list[Any]], dict[str, list[Any]]
     return problems, markers
 
 
-def run_check(root: Path, target: str, check_path: list[str]) -> dict[str, Any]:
+def stack_files(root: Path) -> list[str]:
+    return [f for f in code_files(root) if STACK_IMPORT.search(source_text(root / f))]
+
+
+def run_check(root: Path, target: str, check_path: list[str], transformers: str | None = None) -> dict[str, Any]:
     """One static-check run over the tree: {"files": {path: problems}, "markers": {path: markers}} or {"error"}."""
     cmd = [sys.executable, "-m", "compat.check", ".", "--target-trl", target, "--format", "json"]
+    if transformers:
+        cmd += ["--target-transformers", transformers]
     res = subprocess.run(cmd, cwd=root, env=_env(check_path), capture_output=True, text=True)
     try:
         problems, markers = parse_check(res.stdout)
@@ -364,9 +376,15 @@ def run_entry(entry: dict[str, Any], mirrors: Path | None, opts: argparse.Namesp
     result["trl_file_list"] = trl
 
     check_before: dict[str, dict[str, Any]] = {}
+    stack_before: dict[str, dict[str, Any]] = {}
     if check_ok:
         for target in CHECK_TARGETS:
             check_before[target] = run_check(root, target, opts.check_path)
+        if opts.stack:
+            stack = stack_files(root)
+            result["stack_files"] = len(stack)
+            for tf in STACK_TARGETS:
+                stack_before[tf] = run_check(root, "1.16.0", opts.check_path, tf)
     ruff_before = run_ruff(root, ruff) if ruff else None
 
     report_path = workdir / f"{dest.name}.report.json"
@@ -434,6 +452,29 @@ def run_entry(entry: dict[str, Any], mirrors: Path | None, opts: argparse.Namesp
                 "unmarked": unmarked,
                 "markers_seen": sum(len(v) for v in marks.values()),
             }
+        if opts.stack:
+            result["stack"] = {}
+            for tf in STACK_TARGETS:
+                before, after = stack_before[tf], run_check(root, "1.16.0", opts.check_path, tf)
+                if "error" in before or "error" in after:
+                    result["stack"][tf] = {"error": before.get("error") or after.get("error")}
+                    continue
+
+                def mine(problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                    return [p for p in problems if str(p.get("name", "")).startswith(STACK_ROOTS)]
+
+                b, a, marks = before["files"], after["files"], after["markers"]
+                fail_b = {f for f in stack if mine(b.get(f, []))}
+                fail_a = {f: mine(a.get(f, [])) for f in stack if mine(a.get(f, []))}
+                unmarked = {f: [problem_text(p) for p in ps if not is_marked(root, f, p, marks.get(f, []))]
+                            for f, ps in fail_a.items()}
+                unmarked = {f: v for f, v in unmarked.items() if v}
+                result["stack"][tf] = {
+                    "pass_before": len(stack) - len(fail_b), "pass_after": len(stack) - len(fail_a),
+                    "problems_before": sum(len(mine(b.get(f, []))) for f in stack),
+                    "problems_after": sum(len(v) for v in fail_a.values()),
+                    "unmarked_files": len(unmarked), "unmarked": unmarked,
+                }
     else:
         result["check"] = None
 
@@ -593,6 +634,28 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
     return tot
 
 
+def print_stack(results: list[dict[str, Any]]) -> None:
+    """`--stack`: files importing transformers/peft that pass the transformers/peft/accelerate part of the check."""
+    print("\nStack check (TRL 1.16; problems naming transformers/peft/accelerate only), per era:")
+    print("| era | files importing transformers/peft | " + " | ".join(
+        f"pass on {tf} before -> after | unmarked after (files)" for tf in STACK_TARGETS) + " |")
+    print("|---|---|" + "---|---|" * len(STACK_TARGETS))
+    eras: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        if r.get("stack"):
+            eras.setdefault(r["era"], []).append(r)
+    rows = [*eras.items(), ("total", [r for rs in eras.values() for r in rs])]
+    for era, rs in rows:
+        n = sum(r.get("stack_files", 0) for r in rs)
+        cells = []
+        for tf in STACK_TARGETS:
+            cs = [r["stack"][tf] for r in rs if "error" not in r["stack"][tf]]
+            pb, pa = sum(c["pass_before"] for c in cs), sum(c["pass_after"] for c in cs)
+            pct = f" ({100 * pa / n:.1f}%)" if n and era == "total" else ""
+            cells += [f"{pb} -> {pa}{pct}", str(sum(c["unmarked_files"] for c in cs))]
+        print(f"| {era} | {n} | " + " | ".join(cells) + " |")
+
+
 def load_corpus(path: Path) -> list[dict[str, Any]]:
     data = tomllib.loads(path.read_text())
     entries = list(data.get("repo", []))
@@ -617,6 +680,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder put first on PYTHONPATH for `python -m compat.check` only (e.g. another worktree)")
     ap.add_argument("--smoke", action="store_true", help="smoke-run each entry script after migration")
     ap.add_argument("--smoke-timeout", type=int, default=300)
+    ap.add_argument("--stack", action="store_true",
+                    help="also check the files importing transformers/peft for transformers/peft/accelerate problems "
+                         f"(TRL 1.16, transformers {' and '.join(STACK_TARGETS)}), before and after")
     ap.add_argument("--json", type=Path, help="write every figure to this file")
     ap.add_argument("--keep", action="store_true", help="keep the migrated trees (their path is printed)")
     ap.add_argument("--compare", type=Path, help="an earlier --json output: print what moved, entry by entry")
@@ -651,6 +717,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {e['name']}: {'error' if 'error' in r else 'done'} in {time.perf_counter() - t0:.1f} s",
                   flush=True)
             results.append(r)
+            if opts.json:  # written after every entry, so an interrupted run keeps what it measured
+                opts.json.write_text(json.dumps({"schema": "trl-compat/corpus-bench/1", "partial": True,
+                                                 "entries": results}, indent=2, default=str))
     finally:
         if opts.keep:
             print(f"trees kept under {workdir}")
@@ -659,6 +728,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_table(results, check_ok)
     ok = [r for r in results if "error" not in r]
+    if opts.stack:
+        print_stack(ok)
     if opts.json:
         payload = {"schema": "trl-compat/corpus-bench/1", "target_trl": opts.target_trl,
                    "check_available": check_ok, "ruff": ruff, "totals": totals(ok), "entries": results}

@@ -46,7 +46,8 @@ class Options:
     target_trl: Version = Version("1.16.0")
     to: Literal["grpo", "online-dpo"] = "grpo"
     # (library, target version) for the other libraries that have rule folders (`migrations/<library>/v*/`); a
-    # library rule applies only when its library's target is given here (nothing on the command line sets it yet).
+    # library rule applies only when its library's target is given here (`compat.migrate` sets them from
+    # --target-transformers / --target-peft / --target-accelerate, else chosen like the TRL target).
     # A tuple, not a dict, so that Options stays hashable.
     targets: tuple[tuple[str, Version], ...] = ()
     # distributions the migrated code of this run needs that the project may not declare yet ("trl-compat" once a

@@ -30,7 +30,11 @@ SCHEMA = "trl-compat/check-report/1"
 _MANIFEST = re.compile(r"^(requirements.*\.txt|pyproject\.toml|setup\.cfg|environment\.ya?ml)$")
 #: An absolute TRL import statement somewhere (`from trl...`, `import trl`, `import os, trl.x as t`); a file without
 #: one cannot reach TRL's names (relative imports and strings do not count), so it is not parsed.
-_TRL_IMPORT = re.compile(r"(?:^|;)[ \t]*(?:from[ \t]+trl\b|import[ \t]+[^\n#]*\btrl\b)", re.M)
+_TRL_IMPORT = re.compile(r"(?:^|;)[ \t]*(?:from[ \t]+(?:trl|transformers|peft|accelerate)\b"
+                         r"|import[ \t]+[^\n#]*\b(?:trl|transformers|peft|accelerate)\b)", re.M)
+#: The packages besides TRL whose imports and calls are checked (each against its own target release).
+LIBRARIES = ("transformers", "peft", "accelerate")
+_PREFILTER = (b"trl", b"transformers", b"peft", b"accelerate")
 _MAGIC = re.compile(r"^\s*[%!]|^\s*[\w.]+\?{1,2}\s*$")
 
 
@@ -39,6 +43,13 @@ class Target:
     trl: str
     transformers: str | None
     source: str  # why this target: "--target-trl", "requirements.txt: trl>=1.15", ...
+    peft: str | None = None
+    accelerate: str | None = None
+
+    def libraries(self) -> dict[str, str]:
+        """package -> release of every library checked besides TRL."""
+        return {k: v for k, v in (("transformers", self.transformers), ("peft", self.peft),
+                                  ("accelerate", self.accelerate)) if v}
 
 
 @dataclass
@@ -96,16 +107,22 @@ class CheckReport:
 
         return {"schema": SCHEMA, "tool": {"name": "trl-compat", "version": __version__},
                 "target": {"trl": self.target.trl, "transformers": self.target.transformers,
+                           "peft": self.target.peft, "accelerate": self.target.accelerate,
                            "source": self.target.source},
                 "files": [f.to_json() for f in self.files], "summary": self.summary()}
 
 
-def choose_target(paths: Sequence[str], trl: str | None = None, transformers: str | None = None) -> Target:
+def choose_target(paths: Sequence[str], trl: str | None = None, transformers: str | None = None,
+                  peft: str | None = None, accelerate: str | None = None) -> Target:
     """The TRL to check against: `trl` if given (any release the atlas holds), else what `compat.migrate` would
     migrate to (the repository's pins, else the newest). A pin newer than the atlas uses the atlas's newest.
+
+    transformers, peft and accelerate: for a TRL >= 1.13, chosen as `compat.migrate` chooses them (a major `4`/`5`
+    or a version given here, else the repository's pin when the TRL allows it, else the newest release it allows);
+    for an older TRL, the release of its era the atlas holds (what its configs inherited from).
     ``trl="pinned"``: the newest release the repository's own `trl` pins allow, old ones included (the TRL the code
     was written for)."""
-    from migrations.atlas import Atlas
+    from migrations.atlas import Atlas, AtlasError
 
     atlas = Atlas.load("trl")
     if trl == "pinned":
@@ -120,13 +137,25 @@ def choose_target(paths: Sequence[str], trl: str | None = None, transformers: st
         release, note = known[-1], choice.source
         if Version(release) != choice.version:
             note += f"; {choice.version} is not in the atlas, checked against {release}"
-    if transformers:
-        transformers = Atlas.load("transformers").release(transformers)
-        tnote = "from --target-transformers"
-    else:
-        transformers = atlas.companion_release(release)
-        tnote = "the transformers release of its era the atlas holds"
-    return Target(release, transformers, f"{note}; transformers {transformers}: {tnote}")
+    chosen: dict[str, str] = {}
+    for library, wanted in (("transformers", transformers), ("peft", peft), ("accelerate", accelerate)):
+        if Version(release) >= Version("1.13"):
+            from compat.migrate.target import TargetError, detect_library_target
+
+            try:
+                pick = detect_library_target(list(paths), library, Version(release), wanted)
+            except TargetError as exc:
+                raise AtlasError(str(exc)) from None
+            chosen[library] = Atlas.load(library).release(pick.version)
+            note += f"; {library} {chosen[library]} ({pick.source})"
+        elif wanted:
+            chosen[library] = Atlas.load(library).release(wanted)
+            note += f"; {library} {chosen[library]}: from --target-{library}"
+        else:
+            chosen[library] = atlas.companion_release(release, library) or ""
+            note += f"; {library} {chosen[library]}: the release of its era the atlas holds"
+    return Target(release, chosen["transformers"] or None, note, chosen["peft"] or None,
+                  chosen["accelerate"] or None)
 
 
 def _pinned(atlas, paths: Sequence[str]) -> tuple[str, str]:
@@ -219,7 +248,7 @@ def check_source(path: str, text: str, checker: Checker) -> FileResult:
             result.checked = True
             return result
     for cell, source in units:
-        if "trl" not in source or (cell is None and not _TRL_IMPORT.search(source)):
+        if cell is None and not _TRL_IMPORT.search(source) or not any(w in source for w in LIBRARIES + ("trl",)):
             continue
         code = _mask_magics(source) if cell is not None else source
         if code is None:
@@ -245,7 +274,7 @@ def check_paths(paths: Sequence[str], target: Target, *, exclude: Iterable[str] 
     from compat.migrate.walk import iter_targets
 
     started = time.perf_counter()
-    checker = Checker(target.trl, transformers=target.transformers)
+    checker = Checker(target.trl, transformers=target.transformers, libraries=target.libraries())
     files: list[FileResult] = []
     scanned = 0
     missing: list[FileResult] = []
@@ -263,7 +292,7 @@ def check_paths(paths: Sequence[str], target: Target, *, exclude: Iterable[str] 
         except OSError as exc:
             files.append(FileResult(t.path, errors=[f"cannot read: {exc.strerror or exc}"]))
             continue
-        if b"trl" not in data:  # cheap prefilter: no TRL use and no marker
+        if not any(word in data for word in _PREFILTER):  # cheap prefilter: no checked package, no marker
             continue
         try:
             text = _decode(data) if t.path.endswith((".py", ".pyi")) else data.decode("utf-8-sig")

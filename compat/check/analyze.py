@@ -29,6 +29,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from packaging.version import Version
+
 from compat._shadow import own_first
 
 own_first("migrations")  # a repository's own migrations/ package must not shadow the atlas
@@ -36,6 +38,11 @@ own_first("migrations")  # a repository's own migrations/ package must not shado
 from migrations.atlas import Atlas, Event, Signature  # noqa: E402
 
 ROOT = "trl"
+#: What each checked package is called in messages.
+LABELS = {"trl": "TRL", "transformers": "transformers", "peft": "peft", "accelerate": "accelerate"}
+#: `from_pretrained` keywords that a release rejects, read in the wheels (these methods take `**kwargs`, which the
+#: atlas does not follow): keyword -> (first release without it, its successor).
+FROM_PRETRAINED_GONE = {"transformers": {"use_auth_token": ("5.0.0", "token")}}
 
 
 @dataclass(frozen=True)
@@ -68,8 +75,9 @@ class _Scope:
         self.bindings.setdefault(name, []).append(qual)
 
 
-def _is_trl(module: str | None) -> bool:
-    return bool(module) and (module == ROOT or module.startswith(ROOT + "."))  # type: ignore[union-attr]
+def _is_trl(module: str | None, roots: frozenset[str] = frozenset({ROOT})) -> bool:
+    """Whether `module` is (under) one of the checked packages."""
+    return bool(module) and module.split(".")[0] in roots  # type: ignore[union-attr]
 
 
 def _chain(node: ast.expr) -> tuple[ast.Name, list[ast.Attribute]] | None:
@@ -86,7 +94,8 @@ def _chain(node: ast.expr) -> tuple[ast.Name, list[ast.Attribute]] | None:
 class _Collector(ast.NodeVisitor):
     """Builds the scope tree (bindings) and records imports, attribute chains and calls with their scope."""
 
-    def __init__(self) -> None:
+    def __init__(self, roots: frozenset[str] = frozenset({ROOT})) -> None:
+        self.roots = roots
         self.module = _Scope("module", None)
         self.scope = self.module
         self.imports: list[tuple[ast.stmt, _Scope]] = []
@@ -207,15 +216,15 @@ class _Collector(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if alias.asname:
-                self.scope.bind(alias.asname, alias.name if _is_trl(alias.name) else None)
+                self.scope.bind(alias.asname, alias.name if _is_trl(alias.name, self.roots) else None)
             else:
                 head = alias.name.split(".")[0]
-                self.scope.bind(head, head if _is_trl(alias.name) else None)
-        if any(_is_trl(a.name) for a in node.names):
+                self.scope.bind(head, head if _is_trl(alias.name, self.roots) else None)
+        if any(_is_trl(a.name, self.roots) for a in node.names):
             self.imports.append((node, self.scope))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        trl = node.level == 0 and _is_trl(node.module)
+        trl = node.level == 0 and _is_trl(node.module, self.roots)
         for alias in node.names:
             if alias.name == "*":
                 continue
@@ -276,49 +285,78 @@ def _enclosing_class(scope: _Scope) -> _Scope | None:
 # ----------------------------------------------------------------------------------------------------- checking
 
 class Checker:
-    """Checks source texts against one TRL release (and the transformers release the atlas pairs with it)."""
+    """Checks source texts against one TRL release (and the transformers release the atlas pairs with it), and,
+    with `libraries` (package -> release: transformers, peft, accelerate), those packages' imports and calls too."""
 
-    def __init__(self, target: str, *, transformers: str | None = None, atlas: Atlas | None = None) -> None:
+    def __init__(self, target: str, *, transformers: str | None = None, atlas: Atlas | None = None,
+                 libraries: dict[str, str] | None = None) -> None:
         self.atlas = atlas or Atlas.load("trl")
         self.target = self.atlas.release(target)
-        self.transformers = transformers or self.atlas.companion_release(self.target)
+        self.transformers = (transformers or (libraries or {}).get("transformers")
+                             or self.atlas.companion_release(self.target))
+        self.packages: dict[str, tuple[Atlas, str]] = {ROOT: (self.atlas, self.target)}
+        for package, release in (libraries or {}).items():
+            other = Atlas.load(package)
+            self.packages[package] = (other, other.release(release))
+        self.roots = frozenset(self.packages)
         self._sigs: dict[str, Signature | None] = {}
         self._has: dict[str, bool] = {}
         self._history: dict[tuple[str, str | None], list[Event]] = {}
         self._accepts: dict[tuple[str, str], str | None] = {}
 
+    def _of(self, qual: str) -> tuple[Atlas, str]:
+        """(atlas, target release) of the package `qual` belongs to."""
+        return self.packages[qual.split(".")[0]]
+
+    def _label(self, qual: str) -> str:
+        package = qual.split(".")[0]
+        return f"{LABELS.get(package, package)} {self.packages[package][1]}"
+
+    def has_module(self, qual: str) -> bool:
+        atlas, release = self._of(qual)
+        return atlas.has_module(release, qual)
+
     # cached atlas queries
     def has(self, qual: str) -> bool:
         if qual not in self._has:
-            self._has[qual] = self.atlas.has(self.target, qual)
+            atlas, release = self._of(qual)
+            last = qual.rsplit(".", 1)[-1]
+            # the atlas leaves out private variables (`transformers._import_structure`): never "missing"
+            private = last.startswith("_") and not last.endswith("__") and not atlas.has_module(release, qual)
+            self._has[qual] = private or atlas.has(release, qual)
         return self._has[qual]
 
     def signature(self, qual: str) -> Signature | None:
         if qual not in self._sigs:
-            self._sigs[qual] = self.atlas.signature(self.target, qual, transformers=self.transformers)
+            atlas, release = self._of(qual)
+            self._sigs[qual] = atlas.signature(release, qual, transformers=self.transformers
+                                               if atlas is self.atlas else None)
         return self._sigs[qual]
 
     def history(self, qual: str, keyword: str | None = None) -> list[Event]:
         key = (qual, keyword)
         if key not in self._history:
-            self._history[key] = self.atlas.history(qual, keyword)
+            self._history[key] = self._of(qual)[0].history(qual, keyword)
         return self._history[key]
 
     def accepts(self, qual: str, keyword: str) -> str | None:
         key = (qual, keyword)
         if key not in self._accepts:
-            self._accepts[key] = self.atlas.accepts(self.target, qual, keyword, transformers=self.transformers)
+            atlas, release = self._of(qual)
+            self._accepts[key] = atlas.accepts(release, qual, keyword, transformers=self.transformers
+                                               if atlas is self.atlas else None)
         return self._accepts[key]
 
     def _gone(self, qual: str, keyword: str | None = None) -> tuple[str | None, str]:
         """(since, explanation) for something the target lacks, from the atlas history."""
+        atlas, target = self._of(qual)
         events = self.history(qual, keyword)
-        target_v = self.atlas._index(self.target)
-        past = [e for e in events if self.atlas._index(e.release) <= target_v]
-        future = [e for e in events if self.atlas._index(e.release) > target_v]
+        target_v = atlas._index(target)
+        past = [e for e in events if atlas._index(e.release) <= target_v]
+        future = [e for e in events if atlas._index(e.release) > target_v]
         if not events:
-            first, last = self.atlas.releases()[0], self.atlas.releases()[-1]
-            return None, f"no TRL release from {first} to {last} has it"
+            first, last = atlas.releases()[0], atlas.releases()[-1]
+            return None, f"no {LABELS.get(atlas.package, atlas.package)} release from {first} to {last} has it"
         last = past[-1] if past else None
         if last is None or last.kind == "added":
             added = next((e for e in future if e.kind in ("added", "renamed")), None)
@@ -331,27 +369,27 @@ class Checker:
         if last.kind == "moved":
             if not last.to:
                 return last.release, f"moved in {last.release}"
-            gone = "" if self.has(last.to[0]) else f", gone by {self.target} too"
+            gone = "" if self.has(last.to[0]) else f", gone by {target} too"
             return last.release, f"moved to `{last.to[0]}` in {last.release}{gone}"
         renamed = next((e for e in reversed(past) if e.kind == "renamed" and e.to), None)
         if renamed is not None:  # the deprecated alias went away later
-            return last.release, (f"renamed to `{renamed.to[0]}` in {renamed.release}, "
-                                  f"old name removed in {last.release}")
+            return last.release, f"renamed to `{renamed.to[0]}` in {renamed.release}, old name removed in {last.release}"
         return last.release, f"removed in {last.release}"
 
     def _where_now(self, qual: str, why: str) -> str:
         """Where the target exports a name of that spelling, if somewhere not already said."""
+        atlas, target = self._of(qual)
         name = qual.rsplit(".", 1)[-1]
-        found = [q for q in self.atlas.moved_to(self.target, name, exclude=qual.rsplit(".", 1)[0])
+        found = [q for q in atlas.moved_to(target, name, exclude=qual.rsplit(".", 1)[0])
                  if f"`{q}`" not in why]
         if not found:
             return ""
-        return f"; {self.target} has " + ", ".join(f"`{q}`" for q in found[:2])
+        return f"; {target} has " + ", ".join(f"`{q}`" for q in found[:2])
 
     def check(self, text: str, *, cell: int | None = None) -> list[Problem]:
         """Every problem in one Python source (raises SyntaxError / RecursionError if it does not parse)."""
         tree = ast.parse(text)
-        collector = _Collector()
+        collector = _Collector(self.roots)
         collector.visit(tree)
         problems: list[Problem] = []
         problems.extend(self._imports(collector, cell))
@@ -366,22 +404,22 @@ class Checker:
 
     def _missing(self, node: ast.AST, qual: str, cell: int | None, module: bool = False) -> Problem:
         since, why = self._gone(qual)
-        if module or self.atlas.is_module(qual):
-            return self._problem(node, "missing-module", qual, f"TRL {self.target} has no module `{qual}`: {why}",
+        if module or self._of(qual)[0].is_module(qual):
+            return self._problem(node, "missing-module", qual, f"{self._label(qual)} has no module `{qual}`: {why}",
                                  since, cell)
         return self._problem(node, "missing-name", qual,
-                             f"TRL {self.target} has no `{qual}`: {why}{self._where_now(qual, why)}", since, cell)
+                             f"{self._label(qual)} has no `{qual}`: {why}{self._where_now(qual, why)}", since, cell)
 
     def _imports(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
         for node, _scope in c.imports:
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    if _is_trl(alias.name) and not self.atlas.has_module(self.target, alias.name):
+                    if _is_trl(alias.name, self.roots) and not self.has_module(alias.name):
                         yield self._missing(node, alias.name, cell, module=True)
                 continue
             assert isinstance(node, ast.ImportFrom)
             module = node.module or ""
-            if not self.atlas.has_module(self.target, module):
+            if not self.has_module(module):
                 yield self._missing(node, module, cell, module=True)
                 continue
             for alias in node.names:
@@ -395,13 +433,13 @@ class Checker:
         for node, scope in c.chains:
             head, attrs = _chain(node)  # type: ignore[misc]
             qual = _lookup(scope, head.id)
-            if qual is None or not self.atlas.has_module(self.target, qual):
+            if qual is None or not self.has_module(qual):
                 continue  # not TRL, or bound to a class/function (its attributes are not checked)
             for attr in attrs:
                 if attr.attr == "__init__":
                     break
                 nxt = f"{qual}.{attr.attr}"
-                if self.atlas.has_module(self.target, nxt):
+                if self.has_module(nxt):
                     qual = nxt
                     continue
                 if not self.has(nxt):
@@ -439,6 +477,9 @@ class Checker:
             if callee is None:
                 continue
             qual, skip = callee
+            if qual.endswith(".from_pretrained"):
+                yield from self._from_pretrained(call, qual, cell)
+                continue
             if not self.has(qual):
                 continue  # reported at the import or attribute
             sig = self.signature(qual)
@@ -446,15 +487,30 @@ class Checker:
                 continue
             yield from self._call(call, qual, sig, skip, cell)
 
+    def _from_pretrained(self, call: ast.Call, qual: str, cell: int | None) -> Iterator[Problem]:
+        """`from_pretrained` keywords the target rejects (FROM_PRETRAINED_GONE; peft's classes forward them)."""
+        package = qual.split(".")[0]
+        table = FROM_PRETRAINED_GONE.get("transformers" if package == "peft" else package)
+        if not table or "transformers" not in self.packages:
+            return
+        _atlas, release = self.packages["transformers"]
+        for kw in call.keywords:
+            gone = table.get(kw.arg or "")
+            if gone and Version(release) >= Version(gone[0]):
+                yield self._problem(kw, "unknown-keyword", f"{qual}({kw.arg}=)",
+                                    f"from_pretrained() in transformers {release} takes no `{kw.arg}=`: removed in "
+                                    f"{gone[0]}, use `{gone[1]}=`", gone[0], cell)
+
     def _call(self, call: ast.Call, qual: str, sig: Signature, skip: int, cell: int | None) -> Iterator[Problem]:
         short = qual.rsplit(".", 1)[-1]
+        label = self._label(qual)
         starred = any(isinstance(a, ast.Starred) for a in call.args)
         splat = any(k.arg is None for k in call.keywords)
         n_pos = len(call.args) - skip
         limit = sig.max_positional()
         if not starred and limit is not None and n_pos > limit:
             yield self._problem(call, "too-many-positional", qual,
-                                f"{short}() takes at most {limit} positional argument(s) in TRL {self.target}, "
+                                f"{short}() takes at most {limit} positional argument(s) in {label}, "
                                 f"{n_pos} given: pass the rest by keyword", None, cell)
         given = set()
         positional = [p for p in sig.params if p.kind in ("po", "pk")]
@@ -469,16 +525,18 @@ class Checker:
             since, why = self._gone(qual, kw.arg)
             hint = self._config_hint(qual, kw.arg)
             yield self._problem(kw, "unknown-keyword", f"{qual}({kw.arg}=)",
-                                f"{short}() in TRL {self.target} takes no `{kw.arg}=`: {why}{hint}", since, cell)
+                                f"{short}() in {label} takes no `{kw.arg}=`: {why}{hint}", since, cell)
         if starred or splat:
             return
         for p in sig.params:
             if p.required and p.name not in given and not (p.kind == "pk" and skip and p is positional[0]):
                 yield self._problem(call, "missing-argument", qual,
-                                    f"{short}() in TRL {self.target} requires `{p.name}`", None, cell)
+                                    f"{short}() in {label} requires `{p.name}`", None, cell)
 
     def _config_hint(self, qual: str, keyword: str) -> str:
         """Where a trainer keyword lives now: its config class's field, if the config has one."""
+        if qual.split(".")[0] != ROOT:
+            return ""
         resolved = self.atlas.resolve(self.target, qual)
         short = qual.rsplit(".", 1)[-1]
         if resolved is None or not short.endswith("Trainer"):

@@ -20,8 +20,9 @@ from . import CheckReport, check_paths, choose_target
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog or "python -m compat.check",
-        description="Check that code only uses what the target TRL has (imports, attributes, call keywords and "
-        "positionals; from the API atlas, no TRL needed) and list the `# TODO(trl-compat):` markers left.",
+        description="Check that code only uses what the target TRL, transformers, peft and accelerate have "
+        "(imports, attributes, call keywords and positionals; from the API atlas, none of them needed) and list "
+        "the `# TODO(trl-compat):` markers left.",
         epilog="exit codes: 0 clean; 1 problems or markers left; 2 bad usage, or a file cannot be read or parsed.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
@@ -29,9 +30,14 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="any TRL release 0.4.0 .. 1.16.0, or `pinned`: the newest the repo's own trl pins "
                              "allow, old ones included (default: the migration target `compat.migrate` picks from "
                              "the pins, else the newest)")
-    parser.add_argument("--target-transformers", metavar="VERSION",
-                        help="the transformers whose TrainingArguments fields configs inherit (default: the one of "
-                             "the target TRL's era in the atlas)")
+    parser.add_argument("--target-transformers", metavar="4|5|VERSION",
+                        help="the transformers to check transformers imports and calls (and the fields TRL configs "
+                             "inherit) against: a major (its newest release the target TRL allows) or a release "
+                             "(default: chosen as `compat.migrate` chooses it; for a TRL < 1.13, the release of "
+                             "its era)")
+    parser.add_argument("--target-peft", metavar="VERSION", help="the peft to check against (default: likewise)")
+    parser.add_argument("--target-accelerate", metavar="VERSION",
+                        help="the accelerate to check against (default: likewise)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="stdout format (default: text)")
     parser.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
@@ -55,7 +61,8 @@ def print_text(report: CheckReport, out: TextIO) -> None:
             out.write(f"{where}: marker: {m.message}\n")
     s = report.summary()
     t = report.target
-    out.write(f"target TRL {t.trl} ({t.source}); {s['scanned']} file(s) scanned, {s['checked']} checked: "
+    out.write(f"target TRL {t.trl}, transformers {t.transformers}, peft {t.peft}, accelerate {t.accelerate} "
+              f"({t.source}); {s['scanned']} file(s) scanned, {s['checked']} checked: "
               f"{s['problems']} problem(s) in {s['files_with_problems']} file(s), {s['markers']} marker(s) left "
               f"(`# TODO(trl-compat):`) in {s['files_with_markers']} file(s)"
               + (f", {s['errors']} file error(s)" if s["errors"] else "") + f"; {s['seconds']:.2f} s\n")
@@ -72,7 +79,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
 
     paths = args.paths or ["."]
     try:
-        target = choose_target(paths, args.target_trl, args.target_transformers)
+        target = choose_target(paths, args.target_trl, args.target_transformers, args.target_peft,
+                               args.target_accelerate)
     except AtlasError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

@@ -55,6 +55,13 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--skip", type=_ids, default=[], metavar="ID,...", help="do not run these migrations")
     parser.add_argument("--target-trl", metavar="VERSION",
                         help="the TRL to migrate to (default: what the repo's trl pins allow, else the newest known)")
+    parser.add_argument("--target-transformers", metavar="4|5|VERSION",
+                        help="the transformers to migrate to: a major (newest of it the target TRL allows) or a "
+                        "release (default: the repo's transformers pin when the target TRL allows it, else the newest "
+                        "release it allows)")
+    parser.add_argument("--target-peft", metavar="VERSION", help="the peft to migrate to (default: chosen the same way)")
+    parser.add_argument("--target-accelerate", metavar="VERSION",
+                        help="the accelerate to migrate to (default: chosen the same way)")
     parser.add_argument("--to", choices=("grpo", "online-dpo"), default="grpo",
                         help="what PPO code becomes (default: grpo)")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
@@ -165,7 +172,7 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
         return 0
     paths = args.paths or ["."]
     try:
-        rules, options, target_note = _choose(args, paths)
+        rules, options, target_note, stack_note = _choose(args, paths)
     except _UsageError as exc:
         err.write(f"error: {exc}\n")
         return 2
@@ -176,6 +183,7 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     mode = "diff" if args.diff else "check" if args.check else "write"
     if not args.quiet:
         err.write(f"target TRL {options.target_trl} ({target_note}); {len(rules)} migration(s)\n")
+        err.write(f"target stack: {stack_note}\n")
     progress = _Progress(enabled=err.isatty() and not args.quiet)
     try:
         report = migrate_paths(paths, options=options, rules=rules, mode=mode, exclude=args.exclude,
@@ -198,7 +206,7 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     return report.exit_code
 
 
-def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options, str]:
+def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options, str, str]:
     known = {m.id for m in all_migrations()}
     unknown = [i for i in (*args.only, *args.skip) if i not in known]
     if unknown:
@@ -219,8 +227,18 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
     else:
         choice = detect_target(paths)
         target, note = choice.version, choice.source
-    options = Options(target_trl=target, to=args.to)
-    return select(options, args.only, args.skip), options, note
+    from .target import LIBRARIES, TargetError, detect_library_target
+
+    targets, stack = [], []
+    for library in LIBRARIES:
+        try:
+            choice = detect_library_target(paths, library, target, getattr(args, f"target_{library}", None))
+        except TargetError as exc:
+            raise _UsageError(str(exc)) from None
+        targets.append((library, choice.version))
+        stack.append(f"{library} {choice.version} ({choice.source})")
+    options = Options(target_trl=target, to=args.to, targets=tuple(targets))
+    return select(options, args.only, args.skip), options, note, "; ".join(stack)
 
 
 def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[Step]) -> None:

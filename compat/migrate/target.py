@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from .walk import git_toplevel
@@ -89,7 +90,7 @@ def _poetry_spec(value: object) -> str | None:
     return "" if value == "*" else value
 
 
-def _requirement_lines(path: str, text: str) -> list[str]:
+def _requirement_lines(path: str, text: str, package: str = "trl") -> list[str]:
     name = os.path.basename(path)
     found: list[str] = []
     if name.endswith(".txt"):
@@ -107,10 +108,10 @@ def _requirement_lines(path: str, text: str) -> list[str]:
         for table in [poetry.get("dependencies", {})] + [
             g.get("dependencies", {}) for g in poetry.get("group", {}).values()
         ]:
-            if "trl" in table:
-                spec = _poetry_spec(table["trl"])
+            if package in table:
+                spec = _poetry_spec(table[package])
                 if spec is not None:
-                    found.append(f"trl{spec}")
+                    found.append(f"{package}{spec}")
     elif name == "setup.cfg":
         parser = configparser.ConfigParser(interpolation=None)
         parser.read_string(text)
@@ -121,15 +122,21 @@ def _requirement_lines(path: str, text: str) -> list[str]:
                 found.extend(value.splitlines())
     elif name == "setup.py":
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "trl" in node.value:
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and package in node.value:
                 found.append(node.value)
     elif name in ("environment.yml", "environment.yaml"):
-        found.extend(m.group(1) for m in re.finditer(r"^\s*-\s*(trl\b[^#\n]*)", text, re.M))
+        found.extend(m.group(1) for m in re.finditer(rf"^\s*-\s*({re.escape(package)}\b[^#\n]*)", text, re.M))
     return [line.strip() for line in found if isinstance(line, str) and line.strip()]
 
 
 def trl_pins(folder: str) -> list[tuple[str, str]]:
     """(file, requirement text) for every `trl` requirement in the manifests of `folder` and the folders above it."""
+    return package_pins(folder, "trl")
+
+
+def package_pins(folder: str, package: str) -> list[tuple[str, str]]:
+    """(file, requirement text) for every `package` requirement in the manifests of `folder` and the folders above
+    it (the files the module docstring lists)."""
     folders = []
     current = os.path.abspath(folder if os.path.isdir(folder) else os.path.dirname(folder) or ".")
     top = git_toplevel(current) or current
@@ -147,7 +154,7 @@ def trl_pins(folder: str) -> list[tuple[str, str]]:
                 continue
             try:
                 with open(path, encoding="utf-8") as fh:
-                    lines = _requirement_lines(path, fh.read())
+                    lines = _requirement_lines(path, fh.read(), package)
             except (OSError, ValueError, SyntaxError, configparser.Error):
                 continue
             for line in lines:
@@ -155,7 +162,7 @@ def trl_pins(folder: str) -> list[tuple[str, str]]:
                     req = Requirement(line)
                 except InvalidRequirement:
                     continue
-                if req.name.lower() == "trl":
+                if canonicalize_name(req.name) == canonicalize_name(package):
                     pins.append((path, line))
     return pins
 
@@ -175,3 +182,79 @@ def detect_target(paths: list[str]) -> TargetChoice:
             if version is not None and (best is None or version > best.version):
                 best = TargetChoice(version, f"{os.path.relpath(path)}: {line}")
     return best or TargetChoice(NEWEST, "no trl pin >= 1.13 found: newest known release")
+
+
+# ------------------------------------------------------------------------------------------ the rest of the stack
+
+#: Libraries with a target of their own (`--target-transformers`, ...), each chosen like the TRL target.
+LIBRARIES = ("transformers", "peft", "accelerate")
+
+
+class TargetError(ValueError):
+    """A library target that cannot be used (not a version, not in the atlas, or outside what the TRL allows)."""
+
+
+def allowed_by_trl(library: str, target_trl: Version) -> SpecifierSet:
+    """What the target TRL line requires of `library` (`compat.floors`; e.g. transformers>=4.56.2)."""
+    import compat.floors as floors
+
+    line = f"{target_trl.major}.{target_trl.minor}"
+    if line not in floors.PROFILES:  # clamped to the table, as the manifest rule does
+        line = floors.NEWEST_LINE if target_trl > Version(floors.NEWEST_LINE) else floors.OLDEST_LINE
+    spec = SpecifierSet()
+    for row in floors.PROFILES[line].floors:
+        if canonicalize_name(row.package) == library and not row.when_installed:
+            spec &= SpecifierSet(row.specifier)
+    return spec
+
+
+def detect_library_target(paths: list[str], library: str, target_trl: Version,
+                          override: str | None = None) -> TargetChoice:
+    """The release of `library` a run migrates (and checks) for, among the releases the atlas holds.
+
+    `override` (`--target-transformers 4|5|VERSION`): a major picks the newest release of that major the target TRL
+    allows, a version that release. Otherwise the repository's pins choose, when they allow a release the target
+    TRL allows (the newest such), else the newest release the target TRL allows.
+    """
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load(library)
+    trl_spec = allowed_by_trl(library, target_trl)
+    allowed = [Version(r) for r in atlas.releases() if trl_spec.contains(r, prereleases=True)]
+    if not allowed:
+        raise TargetError(f"the {library} atlas holds no release TRL {target_trl} allows ({trl_spec})")
+    if override:
+        if override.isdigit():
+            major = [v for v in allowed if v.major == int(override)]
+            if not major:
+                raise TargetError(f"--target-{library} {override}: TRL {target_trl} allows no {library} "
+                                  f"{override}.x the atlas holds (it allows {trl_spec}; atlas: "
+                                  f"{atlas.releases()[0]} .. {atlas.releases()[-1]})")
+            return TargetChoice(major[-1], f"--target-{library} {override}: newest {override}.x")
+        try:
+            wanted = Version(override)
+        except InvalidVersion:
+            raise TargetError(f"--target-{library} {override!r}: expected a major (4, 5) or a version") from None
+        minor_only = len(wanted.release) == 2  # "4.56": that minor's release in the atlas
+        same = [v for v in allowed if v == wanted or (v.major, v.minor) == (wanted.major, wanted.minor)]
+        if not trl_spec.contains(same[-1] if minor_only and same else wanted, prereleases=True):
+            raise TargetError(f"--target-{library} {override}: TRL {target_trl} requires {library}{trl_spec}")
+        if not same:
+            raise TargetError(f"--target-{library} {override}: not in the {library} atlas "
+                              f"({atlas.releases()[0]} .. {atlas.releases()[-1]}, one release per minor)")
+        return TargetChoice(wanted if wanted in same else same[-1], f"--target-{library} {override}")
+    best: TargetChoice | None = None
+    seen: set[str] = set()
+    for p in paths:
+        folder = p if os.path.isdir(p) else (os.path.dirname(p) or ".")
+        key = os.path.realpath(folder)
+        if key in seen:
+            continue
+        seen.add(key)
+        for path, line in package_pins(folder, library):
+            spec = Requirement(line).specifier
+            fits = [v for v in allowed if spec.contains(v, prereleases=True)]
+            if fits and (best is None or fits[-1] > best.version):
+                best = TargetChoice(fits[-1], f"{os.path.relpath(path)}: {line}")
+    return best or TargetChoice(allowed[-1], f"no {library} pin that TRL {target_trl} allows: newest release "
+                                              f"it allows ({trl_spec})")

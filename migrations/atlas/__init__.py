@@ -49,7 +49,7 @@ class UnknownReleaseError(AtlasError):
 @dataclass(frozen=True)
 class Resolved:
     qualname: str  # where the name is defined ("trl.trainer.ppo_trainer.PPOTrainer"), or the external name
-    kind: str  # module | class | def | var | external | attribute
+    kind: str  # module | class | def | var | listed (in __all__, not read) | unknown (opaque module) | external | attribute
 
 
 @dataclass(frozen=True)
@@ -242,9 +242,25 @@ class Atlas:
         module, rest = split
         if not rest:
             return True
+        if self._opaque(i, module):
+            return True  # the module exists; what it binds was not read (see knows_names)
         if len(rest) == 1:
             return self._binding(i, module, rest[0]) is not None
         return self.resolve(version, qualname) is not None
+
+    def _opaque(self, i: int, module: str) -> bool:
+        return _at(self._data.get("opaque", {}).get(module), i) is not None
+
+    def knows_names(self, version: str | Version, module: str) -> bool:
+        """Whether the atlas read what `module` binds in that release (False: a module recorded as existing only,
+        or read for a literal ``__all__`` it lacks; ``has`` then answers True for any name in it)."""
+        i = self._index(version)
+        return _at(self._modules.get(module), i) is not None and not self._opaque(i, module)
+
+    def coverage(self) -> dict:
+        """How deep the generator read (its ``--include`` / ``--names`` patterns, and whether every other module
+        of the wheel is listed as existing)."""
+        return dict(self._data.get("coverage", {"full": ["*"], "names": [], "listed": False}))
 
     def resolve(self, version: str | Version, qualname: str) -> Resolved | None:
         """Where a name is defined, following re-exports and lazy entries; external names end the chain."""
@@ -262,6 +278,8 @@ class Atlas:
         if not rest:
             return Resolved(module, "module")
         binding = self._binding(i, module, rest[0])
+        if binding is None and self._opaque(i, module):
+            return Resolved(qualname, "unknown")
         if binding is None:
             return None
         kind, target = binding
@@ -290,7 +308,7 @@ class Atlas:
             if binding[0] in ("import", "lazy") and not self._is_package(i, module):
                 continue
             r = self._resolve(i, f"{module}.{name}", 0)
-            if r is not None and r.kind in ("class", "def", "var"):
+            if r is not None and r.kind in ("class", "def", "var", "listed"):
                 out.append(f"{module}.{name}")
         return sorted(out, key=lambda q: (q.count("."), q))
 

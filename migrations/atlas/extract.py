@@ -29,6 +29,7 @@ reads (``kwargs.pop("x")``, ``kwargs.get("x")``, ``kwargs["x"]``, ``"x" in kwarg
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -72,6 +73,7 @@ class ModuleInfo:
     all: list[str] | None = None
     functions: dict[str, Signature] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
+    opaque: bool = False  # the module exists but its names were not read (see read_package's `names`/`listed`)
 
 
 def _public(name: str) -> bool:
@@ -326,7 +328,11 @@ def read_module(path: str, source: str | bytes, package: str) -> ModuleInfo | No
 
 
 def expand_stars(modules: dict[str, ModuleInfo]) -> None:
-    """Bind what `from x import *` brings in, for x inside the same package (to a fixed point)."""
+    """Bind what `from x import *` brings in, for x inside the same package (to a fixed point). A name that
+    arrives through several star imports (transformers: ``transformers`` <- ``models`` <- ``models.llama`` <-
+    ``modeling_llama``) is bound straight to its first module outside the chain, so the chain does not depend on
+    the intermediate packages' names being kept."""
+    starred: set[tuple[str, str]] = set()
     changed = True
     while changed:
         changed = False
@@ -338,21 +344,78 @@ def expand_stars(modules: dict[str, ModuleInfo]) -> None:
                 exported = other.all if other.all is not None else [n for n in other.names if not n.startswith("_")]
                 for n in exported:
                     if n not in info.names:
-                        info.names[n] = ("import", f"{src}.{n}")
+                        # a name only listed (its module read for __all__ only) stays listed: no chain to follow
+                        listed = other.names.get(n, ("", None))[0] == "listed"
+                        info.names[n] = ("listed", None) if listed else ("import", f"{src}.{n}")
+                        starred.add((info.name, n))
                         changed = True
+    for module, n in starred:
+        kind, target = modules[module].names[n]
+        seen = 0
+        while kind == "import" and target and seen < 50:
+            src, _, name = target.rpartition(".")
+            if (src, name) not in starred:
+                break
+            kind, target = modules[src].names[name]
+            seen += 1
+        modules[module].names[n] = (kind, target)
+
+
+_ALL = re.compile(r"^__all__\s*(?::[^=]*)?=\s*[\[(]", re.M)
+
+
+def read_names(path: str, source: str | bytes) -> ModuleInfo | None:
+    """The cheap reading of a module: only its literal ``__all__`` (found with a regular expression, only that
+    statement parsed), each name bound as ``listed`` (exported; what it is was not read). The module is ``opaque``
+    either way: it may bind more than it lists (a class left out of ``__all__`` is still importable), so the names
+    serve star imports and `exports`, never a verdict that a name is missing."""
+    named = module_name(path)
+    if named is None:
+        return None
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    info = ModuleInfo(*named, opaque=True)
+    m = _ALL.search(text)
+    names: list[str] | None = None
+    if m:
+        close = "]" if text[m.end() - 1] == "[" else ")"
+        end = text.find(close, m.end())
+        try:
+            value = ast.literal_eval(text[m.end() - 1: end + 1]) if end >= 0 else None
+        except (SyntaxError, ValueError):
+            value = None
+        if isinstance(value, (list, tuple)) and all(isinstance(n, str) for n in value):
+            names = list(value)
+    if names is None:
+        return info
+    info.all = names
+    for n in names:
+        info.names[n] = ("listed", None)
+    return info
 
 
 def read_package(files: Mapping[str, str | bytes], package: str,
-                 include: Callable[[str], bool] | None = None) -> dict[str, ModuleInfo]:
-    """Every module of `package` in `files` (path relative to site-packages -> source), keyed by dotted name."""
+                 include: Callable[[str], bool] | None = None,
+                 names: Callable[[str], bool] | None = None,
+                 listed: bool = False) -> dict[str, ModuleInfo]:
+    """Every module of `package` in `files` (path relative to site-packages -> source), keyed by dotted name.
+
+    Three depths, so a big package (transformers: thousands of modules) stays compact: modules `include` accepts
+    (default: all) are read in full; other modules `names` accepts are read for ``__all__`` only
+    (:func:`read_names`; a package's ``__init__`` is always read in full, it is small and holds the re-exports);
+    with `listed`, every other module is recorded as existing and ``opaque``."""
     modules: dict[str, ModuleInfo] = {}
     for path, source in files.items():
         named = module_name(path)
         if named is None or not (named[0] == package or named[0].startswith(package + ".")):
             continue
-        if include is not None and not include(named[0]):
+        if include is None or include(named[0]):
+            info = read_module(path, source, package)
+        elif names is not None and names(named[0]):
+            info = read_module(path, source, package) if named[1] else read_names(path, source)
+        elif listed:
+            info = ModuleInfo(*named, opaque=True)
+        else:
             continue
-        info = read_module(path, source, package)
         if info is not None:
             modules[info.name] = info
     expand_stars(modules)

@@ -136,13 +136,15 @@ def _requires(metadata: str) -> list[str]:
 
 
 def read_release(package: str, version: str, cache: str, include: Callable[[str], bool] | None,
-                 module: str | None = None) -> Release:
-    """One release of distribution `package`, whose import package is `module` (default: the name, `-` -> `_`)."""
+                 module: str | None = None, names: Callable[[str], bool] | None = None,
+                 listed: bool = False) -> Release:
+    """One release of distribution `package`, whose import package is `module` (default: the name, `-` -> `_`);
+    `include` / `names` / `listed` as :func:`migrations.atlas.extract.read_package` takes them."""
     top = module or package.replace("-", "_")
     path = fetch_archive(package, version, cache)
     files, date, requires = archive_files(path, top)
     return Release(version, "wheel" if path.endswith(".whl") else "sdist", os.path.basename(path), date, requires,
-                   read_package(files, top, include))
+                   read_package(files, top, include, names, listed))
 
 
 # ---------------------------------------------------------------------------------------------- encoding
@@ -179,9 +181,9 @@ class _Ranges:
         return {k: [r if with_value else r[:2] for r in v] for k, v in sorted(self.data.items())}
 
 
-def encode(package: str, releases: list[Release]) -> dict:
+def encode(package: str, releases: list[Release], coverage: dict | None = None) -> dict:
     sigs, classes, values, requires = _Table(), _Table(), _Table(), _Table()
-    modules, packages, names, functions = _Ranges(), _Ranges(), _Ranges(), _Ranges()
+    modules, packages, names, functions, opaque = _Ranges(), _Ranges(), _Ranges(), _Ranges(), _Ranges()
     class_ranges, req_ranges = _Ranges(), _Ranges()
 
     def sig_id(sig: Signature) -> int:
@@ -193,6 +195,8 @@ def encode(package: str, releases: list[Release]) -> dict:
             modules.add(mod_name, i)
             if info.is_package:
                 packages.add(mod_name, i)
+            if info.opaque:
+                opaque.add(mod_name, i)
             for name, (kind, target) in info.names.items():
                 names.add(f"{mod_name}:{name}", i, values.id([kind, target]))
             for name, sig in info.functions.items():
@@ -208,6 +212,8 @@ def encode(package: str, releases: list[Release]) -> dict:
         "requires_table": requires.items,
         "modules": modules.encoded(False),
         "packages": packages.encoded(False),
+        "opaque": opaque.encoded(False),
+        "coverage": coverage or {"full": ["*"], "names": [], "listed": False},
         "names": names.encoded(True),
         "values": values.items,
         "functions": functions.encoded(True),
@@ -228,10 +234,11 @@ def write(data: dict, path: str) -> int:
 
 
 def prefix_filter(prefixes: Iterable[str]) -> Callable[[str], bool]:
-    """`include` for read_package: a module named exactly like one of `prefixes` or below one ending in `.*`."""
-    exact = {p for p in prefixes if not p.endswith(".*")}
-    below = tuple(p[:-1] for p in prefixes if p.endswith(".*"))
-    return lambda name: name in exact or name.startswith(below) if below else name in exact
+    """`include` for read_package: a module named exactly like one of `prefixes`, or starting like one ending in
+    `*` (`transformers.integrations.*`: below it; `transformers.trainer*`: `trainer`, `trainer_utils`, ...)."""
+    exact = {p for p in prefixes if not p.endswith("*")}
+    start = tuple(p[:-1] for p in prefixes if p.endswith("*"))
+    return lambda name: name in exact or (bool(start) and name.startswith(start))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,19 +249,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--low", default="0.4.0", help="oldest release (default 0.4.0)")
     parser.add_argument("--high", help="newest release (default: the newest on the index)")
     parser.add_argument("--include", help="comma-separated module names to read (NAME or PREFIX.*); default all")
+    parser.add_argument("--names", help="comma-separated modules (NAME or PREFIX*) read for `__all__` only, the "
+                        "cheap depth for a big package's model files (packages' __init__ are read in full)")
+    parser.add_argument("--listed", action="store_true",
+                        help="record every other module of the wheel as existing, names unknown (opaque)")
+    parser.add_argument("--opaque", help="comma-separated modules (NAME or PREFIX*) whose names are read (for `from "
+                        "x import *` chains) but not stored: recorded as existing, names unknown")
     parser.add_argument("--cache", default=DEFAULT_CACHE, help=f"wheel cache folder (default {DEFAULT_CACHE})")
     parser.add_argument("--out", help="output file (default migrations/atlas/data/PACKAGE.json.gz)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     versions = args.versions or list_versions(args.package, args.low, args.high)
     include = prefix_filter(args.include.split(",")) if args.include else None
+    names = prefix_filter(args.names.split(",")) if args.names else None
+    opaque = prefix_filter(args.opaque.split(",")) if args.opaque else None
+    coverage = {"full": args.include.split(",") if args.include else ["*"],
+                "names": args.names.split(",") if args.names else [], "listed": bool(args.listed),
+                "opaque": args.opaque.split(",") if args.opaque else []}
     releases = []
     for v in sorted(versions, key=Version):
-        rel = read_release(args.package, v, args.cache, include, args.module)
+        rel = read_release(args.package, v, args.cache, include, args.module, names, args.listed)
+        for name in [m for m in rel.modules if opaque(m)] if opaque else ():
+            info = rel.modules[name]
+            rel.modules[name] = ModuleInfo(info.name, info.is_package, opaque=True)
         releases.append(rel)
         print(f"{args.package} {v}: {rel.source} {rel.archive}, {len(rel.modules)} modules", file=sys.stderr)
     out = args.out or os.path.join(DATA_DIR, f"{args.package}.json.gz")
-    size = write(encode(args.module or args.package, releases), out)
+    size = write(encode(args.module or args.package, releases, coverage), out)
     sdists = [r.version for r in releases if r.source == "sdist"]
     print(f"wrote {out}: {len(releases)} releases, {size / 1024:.0f} KiB, "
           f"{time.perf_counter() - started:.1f} s; sdists: {', '.join(sdists) or 'none'}", file=sys.stderr)

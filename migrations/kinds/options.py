@@ -9,6 +9,9 @@ every import form; a call of an unrelated `GRPOConfig` (a user's own class) is l
 * rename a literal string value (`packing_strategy="bfd-requeue"` -> `"bfd_split"`);
 * TODO only (a deprecated option whose successor needs a human decision).
 
+Callees may also be named by pattern (`callee_prefixes` + `callee_suffixes`: every
+`transformers.<...>.from_pretrained`), for the methods of a library's classes.
+
 `config_paths` and the `*_CONFIGS` sets name the qualified paths of TRL's config classes, for any rule that matches
 config calls.
 """
@@ -60,6 +63,19 @@ class OptionChange:
     message: str = ""  # the note (applied) or the TODO text
     skip_values: frozenset[str] = frozenset()  # todo: no marker when the value is one of these qualified names
     skip_zero: bool = False  # todo: no marker for a literal 0 / 0.0 (the option's off value)
+    # callees named by a pattern rather than listed (`transformers.<anything>.from_pretrained`): a qualified name
+    # matches when it starts with one of `callee_prefixes` and ends with one of `callee_suffixes`
+    callee_prefixes: tuple[str, ...] = ()
+    callee_suffixes: tuple[str, ...] = ()
+    callee_excludes: tuple[str, ...] = ()  # ... and contains none of these substrings
+
+    def matches(self, qnames: set[str]) -> bool:
+        """Whether a call whose callee has these qualified names is one of this change's callees."""
+        if qnames & self.callees:
+            return True
+        return bool(self.callee_prefixes) and any(
+            q.startswith(self.callee_prefixes) and q.endswith(self.callee_suffixes)
+            and not any(x in q for x in self.callee_excludes) for q in qnames)
 
 
 class OptionMigration(PythonMigration):
@@ -89,7 +105,7 @@ class OptionTransformer(MigrationTransformer):
             return updated_node
         call = updated_node
         for change in self.option_rule.changes:
-            if not qnames & change.callees:
+            if not change.matches(qnames):
                 continue
             arg = kwarg(call, change.key)
             if arg is None:

@@ -38,6 +38,8 @@ class PackageFloor:
     lowest: Version
     why: str
     always_pin: bool = False  # trl: an unpinned requirement gets the floor too
+    upper: str = ""  # an upper bound every rewritten specifier must carry ("<5": the code is migrated for 4.x)
+    upper_why: str = ""
 
 
 @dataclass
@@ -58,8 +60,11 @@ def target_line(target: Version) -> str:
     return floors.NEWEST_LINE if Version(line) > newest else floors.OLDEST_LINE
 
 
-def floors_for(target: Version) -> dict[str, PackageFloor]:
-    """Canonical package name -> floor, for the packages the manifests rule raises (TRL and its stack)."""
+def floors_for(target: Version, transformers: Version | None = None) -> dict[str, PackageFloor]:
+    """Canonical package name -> floor, for the packages the manifests rule raises (TRL and its stack).
+
+    `transformers`: the run's transformers target; a 4.x target means the code was migrated for 4.x (names 5.0
+    removed are kept), so every transformers requirement gets `<5` (an unpinned one too)."""
     profile = floors.PROFILES[target_line(target)]
     out: dict[str, PackageFloor] = {}
     for row in profile.floors:
@@ -70,6 +75,12 @@ def floors_for(target: Version) -> dict[str, PackageFloor]:
             continue
         spec = SpecifierSet(row.specifier)
         out[name] = PackageFloor(name, spec, _lowest(spec), row.why)
+    if transformers is not None and transformers.major == 4 and "transformers" in out:
+        base = out["transformers"]
+        out["transformers"] = PackageFloor(
+            "transformers", base.specifier & SpecifierSet("<5"), base.lowest, base.why, always_pin=True, upper="<5",
+            upper_why=f"the code is migrated for transformers 4.x (the transformers target is {transformers}): "
+                      "names 5.0 removed are kept")
     trl_floor = max(Version(floors.FIRST_SUPPORTED_TRL), Version(target.base_version))
     out["trl"] = PackageFloor("trl", SpecifierSet(f">={trl_floor}"), trl_floor,
                               f"the code is migrated for TRL {target_line(target)}", always_pin=True)
@@ -159,7 +170,8 @@ def adjust(spec_text: str, floor: PackageFloor, *, hashed: bool = False) -> Outc
     spec_text = spec_text.strip()
     if not spec_text:
         if floor.always_pin:
-            return Outcome(_window(floor), [f"{floor.package} unpinned -> {_window(floor)} ({floor.why})"])
+            why = floor.upper_why or floor.why
+            return Outcome(_window(floor), [f"{floor.package} unpinned -> {_window(floor)} ({why})"])
         return None
     try:
         specs = list(SpecifierSet(spec_text))
@@ -172,7 +184,8 @@ def adjust(spec_text: str, floor: PackageFloor, *, hashed: bool = False) -> Outc
     def unsatisfiable(why: str) -> Outcome:
         # an exact pin stays an exact pin where a single version is the natural successor (trl: the target line;
         # hashed lines: pip's hash mode needs ==); elsewhere the supported window
-        new = f"=={low}" if hashed or (floor.always_pin and spec_text.startswith("==")) else _window(floor)
+        exact = floor.always_pin and not floor.upper and spec_text.startswith("==")  # trl: the target line
+        new = f"=={low}" if hashed or exact else _window(floor)
         return Outcome(new, [f"{floor.package}{spec_text} {why}; rewritten to {new} ({floor.why})"], True)
 
     for s in specs:
@@ -223,6 +236,11 @@ def adjust(spec_text: str, floor: PackageFloor, *, hashed: bool = False) -> Outc
                 kept.append(str(s))
         else:  # != and anything else
             kept.append(str(s))
+    if floor.upper and not any(k.startswith("<") and Version(k.lstrip("<=")) <= Version(floor.upper.lstrip("<="))
+                               for k in kept):
+        kept = [k for k in kept if not k.startswith("<")] + [floor.upper]
+        messages.append(f"{floor.package}: added {floor.upper} ({floor.upper_why})")
+        changed = True
     if not has_lower and changed:
         kept.insert(0, f">={low}")
     if not changed:

@@ -49,7 +49,8 @@ class DependencyManifests(ManifestMigration):
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
         if not requires_trl(text, filename, ctx.path):
             return text  # trlx, OpenRLHF-style trees: their transformers/accelerate pins are none of TRL's business
-        table = {**metadata_floors(ctx.options.target_trl), **floors_for(ctx.options.target_trl)}
+        table = {**metadata_floors(ctx.options.target_trl),
+                 **floors_for(ctx.options.target_trl, transformers=ctx.options.target("transformers"))}
         self.flag_trl_references(text, filename, ctx)
         if filename == "pyproject.toml":
             new = _pyproject(self, text, table, ctx)

@@ -132,3 +132,44 @@ def test_a_dataclass_with_a_base_no_atlas_describes_accepts_any_keyword(tmp_path
     assert atlas.accepts("1.0.0", "toy.cfg.MyLora", "r") == "opaque"  # LoraLike's fields are unknown
     assert atlas.accepts("1.0.0", "toy.cfg.Plain", "a") == "parameter"
     assert atlas.accepts("1.0.0", "toy.cfg.Plain", "b") is None
+
+
+def test_three_depths_full_names_and_listed(tmp_path):
+    """A big package read at three depths: full, `__all__` only (a package's __init__ still in full), existence."""
+    files = {
+        "toy/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .models import *\n",
+        "toy/models/__init__.py": "from .big import *\nfrom .small import *\n",
+        "toy/models/big/__init__.py": "from .modeling_big import *\n",
+        "toy/models/big/modeling_big.py": "import torch\nclass BigModel:\n    def __init__(self, a):\n        pass\n"
+                                          "__all__ = [\n    'BigModel',\n]\n",
+        "toy/models/small/__init__.py": "from .modeling_small import *\nfrom .tokenization_small import *\n",
+        "toy/models/small/modeling_small.py": "class SmallModel:\n    pass\nclass _Hidden:\n    pass\n"
+                                              "__all__ = ['SmallModel']\n",
+        "toy/models/small/tokenization_small.py": "class SmallTokenizer:\n    pass\n",  # no __all__
+        "toy/utils/helpers.py": "def helper():\n    pass\n",
+    }
+    _wheel(tmp_path, "1.0.0", files)
+    out = tmp_path / "toy.json.gz"
+    assert main(["toy", "--versions", "1.0.0", "--cache", str(tmp_path), "--out", str(out),
+                 "--include", "toy,toy.models,toy.models.big*", "--names", "toy.models.*", "--listed",
+                 "--opaque", "toy.models"]) == 0
+    atlas = Atlas(json.load(gzip.open(out)))
+    assert atlas.coverage()["names"] == ["toy.models.*"]
+    # full depth: the chain resolves to the class and its constructor
+    assert atlas.resolve("1.0.0", "toy.BigModel").qualname == "toy.models.big.modeling_big.BigModel"
+    assert atlas.signature("1.0.0", "toy.BigModel").names() == ["a"]
+    # names depth: exported, what it is was not read
+    assert atlas.exports("1.0.0", "toy")["SmallModel"] == ("listed", None)
+    assert atlas.has("1.0.0", "toy.models.small.modeling_small.SmallModel")
+    assert atlas.exports("1.0.0", "toy.models.small.modeling_small") == {"SmallModel": ("listed", None)}
+    # ... but a module may bind more than its __all__ lists: names there are never said to be missing
+    assert atlas.has("1.0.0", "toy.models.small.modeling_small.Nope")
+    assert not atlas.knows_names("1.0.0", "toy.models.small.modeling_small")
+    assert not atlas.has("1.0.0", "toy.models.small.Nope")  # a package __init__ is read in full
+    assert atlas.signature("1.0.0", "toy.SmallModel") is None
+    # a module without a literal __all__ at names depth, a listed module and an --opaque one: names unknown
+    for module in ("toy.models.small.tokenization_small", "toy.utils.helpers", "toy.models"):
+        assert atlas.has_module("1.0.0", module) and not atlas.knows_names("1.0.0", module)
+        assert atlas.has("1.0.0", f"{module}.anything")
+    assert atlas.knows_names("1.0.0", "toy.models.small")
+    assert not atlas.has_module("1.0.0", "toy.nothing")

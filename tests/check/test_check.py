@@ -237,7 +237,7 @@ def test_target_follows_the_repository_pins(tmp_path):
     assert choose_target([str(tmp_path)], "0.8.6").trl == "0.8.6"
     _write(tmp_path, {"requirements.txt": "trl==0.8.6\n", "sub/requirements-dev.txt": "trl<0.9\n"})
     pinned = choose_target([str(tmp_path)], "pinned")
-    assert pinned.trl == "0.8.6" and pinned.transformers == "4.38.2" and "trl==0.8.6" in pinned.source
+    assert pinned.trl == "0.8.6" and pinned.transformers == "4.39.3" and "trl==0.8.6" in pinned.source
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main([str(empty), "--target-trl", "pinned"]) == 2

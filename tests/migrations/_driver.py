@@ -14,12 +14,18 @@ from compat.migrate.engine import migrate_source
 from migrations.base import Finding, Migration, Options
 
 
+#: The library targets a library rule runs under unless a test says otherwise (the newest releases in the atlas).
+STACK = {"transformers": "5.24.0", "peft": "0.21.2", "accelerate": "1.15.0"}
+
+
 def run(rule: Migration, src: str, target: str = "1.16.0", dedent: bool = True,
-        path: str = "example.py") -> tuple[str, list[Finding]]:
-    """Apply `rule` to `src` for `--target-trl target`; returns (new source, findings)."""
+        path: str = "example.py", stack: dict[str, str] | None = None) -> tuple[str, list[Finding]]:
+    """Apply `rule` to `src` for `--target-trl target` (and the library targets `stack`, default `STACK`);
+    returns (new source, findings)."""
     if dedent:
         src = textwrap.dedent(src)
-    options = Options(target_trl=Version(target))
+    targets = {**STACK, **(stack or {})}
+    options = Options(target_trl=Version(target), targets=tuple((k, Version(v)) for k, v in sorted(targets.items())))
     if not rule.applies(options):
         return src, []
     result = migrate_source(src, options=options, rules=[rule], path=path, verify_idempotent=True)
@@ -27,14 +33,15 @@ def run(rule: Migration, src: str, target: str = "1.16.0", dedent: bool = True,
     return result.text, result.findings
 
 
-def check(rule: Migration, before: str, after: str, target: str = "1.16.0") -> list[Finding]:
-    out, findings = run(rule, before, target)
+def check(rule: Migration, before: str, after: str, target: str = "1.16.0",
+          stack: dict[str, str] | None = None) -> list[Finding]:
+    out, findings = run(rule, before, target, stack=stack)
     assert out == textwrap.dedent(after), f"\n--- got ---\n{out}\n--- expected ---\n{textwrap.dedent(after)}"
     return findings
 
 
-def noop(rule: Migration, src: str, target: str = "1.16.0") -> None:
-    out, findings = run(rule, src, target)
+def noop(rule: Migration, src: str, target: str = "1.16.0", stack: dict[str, str] | None = None) -> None:
+    out, findings = run(rule, src, target, stack=stack)
     assert out == textwrap.dedent(src), f"expected no change, got:\n{out}"
     assert not [f for f in findings if f.changed], findings
 

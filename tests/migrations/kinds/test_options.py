@@ -57,3 +57,14 @@ def test_noops():
     noop(RULE, "from mylib import GRPOConfig\nc = GRPOConfig(old_key=1)\n")  # not TRL's
     noop(RULE, "from trl import GRPOConfig\nd = dict(old_key=1)\n")
     noop(RULE, "from trl import SFTConfig\nc = SFTConfig(strategy=\"other\")\n")
+
+
+def test_callees_named_by_pattern():
+    from migrations.kinds.options import OptionChange
+
+    change = OptionChange(frozenset({"x.Exact"}), "k", "rename-key", new_key="n", callee_prefixes=("transformers.",),
+                          callee_suffixes=(".from_pretrained",), callee_excludes=("Config.",))
+    assert change.matches({"x.Exact"})
+    assert change.matches({"transformers.AutoModel.from_pretrained"})
+    assert not change.matches({"transformers.AutoConfig.from_pretrained"})
+    assert not change.matches({"mylib.AutoModel.from_pretrained", "transformers.AutoModel.save_pretrained"})

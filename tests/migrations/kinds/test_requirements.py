@@ -38,3 +38,19 @@ def test_poetry_constraint():
     table = floors_for(Version("1.16.0"))
     out = rewrite_poetry("^0.10", table["peft"])
     assert out is not None and out.new == "^" + str(table["peft"].lowest)
+
+
+def test_a_transformers_4_target_caps_every_transformers_requirement_below_5():
+    from packaging.version import Version
+
+    from migrations.kinds.requirements import adjust, floors_for
+
+    four = floors_for(Version("1.16.0"), transformers=Version("4.57.6"))["transformers"]
+    assert adjust("==4.31.0", four).new == ">=4.56.2,<5"  # an era pin: the window, not an exact successor
+    assert adjust(">=4.31", four).new == ">=4.56.2,<5"
+    assert adjust(">=4.56.2", four).new == ">=4.56.2,<5"
+    assert adjust("", four).new == ">=4.56.2,<5"
+    assert adjust(">=4.56.2,<4.58", four) is None  # already below 5
+    five = floors_for(Version("1.16.0"), transformers=Version("5.24.0"))["transformers"]
+    assert adjust(">=4.56.2", five) is None and adjust("", five) is None
+    assert floors_for(Version("1.16.0"))["transformers"].upper == ""

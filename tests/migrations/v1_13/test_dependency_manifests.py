@@ -399,3 +399,17 @@ def test_the_runner_tells_the_manifests_what_the_code_now_needs(tmp_path):
     again = migrate_paths([str(tmp_path)], options=Options(), allow_dirty=True, mode="check",
                           rules=[get("trl-losses-to-compat"), RULE])
     assert all(e.status == "unchanged" for e in again.files)
+
+
+def test_a_transformers_4_target_writes_below_5_into_the_manifest():
+    from packaging.version import Version
+
+    from compat.migrate.engine import migrate_source
+    from migrations.base import Options
+    from migrations.v1_13.dependency_manifests import MIGRATION as RULE
+
+    text = "trl==0.7.4\ntransformers==4.31.0\n"
+    for major, expected in ((4, "transformers>=4.56.2,<5\n"), (5, "transformers>=4.56.2\n")):
+        options = Options(target_trl=Version("1.16.0"), targets=(("transformers", Version(f"{major}.0.0")),))
+        result = migrate_source(text, options=options, rules=[RULE], path="requirements.txt")
+        assert result.ok and result.text.splitlines()[1] + "\n" == expected, result.text

@@ -1,0 +1,1 @@
+"""Migrations forced by accelerate 1.0."""

@@ -1,0 +1,1 @@
+"""Migrations forced by peft 0.10."""

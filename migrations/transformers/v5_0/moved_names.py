@@ -1,0 +1,25 @@
+"""transformers 5.0 reorganised modules that training code imports from by path: `transformers.tokenization_utils`
+and `tokenization_utils_fast` are gone (the tokenizers are `tokenization_python` / `tokenization_utils_tokenizers`
+now), the per-family `tokenization_*_fast` modules went with their classes, helpers left `trainer.py` for
+`trainer_pt_utils` / `trainer_utils`, and so on.
+
+Mechanical: the table (`_moved_names`, generated from the atlas by `python -m migrations.atlas.stack_tables`) maps
+each class or function the newest release no longer has at its 4.x path to a module that exports it on both 4.56.2
+and the newest release, where on 4.56.2 both paths resolve to the same definition (so the new import works on every
+release the manifest allows); the top level `transformers` is preferred.
+"""
+
+from __future__ import annotations
+
+from migrations.kinds.symbols import Moved, SymbolMigration
+from migrations.transformers.v5_0._moved_names import MOVES
+
+
+class MovedNames(SymbolMigration):
+    summary = "names transformers 5.0 moved (tokenization_utils, trainer helpers, ...) -> a path 4.56 and 5.x share"
+    triggers = tuple(sorted({q.rsplit(".", 2)[-2] for q in MOVES}))  # the old module's last component
+    requires = ("transformers",)
+    symbols = {qual: Moved(module, qual.rsplit(".", 1)[-1]) for qual, module in MOVES.items()}
+
+
+MIGRATION = MovedNames()

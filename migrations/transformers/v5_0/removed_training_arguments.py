@@ -1,0 +1,76 @@
+"""transformers 5.0 removed 26 `TrainingArguments` fields (the atlas: fields of 4.57.6 missing from 5.0.0).
+
+Renamed where 4.56.2 already maps the old field onto the new one (read in its `training_args.py`), so the new
+spelling behaves the same on every release a migrated manifest allows:
+
+* `no_cuda=` -> `use_cpu=` (4.56: `self.use_cpu = self.no_cuda`);
+* `per_gpu_train_batch_size=` / `per_gpu_eval_batch_size=` -> `per_device_*` (4.56: the batch size is
+  `(per_gpu or per_device) * max(1, n_gpu)` either way);
+* `push_to_hub_token=` -> `hub_token=` (4.56: `self.hub_token = self.push_to_hub_token`).
+
+Marked where the successor is a decision: `overwrite_output_dir` (5.x always writes into `output_dir`),
+`save_safetensors` (always safetensors), `include_inputs_for_metrics` (`include_for_metrics=["inputs"]`),
+`fp16_backend` / `half_precision_backend`, `torchdynamo` (`torch_compile_backend=`), `use_mps_device` (automatic),
+`tpu_num_cores`, `jit_mode_eval`, `include_tokens_per_second` (`include_num_input_tokens_seen=`),
+`push_to_hub_model_id` / `push_to_hub_organization` (`hub_model_id="org/name"`), `adafactor` (`optim="adafactor"`),
+`fsdp_min_num_params` / `fsdp_transformer_layer_cls_to_wrap` (`fsdp_config={...}`), `use_legacy_prediction_loop`,
+`past_index`, `ray_scope`, `mp_parameters`, `tpu_metrics_debug`, `fp16_opt_level`. Applied to `TrainingArguments`,
+`Seq2SeqTrainingArguments` and TRL configs.
+"""
+
+from __future__ import annotations
+
+from migrations.kinds.options import OptionChange, OptionMigration
+
+TRAINING_ARGUMENTS = frozenset({
+    "transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
+    "transformers.Seq2SeqTrainingArguments", "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",
+})
+_TRL = {"callee_prefixes": ("trl.",), "callee_suffixes": ("Config",)}
+RENAMED = {
+    "no_cuda": "use_cpu",
+    "per_gpu_train_batch_size": "per_device_train_batch_size",
+    "per_gpu_eval_batch_size": "per_device_eval_batch_size",
+    "push_to_hub_token": "hub_token",
+}
+DECIDE = {
+    "overwrite_output_dir": "5.x always writes into output_dir: drop it (point output_dir elsewhere to keep a run)",
+    "save_safetensors": "5.x always saves safetensors: drop it",
+    "include_inputs_for_metrics": "use include_for_metrics=[\"inputs\"] (works since 4.46)",
+    "fp16_backend": "apex/amp backends are gone: drop it (native AMP)",
+    "half_precision_backend": "apex/amp backends are gone: drop it (native AMP)",
+    "torchdynamo": "use torch_compile=True, torch_compile_backend=<backend>",
+    "use_mps_device": "MPS is used automatically when available: drop it",
+    "tpu_num_cores": "drop it (set TPU cores through the launcher)",
+    "jit_mode_eval": "drop it (TorchScript evaluation is gone)",
+    "include_tokens_per_second": "use include_num_input_tokens_seen= for token counts",
+    "push_to_hub_model_id": "use hub_model_id=\"<org>/<name>\"",
+    "push_to_hub_organization": "use hub_model_id=\"<org>/<name>\"",
+    "adafactor": "use optim=\"adafactor\"",
+    "fsdp_min_num_params": "move it into fsdp_config={\"min_num_params\": ...}",
+    "fsdp_transformer_layer_cls_to_wrap": "move it into fsdp_config={\"transformer_layer_cls_to_wrap\": [...]}",
+    "use_legacy_prediction_loop": "drop it (only the evaluation loop remains)",
+    "past_index": "drop it (models return their own cache)",
+    "ray_scope": "drop it (set the scope in your Ray Tune call)",
+    "mp_parameters": "drop it (SageMaker model parallel is gone)",
+    "tpu_metrics_debug": "drop it (use debug=\"tpu_metrics_debug\")",
+    "fp16_opt_level": "drop it (apex is gone)",
+}
+
+
+class RemovedTrainingArguments(OptionMigration):
+    summary = "TrainingArguments fields removed in transformers 5.0: renamed where 4.56 maps them, else TODO"
+    triggers = tuple(RENAMED) + tuple(DECIDE)
+    requires = ("transformers", "trl")
+    changes = tuple(
+        OptionChange(TRAINING_ARGUMENTS, old, "rename-key", new_key=new,
+                     message="removed in transformers 5.0; 4.56 already maps it the same way", **_TRL)
+        for old, new in RENAMED.items()
+    ) + tuple(
+        OptionChange(TRAINING_ARGUMENTS, old, "todo",
+                     message=f"TrainingArguments({old}=) was removed in transformers 5.0: {what}", **_TRL)
+        for old, what in DECIDE.items()
+    )
+
+
+MIGRATION = RemovedTrainingArguments()
