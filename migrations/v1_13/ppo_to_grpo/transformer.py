@@ -79,6 +79,20 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                 pname = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
                 if pname in params:
                     self.config_params.setdefault(id(defs[0]), {})[pname] = self._config_call_of(name)
+        # `def evaluate(t): t.step(...)` called as `evaluate(trainer)`: inside that function the parameter is the
+        # trainer (function-scoped, unlike `trainer_vars`)
+        self.trainer_params: dict[int, set[str]] = {}
+        for call in an.local_calls:
+            defs = an.functions.get(call.func.value, [])  # type: ignore[union-attr]
+            if len(defs) != 1:
+                continue
+            params = [p.name.value for p in defs[0].params.params]
+            for i, a in enumerate(call.args):
+                if a.star or dotted(a.value) not in self.trainer_vars:
+                    continue
+                pname = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
+                if pname in params:
+                    self.trainer_params.setdefault(id(defs[0]), set()).add(pname)
         self._fn_stack: list[int] = []
         # models only built to be passed to the PPO trainer as value/reference model: their construction goes
         self.remove_stmts: dict[int, str] = {}
@@ -156,11 +170,15 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
             self._parser_todo(original_node)
             return updated_node
         f = original_node.func
-        if isinstance(f, cst.Attribute) and dotted(f.value) in self.trainer_vars:
+        if isinstance(f, cst.Attribute) and self.is_trainer(dotted(f.value)):
             return self._trainer_method(original_node, updated_node)
+        if isinstance(f, cst.Attribute) and self.is_self_trainer(dotted(f.value)):
+            self._self_method(original_node)
+            return updated_node
         if isinstance(f, cst.Attribute) and f.attr.value == "__init__" and self._class_stack:
             cls, kind = self._class_stack[-1]
-            if kind == "trainer" and isinstance(f.value, cst.Call) and dotted(f.value.func) == "super":
+            explicit = self.trl_ref(f.value, TRAINER_NAMES) is not None  # `PPOTrainer.__init__(self, config=...)`
+            if kind == "trainer" and (explicit or isinstance(f.value, cst.Call) and dotted(f.value.func) == "super"):
                 self.todo(
                     original_node,
                     f"{cls}.__init__ calls the PPO trainer's constructor: {self.TrainerName}.__init__ takes (model, "
@@ -169,6 +187,17 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                     "ppo-subclasses",
                 )
         return updated_node
+
+    def is_trainer(self, name: str | None) -> bool:
+        """`name` is the PPO trainer object: a trainer variable, or a parameter of a function it is passed to."""
+        if name is None:
+            return False
+        return name in self.trainer_vars or any(name in self.trainer_params.get(f, ()) for f in self._fn_stack)
+
+    def is_self_trainer(self, name: str | None) -> bool:
+        """`self` inside a method of a PPO trainer subclass."""
+        return name == "self" and bool(self._class_stack) and self._class_stack[-1][1] == "trainer" and \
+            bool(self._fn_stack)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if self._fn_stack and self._fn_stack[-1] == id(original_node):
