@@ -256,6 +256,12 @@ class _Transformer(SymbolTransformer):
             if original_node.attr.value == "v_head":
                 self.todo(original_node, f"{recv}.v_head: the value head is gone (GRPO/Online DPO have no critic)",
                           ANCHOR)
+        elif original_node.attr.value in ("pretrained_model", "v_head") and recv not in ("self", None) and \
+                not self.trl_refs(original_node.value):
+            # `trainer.model.pretrained_model`, `self.policy.v_head`: a wrapper attribute on an object this rule
+            # cannot follow; in a file that used the wrappers, such a model is a plain transformers model now
+            self.todo(original_node, f"{recv}.{original_node.attr.value}: value-head wrapper attribute; the models "
+                      "of this file are plain transformers models now", ANCHOR)
         return result
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:

@@ -137,3 +137,18 @@ def test_value_head_handed_to_a_trainer_is_not_kept():
         trainer = GRPOTrainer(model, args)
     """)
     assert "compat.value_head" not in out and "AutoModelForCausalLM.from_pretrained" in out
+
+
+def test_wrapper_attributes_on_objects_not_followed_are_marked():
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead
+
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        trainer = build(model)
+        base = trainer.model.pretrained_model
+        head = trainer.model.v_head
+    """)
+    assert 'model = AutoModelForCausalLM.from_pretrained("gpt2")' in out
+    marked = sorted(f.line for f in findings if f.severity == "manual")
+    assert marked == [5, 6]
+    assert out.count("# TODO(trl-compat): trainer.model.") == 2
