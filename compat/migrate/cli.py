@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from migrations import all_migrations, select
 from migrations.base import GUIDE, TODO_PREFIX, Options
 
-from .report import dumps
+from .report import dumps, fix_safety
 from .runner import FileEntry, Report, migrate_paths
 from .target import detect_target
 
@@ -55,6 +55,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--allow-dirty", action="store_true", help="write files that have uncommitted changes")
     parser.add_argument("-j", "--jobs", type=int, metavar="N",
                         help="worker processes (default: as many as pay off for the number of candidate files)")
+    unsafe = parser.add_mutually_exclusive_group()
+    unsafe.add_argument("--unsafe-fixes", dest="unsafe_fixes", action="store_true", default=True,
+                        help="apply unsafe rules too (the default: see 'Fix safety' in docs/migrate.md)")
+    unsafe.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                        help="apply only safe rules (behaviour-preserving); unsafe ones are listed, not run")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors (and --diff/--check output)")
     parser.add_argument("--report", metavar="FILE", help="write a machine-readable report to FILE ('-' = stdout)")
     parser.add_argument("--format", choices=("json", "sarif"), default="json", help="report format (default: json)")
@@ -64,9 +69,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 def _list(out: TextIO) -> None:
     rules = all_migrations()
     width = max((len(m.id) for m in rules), default=2)
-    out.write(f"{'id'.ljust(width)}  trl    summary\n")
+    out.write(f"{'id'.ljust(width)}  trl    fixes   summary\n")
     for m in rules:
-        out.write(f"{m.id.ljust(width)}  {m.release.ljust(5)}  {m.summary}\n")
+        out.write(f"{m.id.ljust(width)}  {m.release.ljust(5)}  {m.fix_safety.ljust(6)}  {m.summary}\n")
 
 
 class _Progress:
@@ -164,7 +169,23 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
         choice = detect_target(paths)
         target, note = choice.version, choice.source
     options = Options(target_trl=target, to=args.to)
-    return select(options, args.only, args.skip), options, note
+    rules = select(options, args.only, args.skip)
+    if not args.unsafe_fixes:
+        held = [m.id for m in rules if m.fix_safety != "safe"]
+        rules = tuple(m for m in rules if m.fix_safety == "safe")
+        if held:
+            note += f"; --no-unsafe-fixes: not running unsafe {', '.join(held)}"
+    return rules, options, note
+
+
+def _safety_line(rules_applied: Sequence[str]) -> str:
+    """`unsafe [ppo-to-grpo, value-head-models], safe [deprecated-import-paths]` for one changed file."""
+    parts = []
+    for cls in ("unsafe", "safe"):
+        ids = [r for r in rules_applied if fix_safety(r) == cls]
+        if ids:
+            parts.append(f"{cls} [{', '.join(ids)}]")
+    return ", ".join(parts)
 
 
 def _print(report: Report, quiet: bool, out: TextIO, err: TextIO) -> None:
@@ -177,6 +198,8 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO) -> None:
                 out.write(f"would rewrite {entry.path}\n")
             elif entry.written and not quiet:
                 err.write(f"rewrote {entry.path}\n")
+            if not quiet and entry.rules_applied:
+                err.write(f"{entry.path}: fixes: {_safety_line(entry.rules_applied)}\n")
         for e in entry.errors:
             err.write(f"{entry.path}: error: {e}\n")
         if not quiet:

@@ -19,6 +19,7 @@ _NAMES = {
 
 
 class DeprecatedImportPaths(SymbolMigration):
+    fix_safety = "safe"
     summary = ("trl.experimental.distillation / trl.experimental.kto (deprecated aliases) -> trl; "
                "trl.create_reference_model -> compat.trl.create_reference_model")
     triggers = ("distillation", "kto", "create_reference_model")
