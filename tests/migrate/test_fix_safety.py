@@ -44,7 +44,7 @@ def test_check_report_and_sarif_carry_the_class(tmp_path, capsys, monkeypatch):
     assert files["ppo.py"]["fix_safety"] == "unsafe" and files["sft.py"]["fix_safety"] == "safe"
     assert {f["fix_safety"] for f in files["ppo.py"]["findings"]} == {"unsafe"}
 
-    code, out, _ = _cli("--check", ".", "--report", "-", "--format", "sarif", cwd=repo, capsys=capsys,
+    _, out, _ = _cli("--check", ".", "--report", "-", "--format", "sarif", cwd=repo, capsys=capsys,
                         monkeypatch=monkeypatch)
     sarif = json.loads(out[out.index("{"):])
     rules = {d["id"]: d for d in sarif["runs"][0]["tool"]["driver"]["rules"]}
@@ -57,13 +57,13 @@ def test_no_unsafe_fixes_runs_only_safe_rules(tmp_path, capsys, monkeypatch):
     (repo / "sft.py").write_text(OLD_SFT)
     (repo / "ppo.py").write_text(PPO)
     commit_all(repo)
-    code, out, err = _cli("--no-unsafe-fixes", ".", cwd=repo, capsys=capsys, monkeypatch=monkeypatch)
+    _, _, err = _cli("--no-unsafe-fixes", ".", cwd=repo, capsys=capsys, monkeypatch=monkeypatch)
     assert (repo / "ppo.py").read_text() == PPO  # the unsafe rule did not run
     assert "loss_type=\"nll\"" in (repo / "sft.py").read_text()
     assert "not running unsafe" in err and "ppo-to-grpo" in err
 
 
 def test_list_shows_the_class(capsys, monkeypatch, tmp_path):
-    code, out, _ = _cli("--list", cwd=tmp_path, capsys=capsys, monkeypatch=monkeypatch)
+    _, out, _ = _cli("--list", cwd=tmp_path, capsys=capsys, monkeypatch=monkeypatch)
     line = next(ln for ln in out.splitlines() if ln.startswith("ppo-to-grpo "))
     assert " unsafe " in line

@@ -434,7 +434,7 @@ def map_config(
 _DYNAMIC = object()
 
 
-def _map_steps(grpo, given, lit, new, out) -> None:  # noqa: ANN001 - internal
+def _map_steps(grpo, given, lit, new, out) -> None:
     """Classic `steps=N`: N samples (`total_ppo_epochs` = ceil(N / batch_size) PPO steps) -> `max_steps`.
 
     The classic trainer never read `steps`; loops did, through `total_ppo_epochs`. GRPO counts optimizer steps: one
