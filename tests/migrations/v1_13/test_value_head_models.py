@@ -152,3 +152,19 @@ def test_wrapper_attributes_on_objects_not_followed_are_marked():
     marked = sorted(f.line for f in findings if f.severity == "manual")
     assert marked == [5, 6]
     assert out.count("# TODO(trl-compat): trainer.model.") == 2
+
+
+def test_no_second_import_of_a_name_the_file_already_imports():
+    check(RULE, """\
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import AutoModelForCausalLMWithValueHead, PPOConfig
+
+        base = AutoModelForCausalLM.from_pretrained("gpt2")
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+    """, """\
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import PPOConfig
+
+        base = AutoModelForCausalLM.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+    """)
