@@ -218,10 +218,11 @@ class SymbolTransformer(MigrationTransformer):
             return out
         # a moved name the file already imports, unaliased, from the same module at an earlier top-level line
         # (`from transformers import AutoModelForCausalLM` above): no second import of it (ruff F811)
-        line = self.position(node)[0]
-        kept: list[cst.BaseSmallStatement] = out[:1]
-        for stmt in out[1:]:
-            if isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar):
+        line, own = self.position(node)[0], module_name(node)
+        kept: list[cst.BaseSmallStatement] = []
+        for stmt in out:
+            if isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar) and \
+                    module_name(stmt) != own:
                 target = module_name(stmt)
                 names = [a for a in stmt.names if a.asname is not None or not any(
                     at < line for at in self._existing_from.get((target or "", code(a.name)), ()))]

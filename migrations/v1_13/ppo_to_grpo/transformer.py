@@ -188,6 +188,11 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                 )
         return updated_node
 
+    def removed_nodes(self) -> list[cst.CSTNode]:
+        """Statements this rule removed (models that only fed the PPO trainer)."""
+        ids = set(self.remove_stmts)
+        return [s for s in self.an.assign_stmts.values() if id(s) in ids]
+
     def is_trainer(self, name: str | None) -> bool:
         """`name` is the PPO trainer object: a trainer variable, or a parameter of a function it is passed to."""
         if name is None:

@@ -1,5 +1,4 @@
 import torch
-from tqdm import tqdm
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
