@@ -188,6 +188,20 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                 )
         return updated_node
 
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        """`from trl import PPOConfig as HfPPOConfig`: the alias would name a GRPO class `...PPO...`: marked."""
+        mod = dotted(node.module) if node.module is not None and not node.relative else None
+        if mod is not None and (mod == "trl" or mod.startswith("trl.")) and not isinstance(node.names, cst.ImportStar):
+            for a in node.names:
+                name = dotted(a.name) or ""
+                local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else None
+                if local and "ppo" in local.lower() and (name in TRAINER_NAMES | CONFIG_NAMES or name in (
+                        "GRPOTrainer", "GRPOConfig")):
+                    new = self.TrainerName if "Trainer" in name else self.ConfigName
+                    self.todo(node, f"`{local}` names trl's {new} now: rename it (misleading PPO alias)",
+                              "ppo-to-grpo")
+        return super().visit_ImportFrom(node)
+
     def removed_nodes(self) -> list[cst.CSTNode]:
         """Statements this rule removed (models that only fed the PPO trainer)."""
         ids = set(self.remove_stmts)
