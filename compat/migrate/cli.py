@@ -220,7 +220,9 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO) -> None:
     if quiet:
         return
     t = report.totals
-    verb = "would change" if report.mode != "write" else "changed"
+    # a refused write wrote nothing: never call its files changed
+    verb = "would change" if report.mode != "write" else "would change (nothing written)" if report.refused_dirty \
+        else "changed"
     err.write(
         f"{t['scanned']} file(s) scanned ({t['parsed']} parsed): {t['changed']} {verb}, {t['unchanged']} "
         f"unchanged, {t['failed']} failed; {t['manual_steps']} manual step(s) left"
