@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from migrations.base import TODO_PREFIX, PythonMigration, RuleContext
-from migrations.kinds.cst import arg_value, code, dotted, kwarg_value, make_kwarg, replace_args
+from migrations.kinds.cst import arg_value, code, dotted, kwarg_value, literal_value, make_kwarg, replace_args
 from migrations.kinds.imports import TrlRef
 from migrations.kinds.symbols import Replacement, SymbolTransformer
 from migrations.v1_13.ppo_to_grpo import fields as F
@@ -261,6 +261,17 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                 node.value, TRAINER_NAMES | CONFIG_NAMES) is not None:
             self.todo(node, f"registry key {key.value} now maps to trl's GRPO class: rename the key or the entry",
                       "ppo-to-grpo")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`__all__ = ["PPOTrainer", ...]` re-exporting a PPO name: star-importers would get nothing by that name."""
+        if len(node.targets) != 1 or dotted(node.targets[0].target) != "__all__" or not isinstance(
+                node.value, (cst.List, cst.Tuple)):
+            return
+        names = [literal_value(e.value, None) for e in node.value.elements]
+        gone = [n for n in names if isinstance(n, str) and n in TRAINER_NAMES | CONFIG_NAMES]
+        if gone:
+            self.todo(node, f"__all__ re-exports {', '.join(gone)}: the module now binds "
+                      f"{self.TrainerName}/{self.ConfigName}; export those (star-importers too)", "ppo-to-grpo")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         """`from trl import PPOConfig as HfPPOConfig`: the alias would name a GRPO class `...PPO...`: marked."""
