@@ -37,6 +37,13 @@ TODO_PREFIX = "# TODO(trl-compat):"
 GUIDE = "MIGRATION.md"
 
 Severity = Literal["manual", "warning", "info"]
+FixSafety = Literal["safe", "unsafe"]
+FIX_SAFETY: dict[str, str] = {
+    "safe": "behaviour-preserving on the target: import moves, renames the target documents as equivalent, faithful "
+            "copies of removed helpers, markers only",
+    "unsafe": "changes what runs: PPO -> GRPO, dropped value heads, written-out defaults, raised pins, other "
+              "numerics or another implementation; review the diff",
+}
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,9 @@ class Migration:
     # The rule is needed by a target at or above `release`; a rule may also stop applying at `until`
     # (exclusive), e.g. a rule that only makes sense while a name still exists.
     until: ClassVar[str | None] = None
+    # Fix safety, classed as ruff classes fixes (see FIX_SAFETY): "safe" rewrites preserve behaviour on the target,
+    # "unsafe" ones change the algorithm, the data, the numerics or the pins. Unclassified rules count as unsafe.
+    fix_safety: ClassVar[FixSafety] = "unsafe"
 
     @property
     def identity(self) -> RuleIdentity:

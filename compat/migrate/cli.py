@@ -23,7 +23,7 @@ from migrations.base import GUIDE, TODO_PREFIX, Options
 
 from .ledger import Step
 from .ledger import build as build_ledger
-from .report import dumps
+from .report import dumps, fix_safety
 from .interrupts import Interrupted, handle_signals
 from .runner import MAX_FILE_BYTES, TIME_BUDGET_S, FileEntry, Report, migrate_paths
 from .target import UnsupportedTargetError, check_target, detect_target
@@ -69,6 +69,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--allow-dirty", action="store_true", help="write files that have uncommitted changes")
     parser.add_argument("-j", "--jobs", type=int, metavar="N",
                         help="worker processes (default: as many as pay off for the number of candidate files)")
+    unsafe = parser.add_mutually_exclusive_group()
+    unsafe.add_argument("--unsafe-fixes", dest="unsafe_fixes", action="store_true", default=True,
+                        help="apply unsafe rules too (the default: see 'Fix safety' in docs/migrate.md)")
+    unsafe.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                        help="apply only safe rules (behaviour-preserving); unsafe ones are listed, not run")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors (and --diff/--check output)")
     parser.add_argument("--max-file-size", type=float, default=MAX_FILE_BYTES / 1e6, metavar="MB",
                         help="skip (and name) files larger than this (default: %(default)g MB)")
@@ -85,9 +90,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 def _list(out: TextIO) -> None:
     rules = all_migrations()
     width = max((len(m.id) for m in rules), default=2)
-    out.write(f"{'id'.ljust(width)}  trl    summary\n")
+    out.write(f"{'id'.ljust(width)}  trl    fixes   summary\n")
     for m in rules:
-        out.write(f"{m.id.ljust(width)}  {m.release.ljust(5)}  {m.summary}\n")
+        out.write(f"{m.id.ljust(width)}  {m.release.ljust(5)}  {m.fix_safety.ljust(6)}  {m.summary}\n")
 
 
 class _Progress:
@@ -238,7 +243,23 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
         targets.append((library, choice.version))
         stack.append(f"{library} {choice.version} ({choice.source})")
     options = Options(target_trl=target, to=args.to, targets=tuple(targets))
-    return select(options, args.only, args.skip), options, note, "; ".join(stack)
+    rules = select(options, args.only, args.skip)
+    if not args.unsafe_fixes:
+        held = [m.id for m in rules if m.fix_safety != "safe"]
+        rules = tuple(m for m in rules if m.fix_safety == "safe")
+        if held:
+            note += f"; --no-unsafe-fixes: not running unsafe {', '.join(held)}"
+    return rules, options, note, "; ".join(stack)
+
+
+def _safety_line(rules_applied: Sequence[str]) -> str:
+    """`unsafe [ppo-to-grpo, value-head-models], safe [deprecated-import-paths]` for one changed file."""
+    parts = []
+    for cls in ("unsafe", "safe"):
+        ids = [r for r in rules_applied if fix_safety(r) == cls]
+        if ids:
+            parts.append(f"{cls} [{', '.join(ids)}]")
+    return ", ".join(parts)
 
 
 def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[Step]) -> None:
@@ -255,6 +276,8 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[St
                 out.write(f"would rewrite {path}\n")
             elif entry.written and not quiet:
                 err.write(f"rewrote {path}\n")
+            if not quiet and entry.rules_applied:
+                err.write(f"{path}: fixes: {_safety_line(entry.rules_applied)}\n")
         for e in entry.errors:
             err.write(f"{path}: error: {e}\n")
         if not quiet:
@@ -277,7 +300,9 @@ def _print(report: Report, quiet: bool, out: TextIO, err: TextIO, steps: list[St
     if quiet:
         return
     t = report.totals
-    verb = "would change" if report.mode != "write" else "changed"
+    # a refused write wrote nothing: never call its files changed
+    verb = "would change" if report.mode != "write" else "would change (nothing written)" if report.refused_dirty \
+        else "changed"
     err.write(
         f"{t['scanned']} file(s) scanned ({t['parsed']} parsed): {t['changed']} {verb}, {t['unchanged']} "
         f"unchanged, {t['failed']} failed; {len(steps)} manual step(s) left"

@@ -7,6 +7,7 @@ JSON schema (one object; every key always present; documented in docs/migrate.md
     mode          "write" | "check" | "diff"
     target_trl    str, the TRL version the rules were chosen for
     rules         [str], ids of the selected rules, in run order
+    fix_safety    {rule id: "safe" | "unsafe"} for the selected rules (ruff's classes; docs/migrate.md "Fix safety")
     totals        {"scanned", "parsed", "changed", "unchanged", "failed", "written", "manual_steps": int}
     refused_dirty {path: git state}, files the dirty-tree guard refused to write (then nothing was written)
     files         one object per file looked at, in walk order:
@@ -21,7 +22,8 @@ JSON schema (one object; every key always present; documented in docs/migrate.md
                       same run adds them next to `trl` in the manifests that declare it
         findings      [{"rule", "severity": "manual"|"warning"|"info", "message", "line", "column" (1-based, 0 =
                         unknown), "cell" (notebook cell index or null), "anchor", "guide" ("MIGRATION.md#anchor" or
-                        null), "changed": bool (an applied rewrite) }]
+                        null), "changed": bool (an applied rewrite), "fix_safety": "safe" | "unsafe" (the rule's) }]
+        fix_safety    "safe" | "unsafe" | null: "unsafe" when any rule that changed the file is, null when unchanged
         errors        [{"kind", "message", "rule" (the rule at fault or null), "line", "column"}]
     ledger        {"left": int, "steps": [{"path", "line", "column", "cell", "rule", "message", "new"}]}: the manual
                   steps left, i.e. the `# TODO(trl-compat):` markers in the files as they are after the run (at
@@ -55,6 +57,27 @@ def _version() -> str:
         return "0"
 
 
+def fix_safety(rule_id: str) -> str:
+    """The fix-safety class of a rule (`Migration.fix_safety`); "unsafe" for an id the registry does not know."""
+    return _SAFETY.get(rule_id) or _safety_table().get(rule_id, "unsafe")
+
+
+_SAFETY: dict[str, str] = {}
+
+
+def _safety_table() -> dict[str, str]:
+    if not _SAFETY:
+        _SAFETY.update({m.id: m.fix_safety for m in all_migrations()})
+    return _SAFETY
+
+
+def file_safety(rules_applied: list[str] | tuple[str, ...]) -> str | None:
+    """"unsafe" when any rule that changed the file is unsafe, "safe" when all are, None when none changed it."""
+    if not rules_applied:
+        return None
+    return "unsafe" if any(fix_safety(r) == "unsafe" for r in rules_applied) else "safe"
+
+
 def _finding(f: Finding) -> dict[str, Any]:
     return {
         "rule": f.rule,
@@ -66,6 +89,7 @@ def _finding(f: Finding) -> dict[str, Any]:
         "anchor": f.anchor,
         "guide": f"{GUIDE}#{f.anchor}" if f.anchor else None,
         "changed": f.changed,
+        "fix_safety": fix_safety(f.rule),
     }
 
 
@@ -83,6 +107,7 @@ def _file(entry: FileEntry) -> dict[str, Any]:
         "encoding": entry.encoding,
         "rules_applied": list(entry.rules_applied),
         "needs": list(entry.needs),
+        "fix_safety": file_safety(entry.rules_applied),
         "findings": [_finding(f) for f in entry.findings],
         "errors": [_error(e) for e in entry.errors],
     }
@@ -95,6 +120,7 @@ def to_json(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
         "mode": report.mode,
         "target_trl": report.target_trl,
         "rules": list(report.rules),
+        "fix_safety": {r: fix_safety(r) for r in report.rules},
         "totals": report.totals,
         "refused_dirty": dict(report.refused_dirty),
         "files": [_file(e) for e in report.files],
@@ -115,7 +141,7 @@ def to_sarif(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
         text = m.summary if m else rule_id
         desc: dict[str, Any] = {"id": rule_id, "name": rule_id, "shortDescription": {"text": text}}
         if m is not None:
-            desc["properties"] = {"trlRelease": m.release}
+            desc["properties"] = {"trlRelease": m.release, "fixSafety": m.fix_safety}
             if m.anchor:
                 desc["help"] = {"text": f"See {GUIDE}#{m.anchor}"}
         descriptors.append(desc)
@@ -138,8 +164,9 @@ def to_sarif(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
                 "message": {"text": message},
                 "locations": [location],
             }
+            result["properties"] = {"fixSafety": fix_safety(f.rule)}
             if f.cell is not None:
-                result["properties"] = {"cell": f.cell, "cellLine": f.line}
+                result["properties"].update({"cell": f.cell, "cellLine": f.line})
             results.append(result)
         for e in entry.errors:
             location = {"physicalLocation": {"artifactLocation": {"uri": uri}}}

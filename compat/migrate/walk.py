@@ -29,6 +29,19 @@ ALWAYS_SKIP = frozenset(
     }
 )
 VENV_MARKERS = ("pyvenv.cfg", "conda-meta")
+# generated code (e.g. unsloth's `unsloth_compiled_cache/`): rewritten by its generator, never by hand
+GENERATED_DIR_SUFFIXES = ("_compiled_cache",)
+
+
+def skipped_folder(path: str, name: str) -> bool:
+    """Folders a walk never enters: tool folders, virtual environments, generated code, and a vendored copy of TRL
+    (`trl/` holding `__init__.py`: the repository's own TRL, which the rules must not rewrite as the installed one).
+    A file inside one is still migrated when named on the command line."""
+    if name in ALWAYS_SKIP or name.endswith(GENERATED_DIR_SUFFIXES):
+        return True
+    if name == "trl" and os.path.exists(os.path.join(path, "__init__.py")):
+        return True
+    return any(os.path.exists(os.path.join(path, m)) for m in VENV_MARKERS)
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
@@ -204,7 +217,7 @@ def _walk(folder, root, ignores, excluded, wanted, take, roots, seen_dirs, on_er
         except OSError:
             is_dir = False
         if is_dir:
-            if entry.name in ALWAYS_SKIP or any(os.path.exists(os.path.join(path, m)) for m in VENV_MARKERS):
+            if skipped_folder(path, entry.name):
                 continue
             if entry.is_symlink():
                 if not _inside(os.path.realpath(path), roots):

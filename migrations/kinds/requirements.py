@@ -165,6 +165,12 @@ def _compatible_upper(version: str) -> Version:
     return Version(".".join(str(p) for p in head))
 
 
+def _pins_exactly(specs: list) -> bool:  # noqa: ANN001 - packaging Specifiers
+    """The file itself already allowed a single version (`>=V,<=V`)."""
+    lows = {s.version for s in specs if s.operator == ">="}
+    return any(s.operator == "<=" and s.version in lows for s in specs)
+
+
 def adjust(spec_text: str, floor: PackageFloor, *, hashed: bool = False) -> Outcome | None:
     """The PEP 440 specifier set `spec_text` raised to `floor`, or None when it already admits it."""
     spec_text = spec_text.strip()
@@ -231,6 +237,12 @@ def adjust(spec_text: str, floor: PackageFloor, *, hashed: bool = False) -> Outc
         elif s.operator in ("<", "<="):
             if v < low or (s.operator == "<" and v == low):
                 messages.append(f"{floor.package}: upper bound {s} excludes the floor {low}; dropped ({floor.why})")
+                changed = True
+            elif s.operator == "<=" and v == low and not _pins_exactly(specs):
+                # raising the lower bound to the floor would leave a single-version range the file never asked
+                # for (`>=4.40,<=4.56.2` -> `>=4.56.2,<=4.56.2`): the bound goes, and the report says so
+                messages.append(f"{floor.package}: upper bound {s} would pin the floor {low} exactly; dropped "
+                                f"({floor.why})")
                 changed = True
             else:
                 kept.append(str(s))

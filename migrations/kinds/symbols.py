@@ -122,6 +122,8 @@ class SymbolTransformer(MigrationTransformer):
         self._skip_names: set[int] = set()
         self._emitted_import_trl = False
         self.changed = False
+        # (module, name) -> lines of the top-level `from module import name` statements already in the file
+        self._existing_from: dict[tuple[str, str], list[int]] = {}
 
     # ---- what the rule owns ----
     def replacement(self, ref: TrlRef) -> Replacement | None:  # pragma: no cover - overridden
@@ -211,7 +213,24 @@ class SymbolTransformer(MigrationTransformer):
             rep = self.replacement(TrlRef(module, name))
             return None if rep is None else (rep.module, rep.name)
 
-        return split_import_from(node, successor, last=REMOVED_TRL_MODULES)
+        out = split_import_from(node, successor, last=REMOVED_TRL_MODULES)
+        if not out or not self._existing_from:
+            return out
+        # a moved name the file already imports, unaliased, from the same module at an earlier top-level line
+        # (`from transformers import AutoModelForCausalLM` above): no second import of it (ruff F811)
+        line, own = self.position(node)[0], module_name(node)
+        kept: list[cst.BaseSmallStatement] = []
+        for stmt in out:
+            if isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar) and \
+                    module_name(stmt) != own:
+                target = module_name(stmt)
+                names = [a for a in stmt.names if a.asname is not None or not any(
+                    at < line for at in self._existing_from.get((target or "", code(a.name)), ()))]
+                if not names:
+                    continue
+                stmt = stmt.with_changes(names=commas(names))
+            kept.append(stmt)
+        return kept
 
     def _rewrite_import(self, node: cst.Import) -> list[cst.BaseSmallStatement] | None:
         """`import trl.core` -> `import trl`; `import trl.experimental.ppo as ppo` dropped (its uses are rewritten)."""
@@ -247,6 +266,11 @@ class SymbolTransformer(MigrationTransformer):
         for stmt in node.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
+                    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                        for a in small.names:
+                            if a.asname is None:
+                                self._existing_from.setdefault((module_name(small) or "", code(a.name)), []).append(
+                                    self.position(stmt)[0])
                     if isinstance(small, cst.Import) and any(
                         code(a.name) == "trl" and a.asname is None for a in small.names
                     ):

@@ -19,6 +19,7 @@ _NAMES = {
 
 
 class DeprecatedImportPaths(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.experimental.distillation / trl.experimental.kto (deprecated aliases) -> trl"
     triggers = ("distillation", "kto")
     symbols = {f"{mod}.{name}": Moved("trl", name, "promoted to the stable API; the experimental alias warns")

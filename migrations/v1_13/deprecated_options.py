@@ -30,6 +30,7 @@ _TEMPLATE = frozenset({"trl.get_training_chat_template", "trl.chat_template_util
 
 
 class DeprecatedOptions(OptionMigration):
+    fix_safety = "safe"
     summary = ("deprecated config options -> successors: use_transformers_paged, vllm_importance_sampling_cap, "
                "bfd-requeue, get_training_chat_template(tokenizer=); TODO for pad_token=, keep_end")
     triggers = ("use_transformers_paged", "vllm_importance_sampling_cap", "bfd-requeue", "pad_token", "keep_end",

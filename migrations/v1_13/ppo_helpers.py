@@ -202,6 +202,7 @@ class _Transformer(SymbolTransformer):
 
 
 class PPOHelpers(PythonMigration):
+    fix_safety = "safe"
     summary = "trl.set_seed -> transformers.set_seed; trl.core helpers (LengthSampler, respond_to_batch, ...) kept locally"
     anchor = ANCHOR
     triggers = ("set_seed", "trl.core", "respond_to_batch", "trl.gpt2", "import *", "trl import core")

@@ -16,6 +16,7 @@ _FUNCS = "SFTTrainer formats conversational and prompt/completion datasets itsel
 
 
 class DatasetFormatting(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.extras.dataset_formatting (removed in 1.13) -> TODO with the replacement"
     triggers = ("dataset_formatting",)
     removed_modules = {_MOD: f"{_MOD} was removed in TRL 1.13 with no successor"}

@@ -12,13 +12,20 @@ train a plain causal LM, so:
   checkpoints (`save_pretrained`/`push_to_hub`) are flagged; the seq2seq wrapper is flagged (GRPO needs a causal LM);
 * `PreTrainedModelWrapper` -> `transformers.PreTrainedModel` (flagged), `ValueHead` / `SUPPORTED_ARCHITECTURES`
   flagged (no successor).
+
+Never remove what is used: a file whose own code reads the value head (calls a value-head model, whose result was
+the tuple `(lm_logits, loss, value)`; `.v_head`; `state_dict()` / `load_state_dict(...)` on it) and does not hand the
+model to a trainer keeps the wrapper: its import is retargeted to `compat.value_head` (trl-compat's maintained copy
+with TRL's forward contract) and every use stays as written. A type check against the wrapper class
+(`isinstance(m, AutoModelForCausalLMWithValueHead)`, an annotation) is never retargeted to `AutoModelForCausalLM` (a
+factory no model is an instance of): where the wrapper goes, it reads `PreTrainedModel`, with a marker.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from migrations.base import PythonMigration, RuleContext
+from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg
 from migrations.kinds.imports import TrlRef, imports_trl
 from migrations.kinds.symbols import Replacement, SymbolTransformer
@@ -33,15 +40,25 @@ ANCHOR = "value-head-models"  # the rule's id, its default anchor
 MODEL_FACTORIES = ("from_pretrained", "get_peft_model", "from_config", "create_reference_model", "tiny_model")
 
 
+KEPT_MODULE = "compat.value_head"  # trl-compat's maintained wrapper (same forward contract as TRL's)
+VALUE_HEAD_READS = ("v_head", "state_dict", "load_state_dict")
+
+
 class _Transformer(SymbolTransformer):
-    def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, keep: bool = False) -> None:
         super().__init__(rule, ctx)
+        self.keep = keep  # the file reads the value head: retarget the import to compat.value_head, keep the uses
+        self.scan_reads: list[str] = []  # (scan pass) what reads the value head, for the report
+        self.scan_trainers: list[str] = []  # (scan pass) trainer calls a value-head model is handed to
         self.vh_vars: dict[str, str] = {}  # variable -> wrapper class name
         self.model_vars: set[str] = set()  # variables bound to a model object (not a path)
         self.class_aliases: dict[str, str] = {}  # variable -> value-head class it names
         self.built_by_call: set[str] = set()  # variables assigned the result of a call (e.g. LoraConfig(...))
+        self._type_nodes: set[int] = set()  # class references in isinstance / annotations (-> PreTrainedModel)
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
+        if self.keep and ref.name in (CAUSAL, "ValueHead") and self._removed_home(ref):
+            return Replacement(KEPT_MODULE, ref.name)
         if ref.name == GPT2_VH:
             return Replacement("transformers", "GPT2LMHeadModel") if ref.module == "trl.gpt2" else None
         if ref.name not in NAMES or not (ref.module in ("trl", "trl.models") or "value_head" in ref.module
@@ -54,6 +71,11 @@ class _Transformer(SymbolTransformer):
         if ref.name == WRAPPER:
             return Replacement("transformers", "PreTrainedModel")
         return Replacement(None, ref.name)  # ValueHead / SUPPORTED_ARCHITECTURES: import dropped, uses flagged
+
+    @staticmethod
+    def _removed_home(ref: TrlRef) -> bool:
+        return ref.module in ("trl", "trl.models") or "value_head" in ref.module or "modeling_base" in ref.module \
+            or ref.module.startswith("trl.experimental.ppo")
 
     def owns_module(self, module: str) -> bool:
         return module in ("trl.models.modeling_value_head", "trl.models.modeling_base",
@@ -94,8 +116,32 @@ class _Transformer(SymbolTransformer):
             if name in MODEL_FACTORIES or name.startswith("AutoModel"):
                 self.model_vars.add(var)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        """Scan pass (`keep` decided from it): does the file's own code read the value head?"""
+        f = node.func
+        if isinstance(f, cst.Name) and f.value in self.vh_vars:
+            self.scan_reads.append(f"{f.value}(...) (tuple outputs)")
+        elif isinstance(f, cst.Attribute) and dotted(f.value) in self.vh_vars and f.attr.value in VALUE_HEAD_READS:
+            self.scan_reads.append(code(f))
+        name = dotted(f) or ""
+        if name.rsplit(".", 1)[-1].endswith("Trainer") and any(
+                dotted(a.value) in self.vh_vars for a in node.args):
+            self.scan_trainers.append(name)
+        if not self.keep and isinstance(f, cst.Name) and f.value == "isinstance" and len(node.args) == 2:
+            self._type_check(node.args[1].value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if node.attr.value == "v_head" and dotted(node.value) in self.vh_vars:
+            self.scan_reads.append(code(node))
+        return super().visit_Attribute(node)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         f = original_node.func
+        if self.keep:
+            if isinstance(f, cst.Attribute) and dotted(f.value) in self.vh_vars and f.attr.value in (
+                    "push_to_hub", "compute_reward_score", "add_and_load_reward_modeling_adapter"):
+                self.todo(original_node, f"{code(f)}: not in compat.value_head's wrapper; see the guide", ANCHOR)
+            return updated_node
         # X.from_pretrained(...)
         if isinstance(f, cst.Attribute) and f.attr.value == "from_pretrained":
             cls = self._vh_class(f.value)
@@ -177,9 +223,30 @@ class _Transformer(SymbolTransformer):
         self.todo(node, "seq2seq value-head model: GRPOTrainer and OnlineDPOTrainer train causal LMs only; switch to a "
                   "decoder-only model (AutoModelForCausalLM)", "value-head-seq2seq")
 
+    def _type_check(self, node: cst.BaseExpression) -> None:
+        """`isinstance(m, <wrapper>)` / an annotation: the class becomes PreTrainedModel, never the factory."""
+        targets = node.elements if isinstance(node, cst.Tuple) else [node]
+        for t in targets:
+            value = t.value if isinstance(t, cst.Element) else t
+            if self._vh_class(value) in (CAUSAL, SEQ2SEQ) and dotted(value) not in self.class_aliases:
+                self._type_nodes.add(id(value))
+                self.todo(value, f"type check on {self._vh_class(value)}: now PreTrainedModel, true for any plain "
+                          "model; check what the branch meant", ANCHOR)
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        if not self.keep:
+            self._type_check(node.annotation)
+
+    def _type_target(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._type_nodes
+
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        if self._type_target(original_node):
+            self.changed = True
+            self.needed_imports.append(("transformers", "PreTrainedModel"))
+            return cst.Name("PreTrainedModel")
         result = super().leave_Attribute(original_node, updated_node)
-        if result is not updated_node:
+        if result is not updated_node or self.keep:
             return result
         recv = dotted(original_node.value)
         if recv in self.vh_vars:
@@ -189,9 +256,21 @@ class _Transformer(SymbolTransformer):
             if original_node.attr.value == "v_head":
                 self.todo(original_node, f"{recv}.v_head: the value head is gone (GRPO/Online DPO have no critic)",
                           ANCHOR)
+        elif original_node.attr.value in ("pretrained_model", "v_head") and recv not in ("self", None) and \
+                not self.trl_refs(original_node.value):
+            # `trainer.model.pretrained_model`, `self.policy.v_head`: a wrapper attribute on an object this rule
+            # cannot follow; in a file that used the wrappers, such a model is a plain transformers model now
+            self.todo(original_node, f"{recv}.{original_node.attr.value}: value-head wrapper attribute; the models "
+                      "of this file are plain transformers models now", ANCHOR)
         return result
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if self._type_target(original_node):
+            self.changed = True
+            self.needed_imports.append(("transformers", "PreTrainedModel"))
+            return cst.Name("PreTrainedModel")
+        if self.keep:
+            return super().leave_Name(original_node, updated_node)
         ref = self.trl_ref(original_node, ("ValueHead", "SUPPORTED_ARCHITECTURES", WRAPPER))
         if ref is not None and id(original_node) not in self._skip_names and self.replacement(ref) is not None:
             if ref.name == WRAPPER:
@@ -212,7 +291,17 @@ class ValueHeadModels(PythonMigration):
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not imports_trl(wrapper.module, NAMES, ("trl.models.modeling_value_head", "trl.models.modeling_base", "trl.experimental.ppo.modeling_value_head")):
             return wrapper.module
-        return _Transformer(self, ctx).transform_module(wrapper)
+        scan = _Transformer(self, RuleContext(ctx.options, ctx.path))
+        scan.keep = True  # the scan rewrites nothing that matters: only its visit_* bookkeeping is read
+        wrapper.visit(scan)
+        keep = bool(scan.scan_reads) and not scan.scan_trainers and set(scan.vh_vars.values()) == {CAUSAL}
+        transformer = _Transformer(self, ctx, keep=keep)
+        module = transformer.transform_module(wrapper)
+        if keep:
+            ctx.report(Finding(self.id, f"value head kept: {', '.join(dict.fromkeys(scan.scan_reads))} read it; the "
+                               f"import now names {KEPT_MODULE} (same forward contract)", 1, 0, self.anchor,
+                               "info", True))
+        return module
 
 
 MIGRATION = ValueHeadModels()

@@ -16,6 +16,7 @@ _MSG = (
 
 
 class RemovedGRPOWithReplayBuffer(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.experimental.grpo_with_replay_buffer (removed in 1.14, no successor) -> TODO"
     triggers = ("grpo_with_replay_buffer",)
     removed_modules = {"trl.experimental.grpo_with_replay_buffer": _MSG}

@@ -16,6 +16,7 @@ _MSG = (
 
 
 class RemovedNashMD(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.experimental.nash_md (removed in 1.14, no successor) -> TODO"
     triggers = ("nash_md",)
     removed_modules = {"trl.experimental.nash_md": _MSG}

@@ -15,6 +15,7 @@ _MSG = (
 
 
 class RemovedPRM(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.experimental.prm (removed in 1.14, no successor) -> TODO"
     triggers = ("prm",)
     removed_modules = {"trl.experimental.prm": _MSG}

@@ -15,6 +15,7 @@ _MSG = (
 
 
 class RemovedXPO(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.experimental.xpo (removed in 1.14, no successor) -> TODO"
     triggers = ("xpo",)
     removed_modules = {"trl.experimental.xpo": _MSG}

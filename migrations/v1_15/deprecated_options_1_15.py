@@ -15,6 +15,7 @@ _SFT_TRAINERS = frozenset({"trl.SFTTrainer", "trl.trainer.SFTTrainer", "trl.trai
 
 
 class DeprecatedOptions115(OptionMigration):
+    fix_safety = "safe"
     summary = "SFTTrainer(compute_loss_func=), SFTConfig(label_smoothing_factor=) deprecated in 1.15 -> TODO"
     triggers = ("compute_loss_func", "label_smoothing_factor")
     changes = (

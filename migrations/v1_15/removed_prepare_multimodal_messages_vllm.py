@@ -15,6 +15,7 @@ _TO = Moved("compat.trl", _NAME, "TRL >= 1.15's vLLM client takes image blocks a
 
 
 class PrepareMultimodalMessagesVLLM(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.prepare_multimodal_messages_vllm (removed in 1.15) -> compat.trl.prepare_multimodal_messages_vllm"
     triggers = (_NAME,)
     symbols = {f"trl.{_NAME}": _TO, f"trl.data_utils.{_NAME}": _TO}

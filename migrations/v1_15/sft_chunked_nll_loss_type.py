@@ -65,6 +65,7 @@ class _Transformer(MigrationTransformer):
 
 
 class ChunkedNllLossType(PythonMigration):
+    fix_safety = "safe"
     summary = 'SFTConfig(loss_type="chunked_nll") -> "nll" (deprecated alias since TRL 1.15, removed in 2.0)'
     anchor = "sft-chunked-nll"
     triggers = (OLD,)

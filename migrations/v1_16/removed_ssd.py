@@ -12,6 +12,7 @@ _MSG = "trl.experimental.ssd was removed in TRL 1.16 with no successor: keep TRL
 
 
 class RemovedSSD(SymbolMigration):
+    fix_safety = "safe"
     summary = "trl.experimental.ssd (removed in 1.16, no successor) -> TODO"
     triggers = ("ssd",)
     removed_modules = {"trl.experimental.ssd": _MSG}

@@ -150,6 +150,7 @@ def test_dirty_tree_refused_with_advice(repo):
     assert proc.returncode == 2
     err = proc.stderr.decode()
     assert "train.py (modified)" in err and "--allow-dirty" in err and "commit or stash" in err
+    assert "rewrote" not in err and "would change (nothing written)" in err  # never claims a refused write
     assert (repo / "train.py").read_text() == OLD_SFT + "# local edit\n"
     assert (repo / "manual.py").read_text().count("TODO") == 0  # nothing written anywhere
     assert main([str(repo), "--allow-dirty", "-q"]) == 0

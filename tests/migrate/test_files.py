@@ -120,7 +120,9 @@ def test_walk_skips_vendored_folders_and_honours_gitignore_and_exclude(tmp_path)
     write(repo / "sub" / ".gitignore", "local.py\n")
     wanted = ["a.py", "keep_old.py", "sub/b.py", "nb/n.ipynb"]
     skipped = ["generated/x.py", "x_old.py", "sub/local.py", "build/x.py", "dist/x.py", "node_modules/p/x.py",
-               ".venv/lib/x.py", "myenv/lib/x.py", "lib/site-packages/x.py", ".git/x.py", "notes/draft.py"]
+               ".venv/lib/x.py", "myenv/lib/x.py", "lib/site-packages/x.py", ".git/x.py", "notes/draft.py",
+               "unsloth_compiled_cache/UnslothPPOTrainer.py", "trl/__init__.py", "trl/trainer/ppo_trainer.py"]
+    wanted.append("third_party/trl/readme_example.py")  # a folder named trl without __init__.py is not a package
     for rel in wanted + skipped:
         write(repo / rel, "{}" if rel.endswith(".ipynb") else "x = 1\n")
     write(repo / "myenv" / "pyvenv.cfg", "home = /usr\n")

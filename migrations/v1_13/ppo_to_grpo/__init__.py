@@ -42,10 +42,58 @@ class PPOToGRPO(PythonMigration):
         wrapper.visit(an)
         t = Transformer(self, ctx, an, wrapper.module)
         module = t.transform_module(wrapper)
+        if t.changed:
+            module = drop_imports_left_unused(module, _names_in([*t.removed_nodes(), *_replaced_loops(t)]))
         stars = star_imports(module)
         if stars:
             module = _star_todo(module, stars, self, ctx)
         return module
+
+
+def _replaced_loops(t: Transformer) -> list[cst.CSTNode]:
+    return [p.loop for p in t.plans.values() if p.reward_body is not None]
+
+
+def _names_in(nodes: list[cst.CSTNode]) -> set[str]:
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    for n in nodes:
+        n.visit(_V())
+    return found
+
+
+def drop_imports_left_unused(module: cst.Module, candidates: set[str]) -> cst.Module:
+    """Imports of `candidates` (names the rule's removed statements used) that nothing uses any more are dropped,
+    so the rewrite introduces no unused import (ruff F401); libcst's scope analysis decides what is unused."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    if not candidates:
+        return module
+    context = CodemodContext()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) and \
+                    not small.relative and small.module is not None:
+                for a in small.names:
+                    local = a.evaluated_alias or a.evaluated_name
+                    if local in candidates:
+                        RemoveImportsVisitor.remove_unused_import(
+                            context, cst.helpers.get_full_name_for_node(small.module) or "", a.evaluated_name,
+                            a.evaluated_alias)
+            elif isinstance(small, cst.Import):
+                for a in small.names:
+                    if (a.evaluated_alias or a.evaluated_name) in candidates and "." not in a.evaluated_name:
+                        RemoveImportsVisitor.remove_unused_import(context, a.evaluated_name, None, a.evaluated_alias)
+    if not context.scratch:
+        return module
+    return RemoveImportsVisitor(context).transform_module(module)
 
 
 def _star_todo(module: cst.Module, stars: list[str], rule: PythonMigration, ctx: RuleContext) -> cst.Module:

@@ -72,6 +72,8 @@ class Analysis(cst.CSTVisitor):
         super().__init__()
         self.config_classes: dict[str, frozenset[str]] = {}  # local subclass -> its own declared fields
         self.trainer_classes: dict[str, bool] = {}  # local subclass -> defines __init__
+        self.class_methods: dict[str, set[str]] = {}  # local trainer subclass -> the methods it defines
+        self.self_attrs: dict[str, set[str]] = {}  # local trainer subclass -> attributes its code assigns on self
         self.config_calls: dict[int, str | None] = {}
         self.trainers: list[Trainer] = []
         self.config_vars: dict[str, cst.Call | None] = {}
@@ -158,6 +160,10 @@ class Analysis(cst.CSTVisitor):
                     isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in node.body.body
                 )
                 self.trainer_classes[node.name.value] = has_init
+                self.class_methods[node.name.value] = {
+                    s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)}
+                self.self_attrs[node.name.value] = {
+                    t.target.attr.value for t in _self_targets(node)}  # type: ignore[union-attr]
 
     def visit_For(self, node: cst.For) -> None:
         self.fors.append(node)
@@ -427,3 +433,15 @@ def all_fors(node: cst.CSTNode) -> list[cst.For]:
 def mentions_value_head(module: cst.Module) -> bool:
     return "ValueHead" in module.code or "PreTrainedModelWrapper" in module.code
 
+
+def _self_targets(node: cst.ClassDef) -> list[cst.AssignTarget]:
+    """`self.x = ...` targets anywhere in the class body (the subclass's own attributes)."""
+    found: list[cst.AssignTarget] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_AssignTarget(self, t: cst.AssignTarget) -> None:
+            if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
+                found.append(t)
+
+    node.visit(_V())
+    return found

@@ -13,6 +13,15 @@ from migrations.kinds.cst import code, dotted, literal_value
 from migrations.v1_13.ppo_to_grpo import fields as F
 from migrations.v1_13.ppo_to_grpo.analysis import MISSING
 
+GONE_ATTRIBUTES = ("dataloader", "kl_ctl", "value_model", "policy", "ref_policy", "reward_model", "current_step",
+                   "current_device", "config")
+GONE_METHODS = ("step", "generate", "log_stats", "batched_forward_pass", "compute_rewards", "gather_stats",
+                "prepare_dataloader", "generate_completions", "record_step_stats", "_step_safety_checker")
+
+MUTATORS = ("update", "append", "extend", "insert", "setdefault", "pop", "popitem", "clear", "remove", "add",
+            "discard", "__setitem__")
+
+
 class Attributes:
     """Mixed into `ppo_to_grpo.transformer.Transformer`, whose state (`self.an`, `self.era`, `self.grpo`, ...) it
     uses; see that class for the order in which the mixins run."""
@@ -59,12 +68,32 @@ class Attributes:
                           "config to see samples" if meth == "generate_completions" else ""), "ppo-trainer-attributes")
         return updated
 
+    def _self_method(self, original: cst.Call) -> None:
+        """`self.step(...)` / `self.log_stats(...)` in a PPO trainer subclass: marked, the subclass's code stays."""
+        meth = original.func.attr.value  # type: ignore[union-attr]
+        if meth in GONE_METHODS and meth not in self._own_methods():
+            self.todo(original, f"self.{meth}() does not exist on {self.TrainerName} (the base class now)",
+                      "ppo-subclasses")
+
+    def _own_methods(self) -> set[str]:
+        return self.an.class_methods.get(self._class_stack[-1][0], set()) if self._class_stack else set()
+
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         result = super().leave_Attribute(original_node, updated_node)
         if result is not updated_node:
             return result
         recv = dotted(original_node.value)
         attr = original_node.attr.value
+        if self.is_self_trainer(recv) and attr in GONE_ATTRIBUTES and not self._assigned_on_self(attr):
+            parent = self.parent(original_node)
+            if not (isinstance(parent, cst.Call) and parent.func is original_node):
+                self.todo(original_node, f"self.{attr} does not exist on {self.TrainerName} (the base class now)",
+                          "ppo-subclasses")
+        elif self._is_config(recv) and attr == "total_ppo_epochs" and not self._in_replaced_loop(original_node):
+            self.todo(original_node, f"{recv}.total_ppo_epochs (classic: ceil(steps / batch_size)) does not exist on "
+                      f"{self.ConfigName}; max_steps is the training length", "ppo-config-fields")
+        elif self.is_trainer(recv) and recv not in self.trainer_vars and attr in GONE_ATTRIBUTES:
+            self.todo(original_node, f"{recv}.{attr} does not exist on {self.TrainerName}", "ppo-trainer-attributes")
         if recv in self.trainer_vars:
             if attr == "config":
                 self.changed = True
@@ -83,6 +112,12 @@ class Attributes:
             if new is not None and new != attr:
                 self.changed = True
                 return updated_node.with_changes(attr=cst.Name(new))
+            if new is None and self._written(original_node):
+                # `config.accelerator_kwargs[...] = ...`, `config.x = ...`, `config.x.update(...)`: never an
+                # assignment into (or a call on) a literal; the field is gone, so the line is the user's to decide
+                self.todo(original_node, f"{recv}.{attr} is written here; {self.ConfigName} has no `{attr}` field",
+                          "ppo-config-fields")
+                return result
             if new is None:
                 call = self._config_call_of(recv)
                 val = None
@@ -90,11 +125,13 @@ class Attributes:
                     for a in call.args:
                         if a.keyword is not None and a.keyword.value == attr:
                             val = a.value
-                if val is not None and (literal_value(val, MISSING) is not MISSING or isinstance(val, cst.Name)):
+                if val is not None and (literal_value(val, MISSING) is not MISSING or isinstance(val, cst.Name)) \
+                        and not isinstance(val, (cst.Dict, cst.List, cst.Set)):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its value")
                     return val.deep_clone()
-                if val is None and call is not None and not any(a.star for a in call.args) and attr in F.OLD_DEFAULTS:
+                if val is None and call is not None and not any(a.star for a in call.args) and attr in F.OLD_DEFAULTS \
+                        and not isinstance(F.OLD_DEFAULTS[attr], (dict, list, set)):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its old default")
                     return cst.parse_expression(repr(F.OLD_DEFAULTS[attr]))
@@ -108,6 +145,50 @@ class Attributes:
                 self.todo(original_node, f"{recv}.{attr}: {self.ConfigName} has no `{attr}` field",
                           "ppo-config-fields")
         return result
+
+    def _written(self, node: cst.Attribute) -> bool:
+        """Whether `node` (or an item of it) is assigned, deleted or mutated (`.update(...)`, ...), not only read."""
+        child: cst.CSTNode = node
+        parent = self.parent(child)
+        while isinstance(parent, cst.Subscript) and parent.value is child:
+            child, parent = parent, self.parent(parent)
+        if isinstance(parent, (cst.AssignTarget, cst.Del)) or (
+                isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is child):
+            return True
+        if isinstance(parent, (cst.Tuple, cst.List, cst.Element)):  # `a, cfg.x = ...`
+            return self._written_element(parent)
+        return isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in MUTATORS \
+            and isinstance(self.parent(parent), cst.Call)
+
+    def _written_element(self, node: cst.CSTNode) -> bool:
+        parent = self.parent(node)
+        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            parent = self.parent(parent)
+        return isinstance(parent, (cst.AssignTarget, cst.For))
+
+    @staticmethod
+    def _optional_imported(module: cst.Module) -> bool:
+        """`from typing import Optional` at module level: the file's own style for a None default."""
+        for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.ImportFrom) and dotted(small.module) == "typing" and \
+                            not isinstance(small.names, cst.ImportStar) and \
+                            any(a.asname is None and code(a.name) == "Optional" for a in small.names):
+                        return True
+        return False
+
+    def _assigned_on_self(self, attr: str) -> bool:
+        return attr in self.an.self_attrs.get(self._class_stack[-1][0], set()) if self._class_stack else False
+
+    def _in_replaced_loop(self, node: cst.CSTNode) -> bool:
+        """Inside a step loop the rule replaces by `trainer.train()` (its reads go with it)."""
+        parent = self.parent(node)
+        while parent is not None:
+            if id(parent) in self.plans and self.plans[id(parent)].reward_body is not None:
+                return True
+            parent = self.parent(parent)
+        return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         name = node.name.value
@@ -139,8 +220,11 @@ class Attributes:
                 for name, default in self.host_fields[stmt.name.value].items():
                     if name in have:
                         continue
-                    typ = type(default).__name__ if default is not None else "str"
-                    ann = f"{typ} | None" if default is None else typ
+                    typ = type(default).__name__ if default is not None else F.NONE_DEFAULT_TYPES.get(name, "str")
+                    if default is None:
+                        ann = f"Optional[{typ}]" if self._optional_imported(updated_node) else f"{typ} | None"
+                    else:
+                        ann = typ
                     line = cst.parse_statement(f"{name}: {ann} = {code(F.py_literal(default))}\n")
                     new_lines.append(line)
                 if new_lines:

@@ -64,7 +64,7 @@ CLASSIC_DROPPED = {
     "project_kwargs": "no successor (logging_dir is not a TrainingArguments field in transformers 5)",
     "push_to_hub_if_best_kwargs": "use push_to_hub/hub_model_id (+ load_best_model_at_end)",
     "compare_steps": "no successor",
-    "steps": "informational in classic PPO; training length is num_train_epochs / max_steps",
+    "steps": "classic: samples; see _map_steps (max_steps)",
     "adap_kl_ctrl": "adaptive KL control has no successor (beta is fixed)",
     "target": "adaptive KL target; no successor",
     "horizon": "adaptive KL horizon; no successor",
@@ -154,6 +154,16 @@ OLD_DEFAULTS: dict[str, object] = {
 PPO_ONLY_FIELDS = CLASSIC_ONLY | set(CLASSIC_DROPPED) | set(TRAINER_DROPPED) | {
     "cliprange", "kl_coef", "num_ppo_epochs", "response_length", "init_kl_coef", "ppo_epochs",
     "missing_eos_penalty", "num_mini_batches", "stop_token_id", "log_with", "exp_name", "mini_batch_size",
+}
+
+
+# The value type of PPO config fields whose default is None (trl 0.11.4 `trainer/ppo_config.py` and
+# `trainer/utils.py` OnPolicyConfig: `Optional[<type>]`), for fields a script's own dataclass takes over.
+NONE_DEFAULT_TYPES: dict[str, str] = {
+    "task_name": "str", "forward_batch_size": "int", "max_grad_norm": "float", "optimize_cuda_cache": "bool",
+    "score_clip": "float", "dataset_num_proc": "int", "total_episodes": "int", "stop_token": "str",
+    "stop_token_id": "int", "missing_eos_penalty": "float", "model_adapter_name": "str", "ref_adapter_name": "str",
+    "run_name": "str",
 }
 
 
@@ -284,8 +294,8 @@ def map_config(
             elif name == "max_grad_norm":
                 v = literal_value(node, _DYNAMIC)
                 new["max_grad_norm"] = _num(0.0) if v is None else node
-            elif name in ("mini_batch_size", "forward_batch_size", "batch_size", "gradient_accumulation_steps"):
-                continue  # batch arithmetic below
+            elif name in ("mini_batch_size", "forward_batch_size", "batch_size", "gradient_accumulation_steps", "steps"):
+                continue  # batch arithmetic below (and `_map_steps`)
             elif name in CLASSIC_DROPPED or name in ("gamma", "lam", "vf_coef", "cliprange_value", "whiten_rewards"):
                 drop(name, CLASSIC_DROPPED.get(name, "no successor"))
             else:
@@ -406,6 +416,12 @@ def map_config(
 
     # ---- batch arithmetic ----
     _map_batches(era, grpo, given, lit, new, out, static)
+    if era == "classic" and "steps" in given:
+        if "num_train_epochs" in extra:  # the converted step loop set the length; the trainer never read `steps`
+            out.dropped.append(f"steps={code(given['steps'])} (classic: samples, not read by the trainer; the step "
+                               "loop's length became num_train_epochs)")
+        else:
+            _map_steps(grpo, given, lit, new, out)
 
     if out.dropped:
         what = "; ".join(out.dropped)
@@ -416,6 +432,34 @@ def map_config(
 
 
 _DYNAMIC = object()
+
+
+def _map_steps(grpo, given, lit, new, out) -> None:
+    """Classic `steps=N`: N samples (`total_ppo_epochs` = ceil(N / batch_size) PPO steps) -> `max_steps`.
+
+    The classic trainer never read `steps`; loops did, through `total_ppo_epochs`. GRPO counts optimizer steps: one
+    generation batch (the old PPO batch) gives steps_per_generation * num_iterations / gradient_accumulation_steps
+    of them (`GRPOTrainer`'s `generate_every`), so the same number of generation batches is
+    `max_steps = ceil(N / batch_size) * steps_per_generation * num_iterations // gradient_accumulation_steps`.
+    Written out when every term is a literal; otherwise listed as removed with that formula. Not used where the
+    file's converted step loop gave the length (`num_train_epochs` from the loop).
+    """
+    steps, b, ga = lit("steps"), lit("batch_size", CLASSIC_DEFAULTS["batch_size"]), lit("gradient_accumulation_steps", 1)
+    nums = {k: literal_value(new[k], _DYNAMIC) if k in new else None
+            for k in ("steps_per_generation", "num_iterations", "per_device_train_batch_size")}
+    spg = nums["steps_per_generation"] if nums["steps_per_generation"] is not None else ga
+    iters = nums["num_iterations"] if grpo else 1
+    terms = (steps, b, ga, spg, iters)
+    if "max_steps" in given or not all(isinstance(t, int) and not isinstance(t, bool) and t > 0 for t in terms):
+        out.dropped.append(f"steps={code(given['steps'])} (classic: samples; set max_steps = ceil(steps / batch_size)"
+                           " * steps_per_generation * num_iterations // gradient_accumulation_steps)")
+        return
+    ppo_steps = -(-steps // b)
+    max_steps = max(1, ppo_steps * spg * iters // ga)
+    new["max_steps"] = cst.Integer(str(max_steps))
+    out.todos.append((f"steps={steps} (classic: samples, {ppo_steps} PPO steps of {b}) -> max_steps={max_steps} "
+                      f"optimizer steps ({spg * iters // ga or 1} per generation batch); max_steps overrides "
+                      "num_train_epochs", "ppo-config-fields"))
 
 
 def _map_batches(era, grpo, given, lit, new, out, static) -> None:  # noqa: ANN001 - internal

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrations.base import Finding, todo_text
 from migrations.kinds.cst import code, dotted, make_kwarg, replace_args
 from migrations.v1_13.ppo_to_grpo.analysis import Trainer
 from migrations.v1_13.ppo_to_grpo.loop import build_reward_fn
@@ -170,17 +171,24 @@ class TrainerCall:
             self.todo(original, f"{self.TrainerName} reads a `prompt` column (text or chat messages); PPO datasets "
                       "held `input_ids`: make sure this dataset has `prompt`", "ppo-dataset-prompt")
             return
+        # ids built by apply_chat_template hold the template's special tokens: skipping them would lose the chat
+        # format (GRPO tokenizes a text prompt as is, adding only BOS), so they are kept and the line is marked
+        chat = "apply_chat_template" in self.src.code
+        chat_todo = "prompt ids built by apply_chat_template: decoded keeping its special tokens; check for a doubled BOS"
         decode = cst.parse_statement(
             f'if "prompt" not in {name}.column_names:\n'
             f"    {name} = {name}.with_format(None).map(\n"
-            f'        lambda example: {{"prompt": {code(tok)}.decode(example["input_ids"], skip_special_tokens=True)}},\n'
+            f'        lambda example: {{"prompt": {code(tok)}.decode(example["input_ids"], '
+            f'skip_special_tokens={not chat})}},\n'
             f'        remove_columns=[c for c in ("input_ids", "attention_mask") if c in {name}.column_names],\n'
             "    )\n"
         )
-        decode = decode.with_changes(
-            leading_lines=[cst.EmptyLine(comment=cst.Comment(
-                "# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids"
-            ))]
-        )
+        lines = [cst.EmptyLine(comment=cst.Comment(
+            "# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids"))]
+        if chat:  # marked at the inserted line itself (reported at the trainer call it precedes)
+            lines.append(cst.EmptyLine(comment=cst.Comment(todo_text(chat_todo, "ppo-dataset-prompt"))))
+            line, col = self.position(original)
+            self.ctx.report(Finding(self.rule.id, chat_todo, line, col, "ppo-dataset-prompt", "manual", False))
+        decode = decode.with_changes(leading_lines=lines)
         self.insert_before.setdefault(id(t.stmt), []).append(decode)
 

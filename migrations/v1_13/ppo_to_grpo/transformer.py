@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from migrations.base import TODO_PREFIX, PythonMigration, RuleContext
-from migrations.kinds.cst import arg_value, code, dotted, kwarg_value, make_kwarg, replace_args
+from migrations.kinds.cst import arg_value, code, dotted, kwarg_value, literal_value, make_kwarg, replace_args
 from migrations.kinds.imports import TrlRef
 from migrations.kinds.symbols import Replacement, SymbolTransformer
 from migrations.v1_13.ppo_to_grpo import fields as F
@@ -79,7 +79,24 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                 pname = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
                 if pname in params:
                     self.config_params.setdefault(id(defs[0]), {})[pname] = self._config_call_of(name)
+        # `def evaluate(t): t.step(...)` called as `evaluate(trainer)`: inside that function the parameter is the
+        # trainer (function-scoped, unlike `trainer_vars`)
+        self.trainer_params: dict[int, set[str]] = {}
+        for call in an.local_calls:
+            defs = an.functions.get(call.func.value, [])  # type: ignore[union-attr]
+            if len(defs) != 1:
+                continue
+            params = [p.name.value for p in defs[0].params.params]
+            for i, a in enumerate(call.args):
+                if a.star or dotted(a.value) not in self.trainer_vars:
+                    continue
+                pname = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
+                if pname in params:
+                    self.trainer_params.setdefault(id(defs[0]), set()).add(pname)
         self._fn_stack: list[int] = []
+        self._fallbacks: list[tuple[cst.Try, dict[str, str]]] = []  # enclosing try statements and their PPO imports
+        self._handler_renames: list[dict[str, str]] = []
+        self._noted_fallback: set[int] = set()
         # models only built to be passed to the PPO trainer as value/reference model: their construction goes
         self.remove_stmts: dict[int, str] = {}
         for t in an.trainers:
@@ -155,12 +172,17 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
         if id(original_node) in self.an.parser_ids:
             self._parser_todo(original_node)
             return updated_node
+        self._dynamic_or_version_check(original_node)
         f = original_node.func
-        if isinstance(f, cst.Attribute) and dotted(f.value) in self.trainer_vars:
+        if isinstance(f, cst.Attribute) and self.is_trainer(dotted(f.value)):
             return self._trainer_method(original_node, updated_node)
+        if isinstance(f, cst.Attribute) and self.is_self_trainer(dotted(f.value)):
+            self._self_method(original_node)
+            return updated_node
         if isinstance(f, cst.Attribute) and f.attr.value == "__init__" and self._class_stack:
             cls, kind = self._class_stack[-1]
-            if kind == "trainer" and isinstance(f.value, cst.Call) and dotted(f.value.func) == "super":
+            explicit = self.trl_ref(f.value, TRAINER_NAMES) is not None  # `PPOTrainer.__init__(self, config=...)`
+            if kind == "trainer" and (explicit or isinstance(f.value, cst.Call) and dotted(f.value.func) == "super"):
                 self.todo(
                     original_node,
                     f"{cls}.__init__ calls the PPO trainer's constructor: {self.TrainerName}.__init__ takes (model, "
@@ -169,6 +191,117 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                     "ppo-subclasses",
                 )
         return updated_node
+
+    # ---- fallbacks, dynamic names, the repository's own version checks ----
+    def visit_Try(self, node: cst.Try) -> None:
+        """`try: from trl import PPOTrainer` / `except ImportError: PPOTrainer = object`: the uses now read
+        GRPOTrainer, so the fallback must define GRPOTrainer (else NameError where the import fails)."""
+        renamed: dict[str, str] = {}
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    mod = dotted(small.module) if small.module is not None and not small.relative else ""
+                    if not (mod == "trl" or (mod or "").startswith("trl.")):
+                        continue
+                    for a in small.names:
+                        name = dotted(a.name) or ""
+                        if a.asname is None and name in TRAINER_NAMES | CONFIG_NAMES:
+                            renamed[name] = self.TrainerName if name in TRAINER_NAMES else self.ConfigName
+        self._fallbacks.append((node, renamed))
+
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> cst.BaseStatement:
+        self._fallbacks.pop()
+        return updated_node
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        renamed = self._fallbacks[-1][1] if self._fallbacks else {}
+        self._handler_renames.append(renamed)
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler,
+                            updated_node: cst.ExceptHandler) -> cst.ExceptHandler:
+        self._handler_renames.pop()
+        return updated_node
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        result = super().leave_Name(original_node, updated_node)
+        renamed = self._handler_renames[-1] if self._handler_renames else {}
+        if result is updated_node and original_node.value in renamed and not self.trl_refs(original_node):
+            self.changed = True
+            if id(original_node) not in self._noted_fallback:
+                self._noted_fallback.add(id(original_node))
+                self.note(original_node, f"fallback for the PPO import now defines {renamed[original_node.value]}")
+            return updated_node.with_changes(value=renamed[original_node.value])
+        return result
+
+    def _dynamic_or_version_check(self, node: cst.Call) -> None:
+        f = dotted(node.func) or ""
+        first = node.args[0].value if node.args else None
+        if f.rsplit(".", 1)[-1] == "require_version" and isinstance(first, (cst.SimpleString, cst.FormattedString)) \
+                and code(first).strip("\"'fr").startswith("trl"):
+            self.todo(node, f"{code(first)}: the repository's own TRL version check; the migrated code needs trl "
+                      f">={self.ctx.options.target_trl.base_version}", "ppo-to-grpo")
+        elif f in ("getattr", "eval") and node.args:
+            text = code(node.args[1].value if f == "getattr" and len(node.args) > 1 else first)
+            target = code(first) if f == "getattr" else ""
+            if ("PPO" in text or "Trainer" in text or "Config" in text) and (
+                    f == "eval" or "trl" in self.qualified_names(first) or target == "trl"):
+                self.todo(node, f"`{code(node)}` builds a TRL name at run time: PPO names are gone in TRL 1.13",
+                          "ppo-to-grpo")
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if "trl.__version__" in code(node) or "version(\"trl\")" in code(node):
+            self.todo(node, "a comparison against the installed TRL version: PPO code paths are gone in TRL 1.13; "
+                      "update or drop the check", "ppo-to-grpo")
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        key = node.key
+        if isinstance(key, cst.SimpleString) and "ppo" in key.value.lower() and self.trl_ref(
+                node.value, TRAINER_NAMES | CONFIG_NAMES) is not None:
+            self.todo(node, f"registry key {key.value} now maps to trl's GRPO class: rename the key or the entry",
+                      "ppo-to-grpo")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`__all__ = ["PPOTrainer", ...]` re-exporting a PPO name: star-importers would get nothing by that name."""
+        if len(node.targets) != 1 or dotted(node.targets[0].target) != "__all__" or not isinstance(
+                node.value, (cst.List, cst.Tuple)):
+            return
+        names = [literal_value(e.value, None) for e in node.value.elements]
+        gone = [n for n in names if isinstance(n, str) and n in TRAINER_NAMES | CONFIG_NAMES]
+        if gone:
+            self.todo(node, f"__all__ re-exports {', '.join(gone)}: the module now binds "
+                      f"{self.TrainerName}/{self.ConfigName}; export those (star-importers too)", "ppo-to-grpo")
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        """`from trl import PPOConfig as HfPPOConfig`: the alias would name a GRPO class `...PPO...`: marked."""
+        mod = dotted(node.module) if node.module is not None and not node.relative else None
+        if mod is not None and (mod == "trl" or mod.startswith("trl.")) and not isinstance(node.names, cst.ImportStar):
+            for a in node.names:
+                name = dotted(a.name) or ""
+                local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else None
+                if local and "ppo" in local.lower() and (name in TRAINER_NAMES | CONFIG_NAMES or name in (
+                        "GRPOTrainer", "GRPOConfig")):
+                    new = self.TrainerName if "Trainer" in name else self.ConfigName
+                    self.todo(node, f"`{local}` names trl's {new} now: rename it (misleading PPO alias)",
+                              "ppo-to-grpo")
+        return super().visit_ImportFrom(node)
+
+    def removed_nodes(self) -> list[cst.CSTNode]:
+        """Statements this rule removed (models that only fed the PPO trainer)."""
+        ids = set(self.remove_stmts)
+        return [s for s in self.an.assign_stmts.values() if id(s) in ids]
+
+    def is_trainer(self, name: str | None) -> bool:
+        """`name` is the PPO trainer object: a trainer variable, or a parameter of a function it is passed to."""
+        if name is None:
+            return False
+        return name in self.trainer_vars or any(name in self.trainer_params.get(f, ()) for f in self._fn_stack)
+
+    def is_self_trainer(self, name: str | None) -> bool:
+        """`self` inside a method of a PPO trainer subclass."""
+        return name == "self" and bool(self._class_stack) and self._class_stack[-1][1] == "trainer" and \
+            bool(self._fn_stack)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if self._fn_stack and self._fn_stack[-1] == id(original_node):

@@ -54,3 +54,14 @@ def test_a_transformers_4_target_caps_every_transformers_requirement_below_5():
     five = floors_for(Version("1.16.0"), transformers=Version("5.24.0"))["transformers"]
     assert adjust(">=4.56.2", five) is None and adjust("", five) is None
     assert floors_for(Version("1.16.0"))["transformers"].upper == ""
+
+
+def test_never_a_single_version_range_the_file_did_not_ask_for():
+    table = floors_for(Version("1.16.0"))
+    low = str(table["transformers"].lowest)
+    raised = rewrite_requirement(f"transformers>=4.40,<={low}", table)  # raising >= would leave ==floor
+    assert raised is not None and raised.text == f"transformers>={low}"
+    assert any("would pin the floor" in m for m in raised.outcome.messages)
+    assert rewrite_requirement(f"transformers>={low},<={low}", table) is None  # pinned exactly by the file: kept
+    upper = rewrite_requirement("transformers>=4.40,<4.0", table)  # an upper bound below the floor never stays
+    assert upper is not None and "<4.0" not in upper.text

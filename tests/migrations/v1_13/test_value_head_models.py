@@ -3,8 +3,10 @@ the other PPO rules by `test_ppo_to_grpo.py`)."""
 
 from __future__ import annotations
 
+import textwrap
+
 from migrations.v1_13.value_head_models import MIGRATION as RULE
-from tests.migrations._driver import check, noop
+from tests.migrations._driver import check, noop, run
 
 
 def test_causal_value_head_model_becomes_the_transformers_class():
@@ -37,3 +39,132 @@ def test_noops():
     noop(RULE, "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n")
     noop(RULE, "class AutoModelForCausalLMWithValueHead:\n    pass\n\n\nm = AutoModelForCausalLMWithValueHead()\n")
     noop(RULE, "from trl import AutoModelForCausalLMWithValueHead\n", target="1.12.0")
+
+
+# A reward-modelling script in the shape the issue saw (value head built, loaded with v_head weights, values read):
+# the value head is never dropped.
+REWARD_MODELLING = """\
+    import torch
+    from trl import AutoModelForCausalLMWithValueHead
+
+    model = AutoModelForCausalLMWithValueHead.from_pretrained(MODEL_DIR)
+    model.load_state_dict(vhead_params, strict=False)
+    model.eval()
+    with torch.no_grad():
+        _, _, values = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids))
+    inner = model.pretrained_model
+    head = model.v_head
+    if isinstance(model, AutoModelForCausalLMWithValueHead):
+        saved = True
+"""
+
+
+def test_value_head_read_by_the_code_is_kept_through_compat():
+    out, findings = run(RULE, REWARD_MODELLING)
+    assert out == textwrap.dedent(REWARD_MODELLING).replace("from trl import", "from compat.value_head import")
+    assert any(f.changed and "value head kept" in f.message for f in findings)
+    assert not [f for f in findings if f.severity == "manual"]
+
+
+def test_migrated_reward_modelling_still_computes_values(tmp_path):
+    """Runs the migrated code on a tiny model; the values equal the written-out formula in float64."""
+    import torch
+
+    from compat.tiny import tiny_model
+
+    base = tiny_model(seed=3)
+    base.save_pretrained(tmp_path)
+    out, _ = run(RULE, REWARD_MODELLING)
+    hidden = base.config.hidden_size
+    gen = torch.Generator().manual_seed(0)
+    weight, bias = torch.randn(1, hidden, generator=gen), torch.randn(1, generator=gen)
+    input_ids = torch.randint(0, base.config.vocab_size, (2, 5), generator=gen)
+    scope = {"MODEL_DIR": str(tmp_path), "input_ids": input_ids,
+             "vhead_params": {"v_head.summary.weight": weight, "v_head.summary.bias": bias}}
+    exec(compile(out, "migrated.py", "exec"), scope)  # noqa: S102 - the migrated code under test
+
+    with torch.no_grad():  # oracle: last hidden state of the plain model, times the head, in float64
+        base.eval()
+        last = base(input_ids=input_ids, output_hidden_states=True).hidden_states[-1].double()
+    expected = last @ weight.double().T + bias.double()
+    assert scope["values"].shape == (2, 5)
+    torch.testing.assert_close(scope["values"].double(), expected.squeeze(-1), rtol=1e-5, atol=1e-5)
+    assert scope["head"].summary.weight.data_ptr() == scope["model"].v_head.summary.weight.data_ptr()
+    assert scope["inner"].config.hidden_size == hidden and scope["saved"] is True
+    state = scope["model"].state_dict()
+    assert torch.equal(state["v_head.summary.weight"], weight) and any(k.startswith("model.") for k in state)
+
+
+def test_kept_wrapper_checkpoint_round_trip(tmp_path):
+    """save_pretrained writes the head next to the model; from_pretrained(dir) loads it back."""
+    import torch
+
+    from compat.tiny import tiny_model
+    from compat.value_head import AutoModelForCausalLMWithValueHead
+
+    wrapped = AutoModelForCausalLMWithValueHead.from_pretrained(tiny_model(seed=1), v_head_init_strategy="normal")
+    wrapped.save_pretrained(tmp_path)
+    again = AutoModelForCausalLMWithValueHead.from_pretrained(str(tmp_path))
+    assert torch.equal(again.v_head.summary.weight, wrapped.v_head.summary.weight)
+    assert torch.count_nonzero(wrapped.v_head.summary.bias) == 0
+
+
+def test_type_checks_never_name_the_factory():
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead
+
+
+        def save(m: AutoModelForCausalLMWithValueHead) -> None:
+            if isinstance(m, AutoModelForCausalLMWithValueHead):
+                m.save_pretrained("out")
+
+
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+    """)
+    assert "isinstance(m, PreTrainedModel)" in out and "def save(m: PreTrainedModel)" in out
+    assert "isinstance(m, AutoModelForCausalLM)" not in out
+    assert "from transformers import AutoModelForCausalLM, PreTrainedModel" in out
+    marks = [f for f in findings if f.severity == "manual" and "type check" in f.message]
+    assert [f.line for f in marks] == [4, 5]
+
+
+def test_value_head_handed_to_a_trainer_is_not_kept():
+    out, _ = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead
+
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        _, _, values = model(ids)
+        trainer = GRPOTrainer(model, args)
+    """)
+    assert "compat.value_head" not in out and "AutoModelForCausalLM.from_pretrained" in out
+
+
+def test_wrapper_attributes_on_objects_not_followed_are_marked():
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead
+
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        trainer = build(model)
+        base = trainer.model.pretrained_model
+        head = trainer.model.v_head
+    """)
+    assert 'model = AutoModelForCausalLM.from_pretrained("gpt2")' in out
+    marked = sorted(f.line for f in findings if f.severity == "manual")
+    assert marked == [5, 6]
+    assert out.count("# TODO(trl-compat): trainer.model.") == 2
+
+
+def test_no_second_import_of_a_name_the_file_already_imports():
+    check(RULE, """\
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import AutoModelForCausalLMWithValueHead, PPOConfig
+
+        base = AutoModelForCausalLM.from_pretrained("gpt2")
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+    """, """\
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from trl import PPOConfig
+
+        base = AutoModelForCausalLM.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+    """)

@@ -1,7 +1,7 @@
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from trl import GRPOConfig, GRPOTrainer, create_reference_model
+from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="facebook/opt-125m" (tracking only; the model is the trainer's `model`) (see MIGRATION.md#ppo-config-fields)

@@ -1,6 +1,5 @@
 import torch
 from datasets import load_dataset
-from tqdm import tqdm
 from transformers import AutoTokenizer, pipeline
 
 from trl import GRPOConfig, GRPOTrainer

@@ -6,7 +6,6 @@ import torch
 import tyro
 from datasets import load_dataset
 from peft import LoraConfig, get_peft_model
-from tqdm import tqdm
 from transformers import AutoTokenizer, pipeline
 
 from trl import GRPOConfig, GRPOTrainer

@@ -1,14 +1,12 @@
 import torch
 from transformers import AutoModelForCausalLM
-from transformers import AutoModelForCausalLM
+from compat.value_head import AutoModelForCausalLMWithValueHead
 
 base = AutoModelForCausalLM.from_pretrained("gpt2")
-model = base
-wrapped = base
-inner = model
-# TODO(trl-compat): model.v_head: the value head is gone (GRPO/Online DPO have no critic) (see MIGRATION.md#value-head-models)
+model = AutoModelForCausalLMWithValueHead.from_pretrained(base)
+wrapped = AutoModelForCausalLMWithValueHead(base)
+inner = model.pretrained_model
 head_weight = model.v_head.summary.weight
-# TODO(trl-compat): `model(...)` returned a tuple (lm_logits, loss, value) from the value-head wrapper; a plain model returns a ModelOutput (`.logits`) and no values (see MIGRATION.md#value-head-models)
 logits, _, values = model(torch.tensor([[1, 2, 3]]))
-# TODO(trl-compat): model.push_to_hub: the checkpoint no longer holds value-head (v_head.*) weights; GRPO/Online DPO need none (see MIGRATION.md#value-head-models)
+# TODO(trl-compat): model.push_to_hub: not in compat.value_head's wrapper; see the guide (see MIGRATION.md#value-head-models)
 model.push_to_hub("me/model-with-value-head")

@@ -25,9 +25,10 @@ def tokenize(element):
 train_dataset = raw.map(tokenize, remove_columns=raw.column_names)  # noqa: F821
 train_dataset = train_dataset.filter(lambda x: len(x["input_ids"]) <= 512)
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
+# TODO(trl-compat): prompt ids built by apply_chat_template: decoded keeping its special tokens; check for a doubled BOS (see MIGRATION.md#ppo-dataset-prompt)
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
+        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=False)},
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 

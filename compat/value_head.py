@@ -1,0 +1,200 @@
+"""A maintained copy of TRL's value-head wrapper, for code that still reads values after TRL 1.13 deleted it.
+
+TRL <= 0.11 (`trl.AutoModelForCausalLMWithValueHead`, later `trl.experimental.ppo`) wrapped a causal LM and added a
+scalar head; reward-modelling and value-estimation code outside PPO used it directly:
+`model = AutoModelForCausalLMWithValueHead.from_pretrained(...)`, `_, _, values = model(...)`,
+`model.load_state_dict(vhead_params, strict=False)`, `model.v_head`, `model.pretrained_model`. The migration
+(`value-head-models`) retargets such a file's import here instead of dropping the head, so those lines keep working.
+
+The contract kept (checked against the trl 0.11.4 wheel, `trl/models/modeling_value_head.py` and
+`trl/models/modeling_base.py`):
+
+* `ValueHead(config, summary_dropout_prob=0.1)`: `dropout` (Identity when the probability is 0/None) -> fp32-upcast to
+  the head's dtype -> `summary = nn.Linear(hidden_size, 1)`; `hidden_size` is `config.word_embed_proj_dim` when the
+  config has one (OPT), else `config.hidden_size`.
+* `AutoModelForCausalLMWithValueHead(pretrained_model, **v_head_kwargs)` and `.from_pretrained(name_or_model, ...)`
+  (a model object is wrapped as is; `peft_config=` applies `peft.get_peft_model`; `v_head_init_strategy="normal"`
+  draws the head from N(0, v_head_initializer_range) with a zero bias; a local checkpoint's `v_head.*` weights are
+  loaded into the head).
+* `forward(input_ids, past_key_values=None, attention_mask=None, return_past_key_values=False, **kw)` returns
+  `(lm_logits, loss, value)` (plus `past_key_values` when asked): `lm_logits` in float32, `value` =
+  `v_head(last hidden state).squeeze(-1)`, shape `(batch, seq)`.
+* `state_dict()` is the wrapped model's state dict plus `v_head.*` keys (only `v_head.*` for a PEFT model);
+  `load_state_dict` is `nn.Module`'s (keys `v_head.*` / `pretrained_model.*`), so `strict=False` loads a head alone;
+  `generate` delegates.
+* One difference: `save_pretrained(dir)` writes the wrapped model's checkpoint and the head next to it in
+  `v_head.safetensors` (TRL put the `v_head.*` keys into the model's own file, which transformers 5 reports as
+  unexpected keys); `from_pretrained(dir)` reads either layout. `push_to_hub` raises and says to upload the folder.
+
+Not kept: the reward-adapter methods (`add_and_load_reward_modeling_adapter`, `compute_reward_score`), hub
+downloads of a separate value-head file for sharded checkpoints, and the seq2seq wrapper; the migration marks uses of
+those. Importing this module imports torch and transformers (it is not imported by `import compat`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+from torch import nn
+
+VHEAD_ARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy")
+
+
+class ValueHead(nn.Module):
+    """A scalar per token: dropout -> Linear(hidden_size, 1), computed in the head's dtype (fp32 unless cast)."""
+
+    def __init__(self, config: Any, **kwargs: Any) -> None:
+        super().__init__()
+        if hasattr(config, "summary_dropout_prob"):
+            summary_dropout_prob = config.summary_dropout_prob
+        else:
+            summary_dropout_prob = kwargs.pop("summary_dropout_prob", 0.1)
+        self.dropout: nn.Module = nn.Dropout(summary_dropout_prob) if summary_dropout_prob else nn.Identity()
+        hidden_size = getattr(config, "word_embed_proj_dim", None) or _hidden_size(config)
+        self.summary = nn.Linear(hidden_size, 1)
+        self.flatten = nn.Flatten()
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        output = self.dropout(hidden_states)
+        if output.dtype != self.summary.weight.dtype:
+            output = output.to(self.summary.weight.dtype)
+        return self.summary(output)
+
+
+def _hidden_size(config: Any) -> int:
+    if hasattr(config, "hidden_size"):
+        return int(config.hidden_size)
+    text = getattr(config, "get_text_config", None)
+    if text is not None and hasattr(text(), "hidden_size"):
+        return int(text().hidden_size)
+    raise ValueError(f"{type(config).__name__} has no hidden_size (nor word_embed_proj_dim): cannot size a value "
+                     "head; pass a causal LM whose config says its hidden size")
+
+
+class AutoModelForCausalLMWithValueHead(nn.Module):
+    """A causal LM plus a `ValueHead`; `model(...)` returns `(lm_logits, loss, value)` as TRL's wrapper did."""
+
+    lm_head_namings = ("lm_head", "embed_out")
+    supported_args = VHEAD_ARGS
+
+    def __init__(self, pretrained_model: Any, **kwargs: Any) -> None:
+        super().__init__()
+        v_head_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in VHEAD_ARGS}
+        if kwargs:
+            raise TypeError(f"unexpected arguments {sorted(kwargs)} for the value-head wrapper; expected only "
+                            f"{', '.join(VHEAD_ARGS)}")
+        self.pretrained_model = pretrained_model
+        self.config = pretrained_model.config
+        if not any(hasattr(_base(pretrained_model), n) for n in self.lm_head_namings) and \
+                not hasattr(pretrained_model, "get_output_embeddings"):
+            raise ValueError(f"{type(pretrained_model).__name__} has no language-model head (lm_head / embed_out); "
+                             "wrap a causal LM")
+        self.is_peft_model = _is_peft(pretrained_model)
+        self.v_head = ValueHead(self.config, **v_head_kwargs)
+        if v_head_kwargs.get("v_head_init_strategy") == "normal":
+            self.v_head.summary.weight.data.normal_(mean=0.0, std=v_head_kwargs.get("v_head_initializer_range", 0.2))
+            self.v_head.summary.bias.data.zero_()
+        elif v_head_kwargs.get("v_head_init_strategy") not in (None, "normal"):
+            raise ValueError(f"v_head_init_strategy={v_head_kwargs['v_head_init_strategy']!r}: expected None or "
+                             "'normal'")
+        # on the model's device, in fp32 (TRL built the head in fp32 and upcast the hidden states)
+        device = next(pretrained_model.parameters()).device
+        self.v_head.to(device)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *model_args: Any,
+                        **kwargs: Any) -> AutoModelForCausalLMWithValueHead:
+        """Load (or take) a causal LM and wrap it; `v_head.*` weights in a local checkpoint are loaded."""
+        v_head_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in VHEAD_ARGS}
+        peft_config = kwargs.pop("peft_config", None)
+        if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
+            from transformers import AutoModelForCausalLM
+
+            model = AutoModelForCausalLM.from_pretrained(pretrained_model_name_or_path, *model_args, **kwargs)
+        else:
+            model = pretrained_model_name_or_path
+        if peft_config is not None:
+            from peft import get_peft_model
+
+            model = get_peft_model(model, peft_config)
+        wrapper = cls(model, **v_head_kwargs)
+        if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
+            head = _local_v_head_state(os.fspath(pretrained_model_name_or_path))
+            if head:
+                wrapper.v_head.load_state_dict(head, strict=False)
+        return wrapper
+
+    def forward(self, input_ids: torch.Tensor | None = None, past_key_values: Any = None,
+                attention_mask: torch.Tensor | None = None, return_past_key_values: bool = False,
+                **kwargs: Any) -> tuple[Any, ...]:
+        kwargs["output_hidden_states"] = True
+        if past_key_values is not None:  # TRL passed None too; transformers 5 warns about the keyword itself
+            kwargs["past_key_values"] = past_key_values
+        out = self.pretrained_model(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        last_hidden_state = out.hidden_states[-1]
+        if last_hidden_state.device != self.v_head.summary.weight.device:
+            last_hidden_state = last_hidden_state.to(self.v_head.summary.weight.device)
+        value = self.v_head(last_hidden_state).squeeze(-1)
+        lm_logits = out.logits
+        if lm_logits.dtype != torch.float32:
+            lm_logits = lm_logits.float()
+        if return_past_key_values:
+            return lm_logits, out.loss, value, out.past_key_values
+        return lm_logits, out.loss, value
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        return self.pretrained_model.generate(*args, **kwargs)
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        state = {} if self.is_peft_model else dict(self.pretrained_model.state_dict(*args, **kwargs))
+        for k, v in self.v_head.state_dict(*args, **kwargs).items():
+            state[f"v_head.{k}"] = v
+        return state
+
+    def save_pretrained(self, save_directory: str, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped model's checkpoint plus `v_head.safetensors` holding the head (`v_head.*` keys)."""
+        result = self.pretrained_model.save_pretrained(save_directory, *args, **kwargs)
+        from safetensors.torch import save_file
+
+        head = {f"v_head.{k}": v.detach().contiguous().cpu() for k, v in self.v_head.state_dict().items()}
+        save_file(head, os.path.join(save_directory, VHEAD_FILE))
+        return result
+
+    def push_to_hub(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("the value-head wrapper kept by trl-compat does not upload: save_pretrained(dir) "
+                                  "writes the model plus v_head.safetensors; upload that folder with huggingface_hub")
+
+
+VHEAD_FILE = "v_head.safetensors"
+
+
+def _base(model: Any) -> Any:
+    get_base = getattr(model, "get_base_model", None)
+    return get_base() if callable(get_base) else model
+
+
+def _is_peft(model: Any) -> bool:
+    try:
+        from peft import PeftModel
+    except ImportError:
+        return False
+    return isinstance(model, PeftModel)
+
+
+def _local_v_head_state(folder: str) -> dict[str, torch.Tensor]:
+    """`v_head.*` weights found in a local checkpoint folder (ours, or TRL's single-file checkpoint), prefix dropped."""
+    if not os.path.isdir(folder):
+        return {}
+    found: dict[str, torch.Tensor] = {}
+    for name in (VHEAD_FILE, "model.safetensors"):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            from safetensors.torch import load_file
+
+            found.update(load_file(path))
+    path = os.path.join(folder, "pytorch_model.bin")
+    if os.path.exists(path):
+        found.update(torch.load(path, map_location="cpu", weights_only=True))
+    return {k.split("v_head.", 1)[1]: v for k, v in found.items() if "v_head." in k}

@@ -1,0 +1,6 @@
+"""Project-wide trainer imports (`from mypkg.trainers import *`)."""
+
+from trl import GRPOConfig, GRPOTrainer
+
+# TODO(trl-compat): __all__ re-exports PPOConfig, PPOTrainer: the module now binds GRPOTrainer/GRPOConfig; export those (star-importers too) (see MIGRATION.md#ppo-to-grpo)
+__all__ = ["PPOConfig", "PPOTrainer"]
