@@ -60,6 +60,9 @@ class Options:
     # distributions the migrated code of this run needs that the project may not declare yet ("trl-compat" once a
     # rewritten file imports `compat`): set by the runner for the manifests, which it migrates after the code.
     project_needs: tuple[str, ...] = ()
+    # False when the run found no TRL in the project (no file imports `trl`, no manifest requires it): the rules of
+    # the stack jump TRL forces (transformers/peft/accelerate folders, launcher configs) then leave it alone.
+    uses_trl: bool = True
 
     def target(self, library: str) -> Version | None:
         """The version a run targets for `library` ("trl" or a library folder's name); None when not given."""

@@ -232,17 +232,21 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
     else:
         choice = detect_target(paths)
         target, note = choice.version, choice.source
-    from .target import LIBRARIES, TargetError, detect_library_target
+    from .target import LIBRARIES, TargetError, detect_library_target, project_uses_trl
 
     targets, stack = [], []
-    for library in LIBRARIES:
+    uses_trl = project_uses_trl(paths, args.exclude)
+    for library in LIBRARIES if uses_trl else ():
         try:
             choice = detect_library_target(paths, library, target, getattr(args, f"target_{library}", None))
         except TargetError as exc:
             raise _UsageError(str(exc)) from None
         targets.append((library, choice.version))
         stack.append(f"{library} {choice.version} ({choice.source})")
-    options = Options(target_trl=target, to=args.to, targets=tuple(targets))
+    if not uses_trl:
+        stack.append("none: nothing here imports or requires trl, so the transformers/peft/accelerate and launcher "
+                     "config rules leave it alone")
+    options = Options(target_trl=target, to=args.to, targets=tuple(targets), uses_trl=uses_trl)
     rules = select(options, args.only, args.skip)
     if not args.unsafe_fixes:
         held = [m.id for m in rules if m.fix_safety != "safe"]

@@ -360,9 +360,24 @@ class _Outcome:
     needs: list[str] = field(default_factory=list)
 
 
+def vendored_trl(path: str) -> str | None:
+    """The `trl` a Python file beside it imports when run as a script (`sys.path[0]` is the file's folder): a
+    repository's own copy (`trl/__init__.py` or `trl.py` next to the file), or None for the installed TRL."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for candidate in (os.path.join(folder, "trl", "__init__.py"), os.path.join(folder, "trl.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
 def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration], verify: bool) -> _Outcome:
     """Decode, migrate, encode one file."""
     kind = file_kind(path, rules)
+    vendored = vendored_trl(path) if kind.startswith("python") or kind == "notebook" else None
+    if vendored is not None:  # its `trl` is the repository's own copy, not the TRL the rules know: left alone
+        return _Outcome(parsed=False, findings=[Finding(
+            "vendored-trl", f"left alone: `trl` here is the repository's own copy ({os.path.relpath(vendored)}), "
+            "not the installed TRL", 1, 1, "", "info", False)])
     try:
         decoded: Decoded = decode_python(data) if kind.startswith("python") else decode_utf8(data)
     except DecodeError as exc:

@@ -258,3 +258,42 @@ def detect_library_target(paths: list[str], library: str, target_trl: Version,
                 best = TargetChoice(fits[-1], f"{os.path.relpath(path)}: {line}")
     return best or TargetChoice(allowed[-1], f"no {library} pin that TRL {target_trl} allows: newest release "
                                               f"it allows ({trl_spec})")
+
+
+_TRL_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t]+trl\b|import[ \t]+trl\b)")
+_TRL_IMPORT_IN_NOTEBOOK = re.compile(rb"(?:from|import) trl\b")
+_MAX_SCAN_BYTES = 2 * 1024 * 1024
+
+
+def project_uses_trl(paths: list[str], exclude: tuple[str, ...] | list[str] = ()) -> bool:
+    """True when some Python file or notebook under `paths` imports `trl` (the installed one: a file beside a vendored
+    `trl/` copy does not count), or some manifest requires it. Stops at the first hit; reads each file once."""
+    from migrations.v1_13.dependency_manifests import requires_trl
+
+    from .runner import vendored_trl
+    from .walk import iter_targets
+
+    manifests = ("requirements", "pyproject.toml", "setup.cfg", "setup.py", "environment")
+
+    def wanted(name: str) -> bool:
+        base = os.path.basename(name)
+        return name.endswith((".py", ".ipynb")) or (base.startswith(manifests) and not base.endswith(".py")) \
+            or base == "setup.py"
+
+    for target in iter_targets(paths, exclude=exclude, wanted=wanted):
+        path = target.path
+        try:
+            with open(target.real, "rb") as fh:
+                data = fh.read(_MAX_SCAN_BYTES)
+        except OSError:
+            continue
+        base = os.path.basename(path)
+        if base.startswith(manifests) and (base != "setup.py" or b"trl" in data):
+            if b"trl" in data and requires_trl(data.decode("utf-8", "replace"), base, path):
+                return True
+            if base != "setup.py":
+                continue
+        pattern = _TRL_IMPORT_IN_NOTEBOOK if path.endswith(".ipynb") else _TRL_IMPORT
+        if pattern.search(data) and vendored_trl(path) is None:
+            return True
+    return False

@@ -32,7 +32,7 @@ import json
 import re
 from typing import Any
 
-from migrations.base import Finding, ManifestMigration, RuleContext, todo_text
+from migrations.base import Finding, ManifestMigration, Options, RuleContext, todo_text
 
 ACCELERATE_RENAMES = {"fsdp_backward_prefetch_policy": "fsdp_backward_prefetch"}
 DEEPSPEED_RENAMES = {("seq_parallel_comm_data_type",): "seq_parallel_communication_data_type"}
@@ -55,6 +55,10 @@ class LauncherConfigs(ManifestMigration):
     requires = ("distributed_type", *_DEEPSPEED_MARKS)
     patterns = ("*.yaml", "*.yml", "*.json")
     order = 60
+
+    def applies(self, options: Options) -> bool:
+        """Only in a project that uses TRL: the configs of a tree that never imports it are none of its business."""
+        return options.uses_trl and super().applies(options)
 
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
         if filename.endswith(".json"):

@@ -1,0 +1,53 @@
+"""What a run touches in a tree that does not use TRL, or whose `trl` is the repository's own copy (the corpus'
+negative controls: trlx-style trees with transformers/accelerate configs, a vendored TRL 0.x beside its scripts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compat.migrate.cli import main
+from compat.migrate.target import project_uses_trl
+
+FSDP_YAML = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_backward_prefetch_policy: BACKWARD_PRE\n"
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_tree_without_trl_is_left_alone(tmp_path: Path, capsys) -> None:
+    files = {
+        "train.py": "from transformers import TrainingArguments\nTrainingArguments('o', evaluation_strategy='no')\n",
+        "configs/fsdp.yaml": FSDP_YAML,
+        "requirements.txt": "transformers==4.31.0\naccelerate==0.21.0\n",
+        "notes.md": "we tried `from trl import PPOTrainer` once\n",
+    }
+    root = _tree(tmp_path / "trlx_like", files)
+    assert not project_uses_trl([str(root)])
+    assert main(["--check", "--allow-dirty", str(root)]) == 0
+    assert "nothing here imports or requires trl" in capsys.readouterr().err
+    assert all((root / n).read_text(encoding="utf-8") == t for n, t in files.items())
+
+
+def test_one_trl_import_or_trl_requirement_makes_it_a_trl_project(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "a", {"x.py": "import os\n", "sub/train.py": "import os\nfrom trl import SFTTrainer\n"})
+    assert project_uses_trl([str(root)])
+    root = _tree(tmp_path / "b", {"x.py": "import os\n", "requirements.txt": "trl==0.8.6\n"})
+    assert project_uses_trl([str(root)])
+    root = _tree(tmp_path / "c", {"nb.ipynb": '{"cells": [{"source": ["from trl import DPOTrainer"]}]}'})
+    assert project_uses_trl([str(root)])
+
+
+def test_scripts_beside_a_vendored_trl_copy_are_left_alone(tmp_path: Path, capsys) -> None:
+    files = {
+        "RLHF/trl/__init__.py": "",
+        "RLHF/trl/ppo.py": "class PPOTrainer:\n    pass\n",
+        "RLHF/ppo_example.py": "from trl.ppo import PPOTrainer\ntrainer = PPOTrainer()\n",
+    }
+    root = _tree(tmp_path / "vendored", files)
+    assert not project_uses_trl([str(root)])
+    assert main(["--allow-dirty", str(root)]) == 0
+    assert all((root / n).read_text(encoding="utf-8") == t for n, t in files.items())
