@@ -348,7 +348,7 @@ def run_smoke(root: Path, script: str, args: list[str], timeout: int) -> dict[st
                 "error_message": (res.stderr or res.stdout).strip()[-300:]}
     return {"script": script, "status": data.get("status"), "error_type": data.get("error_type"),
             "error_message": (data.get("error_message") or "")[:200], "file": data.get("file"),
-            "line": data.get("line"), "steps": data.get("steps")}
+            "line": data.get("line"), "steps": data.get("steps"), "failure_class": data.get("failure_class")}
 
 
 # -- one entry ---------------------------------------------------------------------------------------------------
@@ -583,8 +583,17 @@ def print_table(results: list[dict[str, Any]], check_ok: bool) -> None:
         for r in ok:
             for s in r.get("smoke") or []:
                 where = f" at {os.path.basename(s['file'] or '')}:{s['line']}" if s.get("file") else ""
-                print(f"smoke {r['name']}/{s['script']}: {s['status']} {s.get('error_type') or ''}{where} "
-                      f"{(s.get('error_message') or '')[:120]}")
+                print(f"smoke {r['name']}/{s['script']}: {s['status']} [{s.get('failure_class') or '-'}] "
+                      f"{s.get('error_type') or ''}{where} {(s.get('error_message') or '')[:120]}")
+        runs = [s for r in ok for s in r.get("smoke") or [] if s["status"] not in ("missing",)]
+        failed = [s for s in runs if s["status"] != "passed"]
+        classes: dict[str, int] = {}
+        for s in failed:
+            classes[s.get("failure_class") or "unclassified"] = classes.get(s.get("failure_class") or "unclassified",
+                                                                            0) + 1
+        share = classes.get("smoke-limitation", 0) / len(failed) if failed else 0.0
+        print(f"smoke: {len(runs) - len(failed)}/{len(runs)} entry scripts trained; failures by class "
+              f"{dict(sorted(classes.items()))}; smoke-limitation share of failures {share:.0%}")
 
 
 def _summary(r: dict[str, Any]) -> dict[str, Any]:

@@ -236,7 +236,9 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
 
     targets, stack = [], []
     uses_trl = project_uses_trl(paths, args.exclude)
-    for library in LIBRARIES if uses_trl else ():
+    for library in LIBRARIES:
+        if not uses_trl and not getattr(args, f"target_{library}", None):
+            continue  # a tree without TRL: only a library the user names explicitly
         try:
             choice = detect_library_target(paths, library, target, getattr(args, f"target_{library}", None))
         except TargetError as exc:
@@ -244,8 +246,8 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
         targets.append((library, choice.version))
         stack.append(f"{library} {choice.version} ({choice.source})")
     if not uses_trl:
-        stack.append("none: nothing here imports or requires trl, so the transformers/peft/accelerate and launcher "
-                     "config rules leave it alone")
+        stack.append("nothing here imports or requires trl, so the transformers/peft/accelerate rules not named by "
+                     "--target-<library> and the launcher config rule leave it alone")
     options = Options(target_trl=target, to=args.to, targets=tuple(targets), uses_trl=uses_trl)
     rules = select(options, args.only, args.skip)
     if not args.unsafe_fixes:

@@ -29,6 +29,7 @@ def test_a_tree_without_trl_is_left_alone(tmp_path: Path, capsys) -> None:
     assert not project_uses_trl([str(root)])
     assert main(["--check", "--allow-dirty", str(root)]) == 0
     assert "nothing here imports or requires trl" in capsys.readouterr().err
+    assert main(["--check", "--allow-dirty", "--target-transformers", "4", str(root)]) == 1  # named: it runs
     assert all((root / n).read_text(encoding="utf-8") == t for n, t in files.items())
 
 
