@@ -17,6 +17,7 @@ import configparser
 import glob
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 
@@ -283,6 +284,8 @@ def project_uses_trl(paths: list[str], exclude: tuple[str, ...] | list[str] = ()
     for target in iter_targets(paths, exclude=exclude, wanted=wanted):
         path = target.path
         try:
+            if not stat.S_ISREG(os.stat(target.real).st_mode):  # a FIFO named pipe.py would block the open
+                continue
             with open(target.real, "rb") as fh:
                 data = fh.read(_MAX_SCAN_BYTES)
         except OSError:
