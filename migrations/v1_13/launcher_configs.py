@@ -11,7 +11,8 @@ accelerate YAML (a file with `distributed_type:` and `compute_environment:`):
 * top-level `ipex_config` (written by `accelerate config` 0.2x on CPU setups) makes accelerate 1.15 refuse the file
   (`ValueError: ... unknown keys`): removed when every flag in it is false (it did nothing), marked when one is true.
 
-DeepSpeed JSON (a `.json` object with `zero_optimization`, `train_batch_size` or `train_micro_batch_size_per_gpu`),
+DeepSpeed JSON (a `.json` file named like one, `*ds*`, `*deepspeed*`, `*zero*`, holding an object with
+`zero_optimization`, `train_batch_size` or `train_micro_batch_size_per_gpu`),
 which cannot hold a marker, so what is not rewritten is a manual finding at its line:
 * `seq_parallel_comm_data_type` (0.14's name) is silently ignored from 0.18.6 on: renamed to
   `seq_parallel_communication_data_type`. Safe.
@@ -53,7 +54,9 @@ class LauncherConfigs(ManifestMigration):
     triggers = ("fsdp_backward_prefetch_policy", "ipex_config", '"seq_parallel_comm_data_type"',
                 *sorted({f'"{k[-1]}"' for k in DEEPSPEED_REJECTED}))
     requires = ("distributed_type", *_DEEPSPEED_MARKS)
-    patterns = ("*.yaml", "*.yml", "*.json")
+    # accelerate configs are named freely (`default_config.yaml`, `fsdp.yaml`); DeepSpeed JSON by convention names
+    # DeepSpeed or ZeRO (`ds_config.json`, `deepspeed_zero3.json`, `zero2.json`): other JSON is data, never read
+    patterns = ("*.yaml", "*.yml", "*ds*.json", "*deepspeed*.json", "*zero*.json", "*DS*.json", "*Zero*.json")
     order = 60
 
     def applies(self, options: Options) -> bool:

@@ -76,7 +76,7 @@ def test_deepspeed_json_drops_switched_off_keys_renames_and_reports_live_feature
 
 def test_last_member_and_compact_json_keep_valid_json():
     text = '{"train_batch_size": 8, "zero_optimization": {"stage": 2, "zeropp_loco_param": null}}'
-    result = migrate(text, "z.json")
+    result = migrate(text, "zero2.json")
     assert result.text == '{"train_batch_size": 8, "zero_optimization": {"stage": 2}}'
 
 
@@ -90,3 +90,10 @@ def test_files_that_are_not_launcher_configs_are_left_alone():
         result = migrate(text, name)
         assert result.text == text, name
         assert not result.findings, name
+
+
+def test_only_json_named_like_a_deepspeed_config_is_read():
+    for name in ("configs/ds_config.json", "deepspeed_zero3.json", "zero2.json", "accelerate/fsdp.yaml"):
+        assert RULE.matches(name), name
+    for name in ("data/lima.json", "package.json", "train.jsonl"):  # data files are never opened by this rule
+        assert not RULE.matches(name), name
