@@ -26,12 +26,13 @@ import subprocess
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import QualifiedNameProvider
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import make_kwarg, parse_expr, replace_args
+from migrations.kinds.imports import imported_names
 from migrations.v0_12._config_defaults_data import HISTORY, RELEASES
 
 ANCHOR = "config-defaults"
@@ -111,11 +112,7 @@ class _Transformer(MigrationTransformer):
         self.target = Version(ctx.options.target_trl.base_version)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        try:
-            names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())
-                     if q.source == QualifiedNameSource.IMPORT}
-        except KeyError:
-            return updated_node
+        names = imported_names(self, original_node.func)  # none for a node the rule built: left as is
         config = next((_CONFIG_PATHS[n] for n in sorted(names) if n in _CONFIG_PATHS), None)
         if config is None or any(a.star for a in updated_node.args):
             return updated_node

@@ -19,11 +19,11 @@ import libcst as cst
 from libcst.metadata import (
     ParentNodeProvider,
     QualifiedNameProvider,
-    QualifiedNameSource,
     ScopeProvider,
 )
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.imports import imported_names
 
 ANCHOR = "sft-max-seq-length"
 
@@ -52,11 +52,7 @@ class _Transformer(MigrationTransformer):
         self._sft_class: list[bool] = []
 
     def _qnames(self, node: cst.CSTNode) -> set[str]:
-        try:
-            return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())
-                    if q.source == QualifiedNameSource.IMPORT}
-        except KeyError:
-            return set()
+        return imported_names(self, node)
 
     # -- calls --------------------------------------------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:

@@ -16,9 +16,10 @@ Calls are matched by qualified name (`trl.OnlineDPOTrainer` and every `trl.exper
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration
+from migrations.kinds.imports import imported_names
 
 _PATHS = {"trl.OnlineDPOTrainer", "trl.trainer.OnlineDPOTrainer", "trl.trainer.online_dpo_trainer.OnlineDPOTrainer",
           "trl.experimental.online_dpo.OnlineDPOTrainer",
@@ -32,11 +33,7 @@ class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        try:
-            names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())
-                     if q.source == QualifiedNameSource.IMPORT}
-        except KeyError:
-            return updated_node
+        names = imported_names(self, original_node.func)  # none for a node the rule built: left as is
         if not names & _PATHS:
             return updated_node
         args = list(updated_node.args)

@@ -11,9 +11,10 @@ to do. `SFTConfig(max_seq_length=)` is a rename and belongs to `sft-max-seq-leng
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration
+from migrations.kinds.imports import imported_names
 
 # config -> field -> last sampled TRL release that had it
 REMOVED: dict[str, dict[str, str]] = {
@@ -63,11 +64,7 @@ class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        try:
-            names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node.func, set())
-                     if q.source == QualifiedNameSource.IMPORT}
-        except KeyError:
-            return updated_node
+        names = imported_names(self, original_node.func)  # none for a node the rule built: left as is
         config = next((_PATHS[n] for n in sorted(names) if n in _PATHS), None)
         if config is None:
             return updated_node
