@@ -54,6 +54,7 @@ from migrations.kinds.cst import (
     make_kwarg,
     parse_expr,
     replace_args,
+    side_effect_free,
 )
 from migrations.kinds.imports import ensure_imports
 
@@ -446,15 +447,26 @@ class _Transformer(MigrationTransformer):
         args = _keywordize(plan.trainer, updated)
         if args is None:
             return updated
+        # A keyword no target config has is a TypeError on the target: dropped (marked, with what to do instead)
+        # when its value does nothing but produce a value, else kept and marked.
+        gone: set[str] = set()
         for a in args:
             if a.keyword is not None and a.keyword.value in _GONE[plan.trainer]:
-                self.todo(original, f"{plan.trainer}({a.keyword.value}=): {_GONE[plan.trainer][a.keyword.value]}")
+                kw = a.keyword.value
+                if side_effect_free(a.value):
+                    gone.add(kw)
+                    self.todo(original, f"dropped {plan.trainer}({kw}={code(a.value)}): {_GONE[plan.trainer][kw]}")
+                else:
+                    self.todo(original, f"{plan.trainer}({kw}=): {_GONE[plan.trainer][kw]}")
+        if gone:
+            args = [a for a in args if a.keyword is None or a.keyword.value not in gone]
         late_ok = bool(self._stmt_stack) and isinstance(self._stmt_stack[-1], cst.SimpleStatementLine)
         if plan.moves and ((plan.config_call is None and not plan.create and plan.parser_class is None)
                            or (plan.late and not late_ok)):
             keys = ", ".join(f"{kw}=" for _, kw, _ in plan.moves)
             self.todo(original, f"{plan.trainer} no longer takes {keys}: set them on its args ({config})")
-            return updated if all(a is b for a, b in zip(args, updated.args)) else replace_args(updated, args)
+            unchanged = len(args) == len(updated.args) and all(a is b for a, b in zip(args, updated.args))
+            return updated if unchanged else replace_args(updated, args)
         if plan.inline:
             pos = next(i for i, a in enumerate(original.args) if a.value is plan.config_call)
             inner = self._edit_config(plan, plan.config_call, args[pos].value)

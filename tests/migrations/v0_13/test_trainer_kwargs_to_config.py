@@ -165,8 +165,23 @@ def test_invisible_args_and_gone_keywords_are_marked():
     """)
     lines = out.splitlines()
     assert lines[3].strip().startswith("# TODO(trl-compat): SFTTrainer no longer takes packing=")
-    assert "max_prompt_length" in out and "max_prompt_length=128, beta=0.1" in out
+    # max_prompt_length= is a TypeError on every target: its plain value is dropped, and the line says so
+    assert "DPOTrainer(model, args=make_args(), beta=0.1)" in lines
+    marker = lines[lines.index("DPOTrainer(model, args=make_args(), beta=0.1)") - 2]
+    assert marker.startswith("# TODO(trl-compat): dropped DPOTrainer(max_prompt_length=128)"), marker
     assert sum(f.severity == "manual" for f in findings) == 3
+
+
+def test_gone_keyword_with_a_call_value_is_kept_and_marked():
+    out, findings = run(RULE, """\
+        from trl import DPOConfig, DPOTrainer
+
+        DPOTrainer(model, args=DPOConfig(output_dir="o"), max_prompt_length=pick_length(), padding_value=pad)
+    """)
+    # pick_length() may do something: kept (and marked); pad is a plain name: dropped (and marked)
+    assert "max_prompt_length=pick_length()" in out and "padding_value" not in out.splitlines()[-1]
+    assert any("dropped DPOTrainer(padding_value=pad)" in ln for ln in out.splitlines())
+    assert any(ln.startswith("# TODO(trl-compat): DPOTrainer(max_prompt_length=): gone") for ln in out.splitlines())
 
 
 def test_subclass_super_init_is_marked():
