@@ -14,7 +14,8 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   `logging_steps`, `gradient_checkpointing`, `bf16`) are written out when the call does not set them - the values that
   user provably got from TrainingArguments - so the run does not change;
 * a value that is not a literal and reads a name bound after the config was built, or an `args` produced by
-  `HfArgumentParser(...).parse_args_into_dataclasses()` (whose class tuple is switched to the config class): the value is
+  `HfArgumentParser(...).parse_args_into_dataclasses()` or `TrlParser(...).parse_args_and_config()` (whose class tuple
+  is switched to the config class): the value is
   assigned to the config object right before the trainer is built (`training_args.beta = 0.1`), which is what the old
   trainer did with its keyword (it overrode the config);
 * no `args` at all: `args=<Config>(output_dir="tmp_trainer", ...)` (the output dir transformers' Trainer used);
@@ -57,6 +58,8 @@ from migrations.kinds.cst import (
     side_effect_free,
 )
 from migrations.kinds.imports import ensure_imports
+from migrations.kinds.options import ARGUMENT_PARSERS as _PARSER
+from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
 
 _MISSING = object()
 
@@ -132,8 +135,6 @@ def _paths(name: str, stem: str, suffix: str) -> set[str]:
 _TRAINER_PATHS = {p: t for t in _CONFIG for p in _paths(t, _STEM[t], "trainer")}
 _CONFIG_PATHS = {p: c for c in _CONFIG.values() for p in _paths(c, c[:-6].lower(), "config")}
 _TRAINING_ARGS = {"transformers.TrainingArguments", "transformers.training_args.TrainingArguments"}
-_PARSER = {"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser"}
-_PARSE_METHODS = {"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict"}
 
 # TrainingArguments defaults (transformers 4.x, what a TrainingArguments user got) that the TRL 1.13-1.16 configs
 # override; written out when a TrainingArguments(...) call becomes a config call and does not set them

@@ -130,6 +130,33 @@ def test_hf_argument_parser_switches_class_and_assigns():
     assert [f.severity for f in findings].count("manual") == 1  # the changed defaults of the CLI
 
 
+def test_trl_parser_of_the_0_8_example_scripts():
+    # the shape of TRL 0.8-0.12's examples/scripts/sft.py: TrlParser(...).parse_args_and_config(), the trainer built
+    # inside a `with` block with the SFT keywords read from the script's own dataclass
+    out, findings = run(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer, TrlParser
+
+        if __name__ == "__main__":
+            parser = TrlParser((SftScriptArguments, TrainingArguments, ModelConfig))
+            args, training_args, model_config = parser.parse_args_and_config()
+            with init_context:
+                trainer = SFTTrainer(
+                    model=model_config.model_name_or_path,
+                    args=training_args,
+                    dataset_text_field=args.dataset_text_field,
+                    max_seq_length=args.max_seq_length,
+                    packing=args.packing,
+                )
+    """)
+    assert "TrlParser((SftScriptArguments, SFTConfig, ModelConfig))" in out
+    assert ("        training_args.dataset_text_field = args.dataset_text_field\n"
+            "        training_args.max_length = args.max_seq_length\n"
+            "        training_args.packing = args.packing\n") in out
+    assert "max_seq_length=" not in out and "from trl import SFTTrainer, TrlParser, SFTConfig" in out
+    assert [f.severity for f in findings].count("manual") == 1  # the changed defaults of the CLI
+
+
 def test_old_positional_layout_and_missing_args():
     check(RULE, """\
         from trl import DPOTrainer
