@@ -196,8 +196,13 @@ class _Planner(cst.CSTVisitor):
         if base is not None:
             keys = [a.keyword.value for a in node.args if a.keyword is not None
                     and (a.keyword.value in _MOVED[base] or a.keyword.value in _GONE[base])]
-            if keys:
-                self.super_calls[id(node)] = (base, keys)
+            # positionals past the prefix the 0.x and 1.x signatures share land on other parameters on the target
+            # (`Base.__init__(self, ...)` passes self first)
+            explicit = not (isinstance(node.func.value, cst.Call))  # type: ignore[attr-defined]
+            positional = [a for a in node.args if a.keyword is None and not a.star][int(explicit):]
+            shifted = list(_OLD_PARAMS[base][_SAME_PREFIX[base]:len(positional)])
+            if keys or shifted:
+                self.super_calls[id(node)] = (base, keys, shifted)
             return
         trainer = next((_TRAINER_PATHS[q] for q in sorted(self.qnames(node.func)) if q in _TRAINER_PATHS), None)
         if trainer is None:
@@ -431,9 +436,14 @@ class _Transformer(MigrationTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.super_calls:
-            trainer, keys = self.super_calls[id(original_node)]
-            self.todo(original_node, f"{trainer}.__init__ takes no {', '.join(k + '=' for k in keys)} since TRL 0.13: "
-                                     f"set them on {_CONFIG[trainer]} (args)")
+            trainer, keys, shifted = self.super_calls[id(original_node)]
+            if shifted:
+                self.todo(original_node, f"{trainer}.__init__ gets {len(shifted)} positionals in the TRL 0.x order "
+                                         f"({shifted[0]}, ...): pass them by keyword, config fields on "
+                                         f"{_CONFIG[trainer]} (args)")
+            if keys:
+                self.todo(original_node, f"{trainer}.__init__ takes no {', '.join(k + '=' for k in keys)} since TRL "
+                                         f"0.13: set them on {_CONFIG[trainer]} (args)")
             return updated_node
         plan = self.by_config.get(id(original_node))
         if plan is not None and not plan.inline:

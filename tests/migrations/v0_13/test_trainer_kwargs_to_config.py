@@ -223,6 +223,26 @@ def test_subclass_super_init_is_marked():
     assert "super().__init__(model, beta=beta, max_prompt_length=64, **kw)" in out and len(findings) == 1
 
 
+def test_subclass_forwarding_the_0x_positional_layout_is_marked():
+    # the shape of a VL-RLHF-style subclass: the whole 0.8 DPOTrainer signature forwarded by position
+    out, findings = run(RULE, """\
+        from trl import DPOTrainer
+
+        class VLDPOTrainer(DPOTrainer):
+            def __init__(self, model, ref_model, beta, label_smoothing, loss_type, args):
+                super().__init__(model, ref_model, beta, label_smoothing, loss_type, args)
+
+        class Other(DPOTrainer):
+            def __init__(self, model, ref_model):
+                DPOTrainer.__init__(self, model, ref_model)
+    """)
+    lines = out.splitlines()
+    i = lines.index("        super().__init__(model, ref_model, beta, label_smoothing, loss_type, args)")
+    assert lines[i - 1].startswith("        # TODO(trl-compat): DPOTrainer.__init__ gets 4 positionals in the TRL 0.x")
+    assert "beta, ..." in lines[i - 1]
+    assert len(findings) == 1  # the explicit Base.__init__(self, model, ref_model) is fine on every target
+
+
 def test_dpo_with_plain_training_arguments_and_no_moved_keyword_is_switched():
     out, _ = run(RULE, """\
         from transformers import TrainingArguments
