@@ -41,7 +41,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog or "python -m compat.migrate",
         description="Rewrite a repository's code for a newer TRL, in place, safely; mark what needs a human with "
-        f"`{TODO_PREFIX} ... (see {GUIDE}#...)`.",
+        f"`{TODO_PREFIX} ... [rule-id]` (`trl-compat explain RULE`; the report links {GUIDE}).",
         epilog="exit codes: 0 nothing to do or all written; 1 changes needed (--check/--diff), or --check with "
         "`# TODO(trl-compat):` markers left (see --accept-markers); 2 a file failed, the dirty-tree guard refused, "
         "or bad usage.",

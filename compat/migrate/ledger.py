@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 
 from compat.markers import Marker, scan_file
-from migrations.base import GUIDE
+from migrations.base import ELLIPSIS, GUIDE
 
 from .runner import Report
 
@@ -56,7 +56,10 @@ def _matches(marker: Marker, finding) -> bool:
         return False
     if marker.rule is not None and marker.rule in (finding.rule, finding.anchor):
         return True
-    return bool(finding.message) and finding.message[:60] in marker.message
+    if not finding.message:
+        return False
+    summary = marker.message.removesuffix(ELLIPSIS).rstrip()  # a marker holds a cut of the message (fit_marker)
+    return finding.message[:60] in marker.message or (len(summary) >= 16 and finding.message.startswith(summary))
 
 
 def _match(markers: list[Marker], findings: list) -> dict[int, Marker]:

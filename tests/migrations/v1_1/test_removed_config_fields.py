@@ -18,9 +18,11 @@ def test_removed_fields_are_marked():
         o = ORPOConfig(output_dir="o", max_length=64)
     """)
     lines = out.splitlines()
-    assert lines[3] == ("# TODO(trl-compat): DPOConfig(max_prompt_length=) is gone since TRL 0.28.0: truncation is "
-                        "on max_length (prompt+completion) now (see MIGRATION.md#removed-config-fields)")
-    assert 'loss_type=["sigmoid", "sft"]' in lines[4]
+    assert lines[3] == "# TODO(trl-compat): DPOConfig(max_prompt_length=) is gone since TRL 0.28.0 [removed-config-fields]"
+    assert findings[0].message == ("DPOConfig(max_prompt_length=) is gone since TRL 0.28.0: truncation is "
+                                   "on max_length (prompt+completion) now")
+    assert lines[4].startswith("# TODO(trl-compat): DPOConfig(rpo_alpha=) is gone")
+    assert 'loss_type=["sigmoid", "sft"]' in findings[1].message
     assert lines[5].startswith("cfg = DPOConfig(") and len(findings) == 2
 
 
