@@ -40,4 +40,3 @@ trainer = GRPOTrainer(
 )
 trainer.train()
 # TODO(trl-compat): trainer.generate_completions() does not exist on GRPOTrainer [ppo-to-grpo]
-pass
