@@ -18,9 +18,12 @@ def test_removed_fields_are_marked():
         o = ORPOConfig(output_dir="o", max_length=64)
     """)
     lines = out.splitlines()
-    assert lines[3].startswith("# TODO(trl-compat): dropped DPOConfig(max_prompt_length=128), gone since TRL 0.28.0: "
-                               "truncation is on max_length")
-    assert 'loss_type=["sigmoid", "sft"]' in lines[4]
+    assert lines[3].startswith("# TODO(trl-compat): dropped DPOConfig(max_prompt_length=128), gone since")
+    assert lines[3].endswith(" [removed-config-fields]") and len(lines[3]) <= 100
+    assert findings[0].message == ("dropped DPOConfig(max_prompt_length=128), gone since TRL 0.28.0: truncation is "
+                                   "on max_length (prompt+completion) now")
+    assert lines[4].startswith("# TODO(trl-compat): dropped DPOConfig(rpo_alpha=0.5), gone")
+    assert 'loss_type=["sigmoid", "sft"]' in findings[1].message
     # both are a TypeError on the target and their values are literals: dropped from the call, the markers say so
     assert lines[5] == 'cfg = DPOConfig(output_dir="o", beta=0.1)' and len(findings) == 2
 
