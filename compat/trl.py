@@ -59,6 +59,9 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "get_exp_cap": (("compat.trl", "_get_exp_cap"),),  # removed in 0.29
     "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
+    # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
+    "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
+    "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
     # the fused losses (trl.losses, 1.13 only): see compat.losses
     **{n: (("trl.losses", n), ("reference_impl.losses", n)) for n in (
         "FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss",
