@@ -62,6 +62,8 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
+    # removed in 0.13 with trl.commands.cli_utils: the 0.12.2 dataclasses
+    **{n: (("compat._script_args", n),) for n in ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")},
     # the fused losses (trl.losses, 1.13 only): see compat.losses
     **{n: (("trl.losses", n), ("reference_impl.losses", n)) for n in (
         "FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss",

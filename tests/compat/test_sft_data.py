@@ -275,3 +275,31 @@ def test_sft_trainer_trains_on_the_packed_dataset(tok, tmp_path):
     batch = next(iter(trainer.get_train_dataloader()))
     assert batch["input_ids"].shape == (2, 8)
     assert math.isfinite(trainer.train().training_loss)
+
+
+# -- the script-argument dataclasses (TRL 0.12.2) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments"])
+def test_script_arguments_parse_like_trl_0_12_2(name, tmp_path):
+    import dataclasses
+
+    from trl import TrlParser
+
+    import compat.trl
+
+    cls = getattr(compat.trl, name)
+    # TRL 0.12.2's ScriptArguments, written out: (field, default); dataset_name has none; `config` left out (TRL
+    # 1.16's TrlParser reserves it and reads --config itself)
+    assert [(f.name, f.default) for f in dataclasses.fields(cls)] == [
+        ("dataset_name", dataclasses.MISSING), ("dataset_train_split", "train"), ("dataset_test_split", "test"),
+        ("gradient_checkpointing_use_reentrant", False), ("ignore_bias_buffers", False),
+    ]
+    (tmp_path / "c.yaml").write_text("dataset_train_split: tr\nignore_bias_buffers: true\n")
+    (args,) = TrlParser((cls,)).parse_args_and_config(
+        ["--dataset_name", "d", "--gradient_checkpointing_use_reentrant", "true", "--dataset_test_split", "dev",
+         "--config", str(tmp_path / "c.yaml")])
+    assert args == cls(dataset_name="d", dataset_train_split="tr", dataset_test_split="dev",
+                       gradient_checkpointing_use_reentrant=True, ignore_bias_buffers=True)
+    with pytest.raises(SystemExit):
+        TrlParser((cls,)).parse_args_and_config([])  # dataset_name is required, as in 0.12.2
