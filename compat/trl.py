@@ -64,6 +64,11 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
     # removed in 0.13 with trl.commands.cli_utils: the 0.12.2 dataclasses
     **{n: (("compat._script_args", n),) for n in ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")},
+    # trl.experimental.judges (0.29 - 1.0; `trl` before), removed in 1.1: the 1.0.0 classes (backends imported lazily)
+    **{n: (("compat._judges", n),) for n in (
+        "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",
+        "OpenAIPairwiseJudge", "PairRMJudge",
+    )},
     # the fused losses (trl.losses, 1.13 only): see compat.losses
     **{n: (("trl.losses", n), ("reference_impl.losses", n)) for n in (
         "FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss",
