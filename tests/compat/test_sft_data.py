@@ -235,6 +235,7 @@ def _sft_args(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.trl
 def test_sft_trainer_trains_with_the_collator(tok, tmp_path):
     import math
 
@@ -259,6 +260,7 @@ def test_sft_trainer_trains_with_the_collator(tok, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.trl
 def test_sft_trainer_trains_on_the_packed_dataset(tok, tmp_path):
     import math
 
