@@ -62,7 +62,7 @@ Here are the unordered outputs from the models. Each output is associated with a
 ## Task
 
 Evaluate the models on the basis of the quality and relevance of their results, and select the model that generated the best result. Reply with the identifier of the best model. Our evaluation will only take into account the first character of your answer, so make sure it contains only one of the identifiers and nothing else (no quotation marks, no spaces, no new lines, ...).
-'''  # noqa: E501
+'''
 
 
 class JudgeBackendMissingError(ValueError):
@@ -133,7 +133,7 @@ def _pairwise(prompts: list[str], completions: list[list[str]], shuffle_order: b
         answer = ask(system_prompt.format(prompt=prompt, response0=pair[0], response1=pair[1]))
         if answer in ("0", "1"):
             return int(answer)
-        logging.debug(f"Invalid response from the judge model: '{answer}'. Returning -1.")
+        logger.debug(f"Invalid response from the judge model: '{answer}'. Returning -1.")
         return -1
 
     with concurrent.futures.ThreadPoolExecutor() as pool:
@@ -183,7 +183,7 @@ class OpenAIPairwiseJudge(BasePairwiseJudge):
     def judge(self, prompts: list[str], completions: list[list[str]], shuffle_order: bool = True) -> list[int]:
         if self.max_requests is not None and self.num_requests >= self.max_requests:
             if not self._warned:
-                logging.warning(
+                logger.warning(
                     f"Reached the maximum number of requests ({self.max_requests}). From now on, returning -1 instead. "
                     " To increase the limit, set `max_requests` to a higher value, or to `None` for no limit."
                 )

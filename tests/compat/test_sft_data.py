@@ -16,9 +16,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-import datasets  # noqa: E402
+import datasets
 
-from compat.tiny import tiny_tokenizer  # noqa: E402
+from compat.tiny import tiny_tokenizer
 
 M = -100  # the ignore index
 
@@ -266,9 +266,8 @@ def test_sft_trainer_trains_on_the_packed_dataset(tok, tmp_path):
 
     from trl import SFTTrainer
 
-    from compat.tiny import tiny_model
-
     import compat.trl
+    from compat.tiny import tiny_model
 
     texts = ["the movie was good and fun", "a film about a cat", "i love the quick brown fox", "yes no maybe"] * 2
     packed = compat.trl.ConstantLengthDataset(tok, datasets.Dataset.from_dict({"text": texts}),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from packaging.version import Version
 
 from compat.migrate.engine import migrate_source
