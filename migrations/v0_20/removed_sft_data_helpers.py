@@ -52,8 +52,8 @@ class RemovedSftDataHelpers(SymbolMigration):
             return None
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if len(positional) >= 2 and not _looks_like_template(positional[1].value):
-            return (f"{_COLLATOR}'s 2nd positional argument is instruction_template since TRL 0.5 (0.4: the "
-                    "tokenizer): pass tokenizer=, then import it from compat.trl")
+            return (f"{_COLLATOR}(x, tokenizer): pass tokenizer= by keyword (since TRL 0.5 the 2nd positional is "
+                    "instruction_template); then the import moves to compat.trl")
         return None
 
 

@@ -64,7 +64,7 @@ def test_second_positional_tokenizer_is_marked_in_the_whole_file():
     """)
     lines = out.splitlines()
     assert lines[1] == "from trl import DataCollatorForCompletionOnlyLM"  # never half migrated
-    assert lines[0].startswith("# TODO(trl-compat): DataCollatorForCompletionOnlyLM's 2nd positional argument")
+    assert lines[0].startswith("# TODO(trl-compat): DataCollatorForCompletionOnlyLM(x, tokenizer): pass tokenizer=")
     assert sum(ln.startswith("# TODO(trl-compat):") for ln in lines) == 3
     assert findings and not any(f.changed for f in findings)
 
