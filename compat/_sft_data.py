@@ -184,8 +184,9 @@ class ConstantLengthDataset(datasets.IterableDataset, TorchIterableDataset):
     `infinite=True` restarts the dataset when it ends. `formatting_func` wins over `dataset_text_field` (with a
     warning when both are given); one of them is required. `len()` is the number of rows of the underlying dataset.
 
-    TRL's class crashed on transformers 5 when the dataset ended right after a full buffer (it tokenized an empty
-    list); the copy yields what transformers 4 gave there (nothing more). Differences from TRL's class, both so that
+    TRL's class raised IndexError when a finite dataset ended right after a full buffer (it tokenized an empty list,
+    which fast tokenizers reject, seen on transformers 4.56.2 and 5.24.0); the copy ends the iteration there instead,
+    after the same blocks. Differences from TRL's class, both so that
     TRL >= 0.20 trainers take it: it is also a `datasets.IterableDataset`
     with the features `input_ids` / `labels` (TRL 1.x `SFTTrainer` accepts only `datasets` datasets; it sees a
     tokenized dataset and does not tokenize again; what its `map` calls iterate are the same blocks as lists), and
@@ -265,8 +266,8 @@ class ConstantLengthDataset(datasets.IterableDataset, TorchIterableDataset):
             if self.shuffle:
                 random.shuffle(buffer)
             if self.pretokenized or not buffer:
-                # an empty buffer (the dataset ended right after a full one): transformers 4 tokenized [] to no ids,
-                # transformers 5's fast tokenizers raise IndexError on it; no tokenizer call gives the 4.x result
+                # an empty buffer (the dataset ended right after a full one): TRL tokenized [], which the fast
+                # tokenizers of transformers 4.56 and 5.x reject (IndexError); it holds no ids, so nothing is yielded
                 token_lists = buffer
             else:
                 token_lists = self.tokenizer(buffer, add_special_tokens=self.add_special_tokens,
