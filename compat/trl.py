@@ -7,7 +7,11 @@ the rules (lazy, cached, one notice per name saying which implementation was cho
 
 Two small helpers TRL removed in 1.15 without a replacement function (`prepare_multimodal_messages_vllm`,
 `dft_loss`) fall back to faithful copies kept here, so migrated code keeps its behaviour; the migrations point code at
-these names and explain the TRL-native successor in MIGRATION.md.
+these names and explain the TRL-native successor in MIGRATION.md. TRL 0.x helpers that no supported line has
+(`setup_chat_format`, `get_kbit_device_map`, ...) are kept the same way; the bigger ones live in their own modules,
+imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `ConstantLengthDataset`, TRL 0.19.1),
+`compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
+`compat._judges` (the judges of TRL 1.0.0).
 """
 
 from __future__ import annotations
