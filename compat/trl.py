@@ -63,6 +63,7 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "get_exp_cap": (("compat.trl", "_get_exp_cap"),),  # removed in 0.29
     "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
+    "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
@@ -181,6 +182,16 @@ def _cap_exp(value: Any, cap: float = -1) -> Any:
 
     cap = _get_exp_cap(value) if cap < 0 else cap
     return torch.exp(torch.clamp(value, max=cap))
+
+
+def _is_wandb_available() -> bool:
+    """Copy of TRL <= 0.10 `trl.import_utils.is_wandb_available`: is the `wandb` package importable?
+
+    Unlike `transformers.integrations.is_wandb_available` it ignores `WANDB_DISABLED` / `WANDB_MODE`.
+    """
+    from importlib.util import find_spec
+
+    return find_spec("wandb") is not None
 
 
 def _get_kbit_device_map() -> dict[str, int] | None:
