@@ -6,7 +6,9 @@ from __future__ import annotations
 import torch
 
 from migrations.atlas import Atlas
-from migrations.transformers.v4_39.removed_top_k_top_p_filtering import MIGRATION as RULE
+from migrations.transformers.v4_39.removed_top_k_top_p_filtering import (
+    MIGRATION as RULE,
+)
 from tests.migrations._driver import noop, run
 
 PREFIX = "# TODO(trl-compat): top_k_top_p_filtering was removed in transformers 4.39"

@@ -8,7 +8,10 @@ from packaging.version import Version
 
 from migrations.atlas import Atlas
 from migrations.transformers.v5_0.auto_model_for_vision2seq import MIGRATION as RULE
-from migrations.transformers.v5_0.auto_model_for_vision2seq import NOT_ON_4_56, VISION2SEQ_4_56
+from migrations.transformers.v5_0.auto_model_for_vision2seq import (
+    NOT_ON_4_56,
+    VISION2SEQ_4_56,
+)
 from tests.migrations._driver import check, noop, run
 
 

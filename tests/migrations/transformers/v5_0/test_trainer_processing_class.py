@@ -57,9 +57,10 @@ def test_a_subclass_that_takes_tokenizer_itself_keeps_its_api():
 
 
 def test_a_subclass_imported_from_a_project_module(tmp_path):
+    from packaging.version import Version
+
     from compat.migrate.engine import migrate_source
     from migrations.base import Options
-    from packaging.version import Version
 
     pkg = tmp_path / "src" / "proj" / "train"
     pkg.mkdir(parents=True)
