@@ -4,7 +4,9 @@ the newest release."""
 from __future__ import annotations
 
 from migrations.atlas import Atlas
-from migrations.transformers.v4_51.removed_is_torch_tpu_available import MIGRATION as RULE
+from migrations.transformers.v4_51.removed_is_torch_tpu_available import (
+    MIGRATION as RULE,
+)
 from tests.migrations._driver import noop, run
 
 PREFIX = "# TODO(trl-compat): is_torch_tpu_available was removed in transformers 4.51"
