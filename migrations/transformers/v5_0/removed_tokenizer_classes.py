@@ -24,7 +24,12 @@ from __future__ import annotations
 import copy
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import (
+    GlobalScope,
+    ParentNodeProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
 from migrations.base import RuleContext
 from migrations.kinds.imports import imported_names
