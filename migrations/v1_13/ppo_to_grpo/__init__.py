@@ -22,10 +22,12 @@ The package: `analysis` (first pass, read-only), `transformer` (second pass) wit
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from migrations.base import PythonMigration, RuleContext
 from migrations.kinds.imports import imports_trl, star_imports
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
+from migrations.v1_13.ppo_to_grpo.reads import bound_names
 from migrations.v1_13.ppo_to_grpo.transformer import Transformer
 
 
@@ -40,6 +42,8 @@ class PPOToGRPO(PythonMigration):
             return wrapper.module
         an = Analysis()
         wrapper.visit(an)
+        an.parents = wrapper.resolve(ParentNodeProvider)
+        an.taken_names = bound_names(wrapper.resolve(ScopeProvider))
         t = Transformer(self, ctx, an, wrapper.module)
         module = t.transform_module(wrapper)
         if t.changed:
