@@ -13,7 +13,7 @@ import libcst as cst
 
 from migrations.kinds.cst import code, dotted, literal_value
 from migrations.v1_13.ppo_to_grpo import fields as F
-from migrations.v0_12.config_defaults import pinned_releases
+from migrations.v0_12.config_defaults import _committed_text, pinned_releases
 from migrations.v1_13.ppo_to_grpo.analysis import MISSING
 from migrations.v1_13.ppo_to_grpo.defaults import Unknown, admitted_releases, field_default, trl_imports
 from migrations.v1_13.ppo_to_grpo.reads import READ_BY_VALUE
@@ -142,24 +142,28 @@ class Attributes:
                     for a in call.args:
                         if a.keyword is not None and a.keyword.value == attr:
                             val = a.value
+                written = self._field_written(attr)
+                if written:
+                    val = None  # the config's value may not be the keyword's any more
                 if val is not None and (literal_value(val, MISSING) is not MISSING or isinstance(val, cst.Name)) \
                         and not isinstance(val, (cst.Dict, cst.List, cst.Set)):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its value")
                     return val.deep_clone()
                 default = self._old_default(attr)
-                if val is None and call is not None and not any(a.star for a in call.args) and \
+                if val is None and not written and call is not None and not any(a.star for a in call.args) and \
                         not isinstance(default, (Unknown, dict, list, set)):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its old default")
                     return F.py_literal(default)
                 host = self.an.hosts.get(recv)  # type: ignore[arg-type]
-                if call is None and host is not None and not isinstance(default, (Unknown, dict, list, set)):
+                if call is None and host is not None and not written and \
+                        not isinstance(default, (Unknown, dict, list, set)):
                     self.host_fields.setdefault(host[1], {})[attr] = default
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} moved to {host[0]}.{attr} ({host[1]} field)")
                     return cst.parse_expression(f"{host[0]}.{attr}")
-                why = f": {default.why}" if isinstance(default, Unknown) and val is None and (
+                why = f": {default.why}" if isinstance(default, Unknown) and val is None and not written and (
                     call is None and host is not None or call is not None and not any(a.star for a in call.args)) \
                     else ""
                 self.todo(original_node, f"{recv}.{attr}: {self.ConfigName} has no `{attr}` field{why}",
@@ -173,8 +177,18 @@ class Attributes:
             pinned = pinned_releases(str(Path(self.ctx.path).parent)) if self.ctx.path else None
             fields = {a.keyword.value for c in self.an.config_vars.values() if c is not None
                       for a in c.args if a.keyword is not None}
+            # PPO fields the code reads on a config: the config of every admitted release has them
+            fields |= {node.attr.value for node, recv, _, _ in self._reads
+                       if node.attr.value in F.PPO_ONLY_FIELDS and self._is_config(recv)}
             self._v2 = "PPOv2Config" in self.src.code
-            self._admitted = admitted_releases(self.era, self._v2, pinned, fields, trl_imports(self.src))
+            # the file's TRL imports as committed (earlier rules of this run may have moved some already)
+            committed = _committed_text(Path(self.ctx.path)) if self.ctx.path else None
+            try:
+                original = cst.parse_module(committed) if committed else self.src
+            except cst.ParserSyntaxError:
+                original = self.src
+            self._admitted = admitted_releases(self.era, self._v2, pinned, fields,
+                                               trl_imports(original))
         return field_default(attr, self._admitted, self.era, self._v2)
 
     def _written(self, node: cst.Attribute) -> bool:

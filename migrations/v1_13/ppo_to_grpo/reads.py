@@ -70,7 +70,7 @@ class Reads:
         self.clash_todos: dict[int, str] = {}  # id(AnnAssign statement) -> marker message
         self._parents = parents
         taken = set(names_taken) | set(dir(builtins))
-        reads = self._attribute_reads()
+        reads = self._reads = self._attribute_reads()
         self._plan_hoists(reads, taken)
         self._plan_clashes(reads)
 
@@ -156,6 +156,12 @@ class Reads:
                     binding = binding.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(
                         f"# trl-compat: PPO config values read below ({self.ConfigName} has no such fields)"))])
                 self.insert_before.setdefault(id(stmt), []).append(binding)
+
+    def _field_written(self, field: str) -> bool:
+        """`<a config>.<field>` is assigned, deleted or mutated somewhere in the module."""
+        params = {p for ps in self.config_params.values() for p in ps}
+        return any(w and node.attr.value == field and (recv in self.an.config_vars or recv in params)
+                   for node, recv, w, _ in self._reads)
 
     def _in_removed_loop(self, node: cst.CSTNode) -> bool:
         """Inside a step loop the rule replaces by `trainer.train()` (its reads go with it)."""
