@@ -12,10 +12,16 @@ from pathlib import Path
 import libcst as cst
 
 from migrations.kinds.cst import code, dotted, literal_value
+from migrations.v0_12.config_defaults import _committed_text
 from migrations.v1_13.ppo_to_grpo import fields as F
-from migrations.v0_12.config_defaults import _committed_text, pinned_releases
 from migrations.v1_13.ppo_to_grpo.analysis import MISSING
-from migrations.v1_13.ppo_to_grpo.defaults import Unknown, admitted_releases, field_default, trl_imports
+from migrations.v1_13.ppo_to_grpo.defaults import (
+    Unknown,
+    admitted_releases,
+    field_default,
+    pinned_releases,
+    trl_imports,
+)
 from migrations.v1_13.ppo_to_grpo.reads import READ_BY_VALUE
 
 GONE_ATTRIBUTES = ("dataloader", "kl_ctl", "value_model", "policy", "ref_policy", "reward_model", "current_step",

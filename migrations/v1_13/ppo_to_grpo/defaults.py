@@ -38,7 +38,7 @@ def _atlas() -> Atlas:
     return Atlas.load("trl")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ppo_fields(release: str, era: str, v2: bool) -> dict[str, str] | None:
     """`field -> default source` of the PPO config of `era` in `release` (None where that config does not exist).
 
@@ -130,3 +130,32 @@ def trl_imports(module) -> set[str]:  # type: ignore[no-untyped-def]
 
     module.visit(_V())
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def pinned_releases(folder: str) -> tuple[str, ...] | None:
+    """The atlas' TRL releases (0.4.0 on) the nearest manifest at or above `folder` admits, read as committed;
+    None when no manifest pins TRL (the walk of `config_defaults.pinned_releases`, whose own table starts at 0.7.2)."""
+    from pathlib import Path
+
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from migrations.v0_12.config_defaults import _MANIFESTS, _TRL_REQ, _committed_text
+
+    here = Path(folder).resolve()
+    for directory in (here, *here.parents):
+        for name in _MANIFESTS:
+            candidate = directory / name
+            if not candidate.is_file():
+                continue
+            match = _TRL_REQ.search(_committed_text(candidate) or "")
+            if match is None:
+                continue
+            try:
+                spec = SpecifierSet(match.group(1).replace(" ", "").rstrip(","))
+            except InvalidSpecifier:
+                return None
+            return tuple(r for r in _atlas().releases() if Version(r) in spec)
+        if (directory / ".git").exists():
+            break
+    return None

@@ -8,7 +8,12 @@ Oracle: the values below were read by hand from the release wheels' `trl/trainer
 
 from __future__ import annotations
 
-from migrations.v1_13.ppo_to_grpo.defaults import Unknown, admitted_releases, field_default, ppo_fields
+from migrations.v1_13.ppo_to_grpo.defaults import (
+    Unknown,
+    admitted_releases,
+    field_default,
+    ppo_fields,
+)
 
 
 def test_classic_defaults_per_release() -> None:
@@ -41,3 +46,47 @@ def test_fields_and_imports_narrow_the_releases() -> None:
     assert (narrowed[0], narrowed[-1]) == ("0.7.5", "0.10.1")
     assert admitted_releases("classic", False, ("0.12.0",), set(), set()) == []
     assert isinstance(field_default("model_name", [], "classic", False), Unknown)
+
+
+SCRIPT = """\
+from trl import PPOConfig, PPOTrainer
+
+config = PPOConfig(model_name="gpt2")
+trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=ds)
+print(config.model_name, config.batch_size)
+"""
+
+
+def _migrate_pinned(tmp_path, pin: str):  # type: ignore[no-untyped-def]
+    from compat.migrate.engine import migrate_source
+    from migrations import get
+    from migrations.base import Options
+
+    (tmp_path / "requirements.txt").write_text(f"{pin}\n")
+    result = migrate_source(SCRIPT, options=Options(), rules=[get("ppo-to-grpo")], path=str(tmp_path / "ppo.py"),
+                            verify_idempotent=True)
+    assert result.ok, result.errors
+    return result.text
+
+
+def test_the_pin_decides_the_written_defaults(tmp_path) -> None:
+    new = tmp_path / "new"
+    new.mkdir()
+    text = _migrate_pinned(new, "trl==0.8.6")
+    assert "learning_rate=1.41e-5," in text and "per_device_train_batch_size=128," in text
+    assert "was not set" not in text
+    assert 'print("gpt2", 128)' in text  # the keyword's value and the 0.8.6 default of batch_size
+
+    old = tmp_path / "old"
+    old.mkdir()
+    text = _migrate_pinned(old, "trl==0.4.7")
+    assert "learning_rate=1e-5," in text and "per_device_train_batch_size=1," in text
+    assert 'print("gpt2", 256)' in text
+
+
+def test_unpinned_defaults_are_marked(tmp_path) -> None:
+    text = _migrate_pinned(tmp_path, "transformers==4.40.2")
+    lines = text.splitlines()
+    assert any(ln.startswith("# TODO(trl-compat): learning_rate was not set") for ln in lines)
+    assert any(ln.startswith("# TODO(trl-compat): batch_size was not set") for ln in lines)
+    assert "config.batch_size" in text  # the read stays (marked), never a guessed default
