@@ -112,10 +112,13 @@ class Reads:
         return out
 
     def _enclosing_function(self, node: cst.CSTNode) -> int | None:
+        """id() of the function whose body holds `node`; None at module level, -1 in a class body."""
         parent = self._parents.get(node)
         while parent is not None:
             if isinstance(parent, cst.FunctionDef):
                 return id(parent)
+            if isinstance(parent, cst.ClassDef):
+                return -1
             parent = self._parents.get(parent)
         return None
 
@@ -129,7 +132,12 @@ class Reads:
                     and isinstance(stmt.body[0], cst.Assign) and stmt.body[0].value is call):
                 continue
             home = self._enclosing_function(stmt)
+            if home == -1:
+                continue  # a class attribute: a binding there is not visible to the reads
             params = {pname for fn, ps in self.config_params.items() for pname, c in ps.items() if c is call}
+            # `trainer.config` / `trainer.args` of the trainer built with this config (never assigned themselves)
+            aliases = {v for v, c in self.an.config_vars.items() if c is call and v != var
+                       and not self.an.assignments.get(v)}
             for arg in call.args:
                 if arg.keyword is None:
                     continue
@@ -138,7 +146,8 @@ class Reads:
                         self._substitutable(arg.value):
                     continue
                 sites = [(node, w, fns) for node, recv, w, fns in reads if node.attr.value == field and (
-                    recv == var or (recv in params and any(recv in self.config_params.get(f, {}) for f in fns)))
+                    recv == var or recv in aliases
+                    or (recv in params and any(recv in self.config_params.get(f, {}) for f in fns)))
                     and not self._in_removed_loop(node)]
                 if not sites or any(w for _, w, _ in sites):
                     continue  # unread, or written somewhere: the existing markers say what to do
