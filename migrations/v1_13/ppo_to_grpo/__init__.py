@@ -43,7 +43,8 @@ class PPOToGRPO(PythonMigration):
         an = Analysis()
         wrapper.visit(an)
         an.parents = wrapper.resolve(ParentNodeProvider)
-        an.taken_names = bound_names(wrapper.resolve(ScopeProvider))
+        an.scopes = wrapper.resolve(ScopeProvider)
+        an.taken_names = bound_names(an.scopes)
         t = Transformer(self, ctx, an, wrapper.module)
         module = t.transform_module(wrapper)
         if t.changed:

@@ -134,7 +134,6 @@ class Reads:
             home = self._enclosing_function(stmt)
             if home == -1:
                 continue  # a class attribute: a binding there is not visible to the reads
-            params = {pname for fn, ps in self.config_params.items() for pname, c in ps.items() if c is call}
             # `trainer.config` / `trainer.args` of the trainer built with this config (never assigned themselves)
             aliases = {v for v, c in self.an.config_vars.items() if c is call and v != var
                        and not self.an.assignments.get(v)}
@@ -145,9 +144,11 @@ class Reads:
                 if not self._read_by_value(field) or not side_effect_free(arg.value) or \
                         self._substitutable(arg.value):
                     continue
+                target = stmt.body[0].targets[0].target
                 sites = [(node, w, fns) for node, recv, w, fns in reads if node.attr.value == field and (
-                    recv == var or recv in aliases
-                    or (recv in params and any(recv in self.config_params.get(f, {}) for f in fns)))
+                    ((recv == var or recv in aliases) and self._same_binding(node, target))
+                    or any(self.config_params.get(f, {}).get(recv, None) is call and self._called_once(f)
+                           for f in fns))
                     and not self._in_removed_loop(node)]
                 if not sites or any(w for _, w, _ in sites):
                     continue  # unread, or written somewhere: the existing markers say what to do
@@ -165,6 +166,29 @@ class Reads:
                     binding = binding.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(
                         f"# trl-compat: PPO config values read below ({self.ConfigName} has no such fields)"))])
                 self.insert_before.setdefault(id(stmt), []).append(binding)
+
+    def _same_binding(self, read: cst.Attribute, target: cst.BaseExpression) -> bool:
+        """The leftmost name of `read`'s receiver resolves (libcst scopes) to the scope that binds the config
+        variable `target`, so a parameter or local of the same name is never taken for the config."""
+        scopes = getattr(self.an, "scopes", {})
+        base: cst.BaseExpression = read.value
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        top: cst.BaseExpression = target
+        while isinstance(top, cst.Attribute):
+            top = top.value
+        if not isinstance(base, cst.Name) or not isinstance(top, cst.Name):
+            return False
+        scope, home = scopes.get(base), scopes.get(top)
+        if scope is None or home is None:
+            return False
+        assignments = scope[base.value]
+        return bool(assignments) and all(a.scope is home for a in assignments)
+
+    def _called_once(self, fn_id: int) -> bool:
+        name = next((n for n, defs in self.an.functions.items() if any(id(d) == fn_id for d in defs)), None)
+        calls = [c for c in self.an.local_calls if isinstance(c.func, cst.Name) and c.func.value == name]
+        return name is not None and len(calls) == 1 and self.an.name_counts.get(name, 0) == 2
 
     def _field_written(self, field: str) -> bool:
         """`<a config>.<field>` is assigned, deleted or mutated somewhere in the module."""
