@@ -143,6 +143,8 @@ class Attributes:
                 return result
             if new is None:
                 call = self._config_call_of(recv)
+                if call is not None and not self._reads_the_config(original_node, recv):
+                    call = None  # a parameter or local of the same name: not this config
                 val = None
                 if call is not None:
                     for a in call.args:

@@ -185,6 +185,18 @@ class Reads:
         assignments = scope[base.value]
         return bool(assignments) and all(a.scope is home for a in assignments)
 
+    def _reads_the_config(self, read: cst.Attribute, recv: str) -> bool:
+        """`recv` at `read` is the module's config variable of that name (not a parameter or local that shadows
+        it), or a parameter bound to a config (`config_params`); names with no single assignment are not judged."""
+        if any(recv in self.config_params.get(f, {}) for f in getattr(self, "_fn_stack", ())):
+            return True
+        stmt = self.an.assign_stmts.get(recv)
+        if len(self.an.assignments.get(recv, [])) != 1 or not (
+                isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Assign)):
+            return True
+        return self._same_binding(read, stmt.body[0].targets[0].target)
+
     def _called_once(self, fn_id: int) -> bool:
         name = next((n for n, defs in self.an.functions.items() if any(id(d) == fn_id for d in defs)), None)
         calls = [c for c in self.an.local_calls if isinstance(c.func, cst.Name) and c.func.value == name]

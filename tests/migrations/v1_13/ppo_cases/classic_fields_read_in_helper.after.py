@@ -58,3 +58,11 @@ ppo_trainer = GRPOTrainer(
     train_dataset=dataset,
     processing_class=tok,
 )
+
+
+def card(config):
+    # TODO(trl-compat): config.model_name: GRPOConfig has no `model_name` field (see MIGRATION.md#ppo-config-fields)
+    return f"tuned from {config.model_name}"
+
+
+print(card(other_config))

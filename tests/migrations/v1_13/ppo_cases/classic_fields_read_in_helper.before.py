@@ -18,3 +18,10 @@ dataset = build_dataset(config)
 print(describe(config), describe(other_config))
 model = AutoModelForCausalLMWithValueHead.from_pretrained(config.model_name)
 ppo_trainer = PPOTrainer(config, model, tokenizer=tok, dataset=dataset)
+
+
+def card(config):
+    return f"tuned from {config.model_name}"
+
+
+print(card(other_config))
