@@ -15,8 +15,13 @@ PPOv2/PPO v0.9.3-v0.28; `trl.experimental.ppo` v0.26-1.12):
 * trainer attributes (`.config`, `.tokenizer`, `.current_device`, `.save_pretrained`, `.generate_completions`, ...);
 * subclasses of PPOTrainer/PPOConfig: the base is migrated, overrides with no counterpart are flagged.
 
+* config fields read far from the config (`config.model_name`): the keyword's value (bound to a variable where the
+  config is built when it is not a literal) or the PPOConfig default of the releases the file could run on (the
+  atlas, `defaults`); script dataclass fields that clash with the new config's fields merged or marked (`reads`).
+
 The package: `analysis` (first pass, read-only), `transformer` (second pass) with its mixins `loop`, `config_call`,
-`trainer_call`, `attributes`, and `fields` (the PPOConfig field table). This module is the rule itself.
+`trainer_call`, `reads`, `attributes`, `fields` (the PPOConfig field table) and `defaults` (PPOConfig defaults per
+release, from the atlas). This module is the rule itself.
 """
 
 from __future__ import annotations
