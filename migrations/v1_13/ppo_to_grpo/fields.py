@@ -134,23 +134,6 @@ TRAINER_DROPPED = {
     "reward_model_path": "the trainer's `reward_funcs` argument",
 }
 
-# old defaults of fields with no successor, substituted for `config.<field>` reads the user left at the default
-OLD_DEFAULTS: dict[str, object] = {
-    "model_name": "gpt2", "query_dataset": "stanfordnlp/imdb", "reward_model": "sentiment-analysis:lvwerra/distilbert-imdb",
-    "task_name": None, "tracker_project_name": "trl", "tracker_kwargs": {}, "accelerator_kwargs": {},
-    "project_kwargs": {}, "push_to_hub_if_best_kwargs": {}, "steps": 20000, "adap_kl_ctrl": True, "target": 6.0,
-    "horizon": 10000.0, "kl_penalty": "kl", "gamma": 1.0, "lam": 0.95, "cliprange_value": 0.2, "vf_coef": 0.1,
-    "early_stopping": False, "target_kl": 1.0, "compare_steps": 1, "ratio_threshold": 10.0,
-    "use_score_scaling": False, "use_score_norm": False, "score_clip": None, "whiten_rewards": False,
-    "dataset_num_proc": None, "optimize_cuda_cache": None, "optimize_device_cache": False,
-    "total_episodes": None, "local_rollout_forward_batch_size": 64, "num_sample_generations": 10,
-    "stop_token": None, "stop_token_id": None, "kl_estimator": "k1", "sft_model_path": "EleutherAI/pythia-160m",
-    "reward_model_path": "EleutherAI/pythia-160m", "model_adapter_name": None, "ref_adapter_name": None,
-    "num_mini_batches": 1, "forward_batch_size": None,
-    # fields renamed for GRPO that Online DPO lacks
-    "kl_coef": 0.05, "init_kl_coef": 0.2, "num_ppo_epochs": 4, "ppo_epochs": 4, "cliprange": 0.2,
-}
-
 PPO_ONLY_FIELDS = CLASSIC_ONLY | set(CLASSIC_DROPPED) | set(TRAINER_DROPPED) | {
     "cliprange", "kl_coef", "num_ppo_epochs", "response_length", "init_kl_coef", "ppo_epochs",
     "missing_eos_penalty", "num_mini_batches", "stop_token_id", "log_with", "exp_name", "mini_batch_size",
