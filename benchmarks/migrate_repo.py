@@ -165,7 +165,7 @@ def write_ppo_files(root: Path, count: int = 50) -> None:
 
 
 def run_migrator(tree: Path, report: Path, jobs: int | None, skip: str) -> tuple[float, float, dict]:
-    cmd = [sys.executable, "-m", "compat.migrate", str(tree), "-q", "--report", str(report)]
+    cmd = [sys.executable, "-m", "compat.migrate", str(tree), "-q", "--allow-no-vcs", "--report", str(report)]
     if jobs:
         cmd += ["-j", str(jobs)]
     if skip:

@@ -136,8 +136,8 @@ def _demo(opts: argparse.Namespace, repo: Path, in_git: bool) -> int:
     base = [sys.executable, "-m", "compat.migrate", "--to", opts.to]
     if trl:
         base += ["--target-trl", trl]
-    if not in_git:
-        base.append("--allow-dirty")
+    if not in_git:  # a plain copy of the bundled repository: nothing to guard, nothing git could restore
+        base += ["--allow-dirty", "--allow-no-vcs"]
 
     _rule(f"1. python -m compat.migrate --diff {repo.name}/  (nothing written)")
     diff = subprocess.run([*base, "--diff", "-q", str(repo)], capture_output=True, text=True, cwd=repo.parent)

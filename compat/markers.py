@@ -5,7 +5,9 @@ Python it reads comment tokens only (``tokenize``), so a string that mentions th
 scanned cell by cell (line numbers within the cell); any other text file (requirements, pyproject, setup.cfg) line
 by line, for a ``#`` comment holding the marker. Cheap: a file without the marker text is not tokenized.
 
-A marker's rule is read from a leading ``[rule-id]`` or, failing that, from the ``MIGRATION.md#anchor`` it links to.
+A marker's rule is read from its trailing ``[rule-id]`` (the format trl-compat writes: ``# TODO(trl-compat): <summary>
+[rule-id]``, at most 100 columns), a leading ``[rule-id]``, or, for markers of earlier trl-compat versions (``...
+(see MIGRATION.md#anchor)``), the anchor they link to. ``Marker.message`` is the text without the rule tag.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 MARKER_TAG = "TODO(trl-compat)"
 _MARKER = re.compile(r"#\s*TODO\(trl-compat\):?\s*(?P<body>.*)$")
 _RULE = re.compile(r"^\[(?P<rule>[A-Za-z0-9_.:-]+)\]\s*")
+_TRAILING_RULE = re.compile(r"\s\[(?P<rule>[A-Za-z0-9_.:-]+)\]\s*$")
 _ANCHOR = re.compile(r"#(?P<anchor>[A-Za-z0-9_-]+)\)?\s*$")
 
 
@@ -40,8 +43,12 @@ def _marker(comment: str, line: int, column: int, cell: int | None) -> Marker | 
     if m is None:
         return None
     body = m.group("body").strip()
-    rule_match = _RULE.match(body)
-    rule = rule_match.group("rule") if rule_match else None
+    rule = None
+    trailing = _TRAILING_RULE.search(body)
+    if trailing is not None:
+        rule, body = trailing.group("rule"), body[: trailing.start()].rstrip()
+    rule_match = _RULE.match(body) if rule is None else None
+    rule = rule_match.group("rule") if rule_match else rule
     if rule is None:
         anchor = _ANCHOR.search(body)
         rule = anchor.group("anchor") if anchor and "MIGRATION.md#" in body else None

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import io
 import re
-from collections.abc import Callable, Iterator, Sequence
+import tokenize
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, NamedTuple
@@ -35,6 +37,14 @@ from packaging.version import Version
 
 TODO_PREFIX = "# TODO(trl-compat):"
 GUIDE = "MIGRATION.md"
+#: Where the guide is read on the web: findings carry `guide_url(anchor)` beside the anchor (report, JSON, SARIF).
+#: The one place the project's repository address is written; keep it in step with pyproject's Project-URLs.
+GUIDE_URL = "https://github.com/trl-compat/trl-compat/blob/main/MIGRATION.md"
+
+
+def guide_url(anchor: str) -> str:
+    """The web address of the guide's section `anchor` (the guide itself for an empty anchor)."""
+    return f"{GUIDE_URL}#{anchor}" if anchor else GUIDE_URL
 
 Severity = Literal["manual", "warning", "info"]
 FixSafety = Literal["safe", "unsafe"]
@@ -295,17 +305,146 @@ class ManifestMigration(Migration):
         raise NotImplementedError
 
 
-def todo_text(message: str, anchor: str) -> str:
-    """The exact marker line (without indentation) for a manual step."""
-    link = f" (see {GUIDE}#{anchor})" if anchor else ""
-    return f"{TODO_PREFIX} {message}{link}"
+#: The widest a marker line may be, its indentation included (`fit_marker`).
+MARKER_WIDTH = 100
+#: What ends a summary cut inside a word run (ASCII: the file may be in any encoding).
+ELLIPSIS = "..."
+#: A clause shorter than this is no summary on its own (`model.save_pretrained: ...`): cut by words instead.
+_MIN_CLAUSE = 32
+#: Where a message's clause ends: `;`, `:` or `.` before a space, a parenthesis or a dash.
+_CLAUSE_END = re.compile(r"[;:.](?= )| \(| -- | - ")
+_NEW_FORM = re.compile(r"^# TODO\(trl-compat\): (?P<body>.*?) \[(?P<tag>[A-Za-z0-9_.:-]+)\]\s*$")
+_OLD_FORM = re.compile(r"^# TODO\(trl-compat\): (?P<body>.*?) \(see MIGRATION\.md#(?P<tag>[A-Za-z0-9_-]+)\)\s*$")
+
+
+def todo_text(message: str, anchor: str, rule: str | None = None) -> str:
+    """The marker for a manual step as a rule writes it: `# TODO(trl-compat): <message> [<rule id>]`.
+
+    The engine cuts every marker line wider than `MARKER_WIDTH` at the place it was written (`fit_markers`), so the
+    full message only lives in the tree while the rules run; the report keeps it, with the guide anchor and URL.
+    `rule` defaults to `anchor` (a rule's anchor is its id unless it links another section).
+    """
+    tag = rule or anchor
+    body = " ".join(message.split())
+    return f"{TODO_PREFIX} {body} [{tag}]" if tag else f"{TODO_PREFIX} {body}"
+
+
+def summarize(message: str, width: int) -> str:
+    """`message` in at most `width` characters: all of it when it fits, else the longest run of whole clauses that
+    fits (at least `_MIN_CLAUSE` long), else its words up to the width with `ELLIPSIS`."""
+    message = " ".join(message.split())
+    if len(message) <= width:
+        return message
+    best = None
+    for end in _CLAUSE_END.finditer(message):
+        cut = message[: end.start()].rstrip(" ,")
+        if len(cut) > width:
+            break
+        if len(cut) >= _MIN_CLAUSE and _balanced(cut):
+            best = cut
+    if best is not None:
+        return best
+    room = max(width - len(ELLIPSIS), 1)
+    cut = message[: room + 1]
+    cut = cut[: cut.rindex(" ")] if " " in cut[1:] else message[:room]
+    return cut.rstrip(" ,;:(") + ELLIPSIS
+
+
+def _balanced(text: str) -> bool:
+    """No bracket or backquote left open in `text` (a clause does not end inside `(TRL 0.27 - 1.0)`)."""
+    return (text.count("(") == text.count(")") and text.count("[") == text.count("]")
+            and text.count("{") == text.count("}") and text.count("`") % 2 == 0)
+
+
+def fit_marker(text: str, column: int = 0) -> str:
+    """A marker `todo_text` wrote, cut to fit `MARKER_WIDTH` when it starts at 0-based `column`: the prefix, a
+    summary of the message (`summarize`) and the rule id. Anything else (an old-format marker, a user's comment) is
+    returned as it is. At an indentation deeper than about 50 columns the summary keeps 16 characters and the line
+    may pass the width."""
+    if column + len(text) <= MARKER_WIDTH:
+        return text
+    found = _NEW_FORM.match(text)
+    if found is None:
+        return text
+    tag = found.group("tag")
+    width = MARKER_WIDTH - column - len(TODO_PREFIX) - 1 - len(tag) - 3
+    return f"{TODO_PREFIX} {summarize(found.group('body'), max(width, 16))} [{tag}]"
+
+
+def same_marker(existing: str, text: str) -> bool:
+    """Whether the comment `existing` (as found in a file) is the marker `text` (as `todo_text` writes it): equal,
+    or `fit_marker`'s cut of it (same rule id, its summary a prefix of the message), or the old format of an earlier
+    trl-compat run (`... (see MIGRATION.md#anchor)`, with the same full message)."""
+    existing = existing.strip()
+    text = text.strip()
+    if existing == text:
+        return True
+    new = _NEW_FORM.match(text)
+    if new is None:
+        return False
+    message = new.group("body")
+    old = _OLD_FORM.match(existing)
+    if old is not None:
+        return " ".join(old.group("body").split()) == message
+    cut = _NEW_FORM.match(existing)
+    if cut is None or cut.group("tag") != new.group("tag"):
+        return False
+    summary = cut.group("body").removesuffix(ELLIPSIS).rstrip()
+    return bool(summary) and message.startswith(summary)
+
+
+def fit_markers(code: str) -> str:
+    """`code` (Python) with every marker line wider than `MARKER_WIDTH` cut to fit at its indentation (`fit_marker`).
+
+    Markers are found as comment tokens; code that does not tokenize (a notebook's masked IPython lines) is scanned
+    line by line for comments that start a line."""
+    if TODO_PREFIX not in code:
+        return code
+    lines = code.splitlines(keepends=True)
+    if not any(len(line.rstrip("\r\n").expandtabs()) > MARKER_WIDTH and TODO_PREFIX in line for line in lines):
+        return code
+    spots: list[tuple[int, int]] = []  # (0-based line, column) of each marker comment
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.COMMENT and tok.string.startswith(TODO_PREFIX):
+                spots.append((tok.start[0] - 1, tok.start[1]))
+    except (tokenize.TokenError, SyntaxError):
+        spots = [(n, len(line) - len(line.lstrip(" \t"))) for n, line in enumerate(lines)
+                 if line.lstrip(" \t").startswith(TODO_PREFIX)]
+    for n, col in spots:
+        line = lines[n]
+        body = line.rstrip("\r\n")
+        if len(body.expandtabs()) <= MARKER_WIDTH:
+            continue
+        comment = body[col:]
+        lines[n] = body[:col] + fit_marker(comment, len(body[:col].expandtabs())) + line[len(body):]
+    return "".join(lines)
+
+
+def fit_marker_lines(text: str) -> str:
+    """`fit_markers` for a manifest (requirements, YAML, TOML): a marker is a `#` comment that starts a line."""
+    if TODO_PREFIX not in text:
+        return text
+    lines = text.splitlines(keepends=True)
+    for n, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        stripped = body.lstrip(" \t")
+        if stripped.startswith(TODO_PREFIX) and len(body.expandtabs()) > MARKER_WIDTH:
+            indent = body[: len(body) - len(stripped)]
+            lines[n] = indent + fit_marker(stripped, len(indent.expandtabs())) + line[len(body):]
+    return "".join(lines)
+
+
+def marker_present(existing: Iterable[str], text: str) -> bool:
+    """Whether one of the comments `existing` is the marker `text` (`same_marker`)."""
+    return any(same_marker(e, text) for e in existing)
 
 
 def add_todo_lines(stmt: cst.CSTNode, texts: list[str]) -> cst.CSTNode:
     """Return `stmt` with one comment line per text above it, skipping any marker already present (idempotent)."""
     leading = list(getattr(stmt, "leading_lines", ()))
-    present = {line.comment.value for line in leading if line.comment is not None}
-    new = [cst.EmptyLine(comment=cst.Comment(t)) for t in dict.fromkeys(texts) if t not in present]
+    present = [line.comment.value for line in leading if line.comment is not None]
+    new = [cst.EmptyLine(comment=cst.Comment(t)) for t in dict.fromkeys(texts) if not marker_present(present, t)]
     if not new:
         return stmt
     return stmt.with_changes(leading_lines=[*leading, *new])
@@ -319,11 +458,11 @@ def dedupe_header_todos(module: cst.Module) -> cst.Module:
     """
     if not module.body or not module.header:
         return module
-    present = {ln.comment.value for ln in module.header if ln.comment is not None}
+    present = [ln.comment.value for ln in module.header if ln.comment is not None]
     first = module.body[0]
     lines = list(getattr(first, "leading_lines", ()))
     keep = [ln for ln in lines if not (ln.comment is not None and ln.comment.value.startswith(TODO_PREFIX)
-                                       and ln.comment.value in present)]
+                                       and marker_present(present, ln.comment.value))]
     if len(keep) == len(lines):
         return module
     return module.with_changes(body=[first.with_changes(leading_lines=keep), *module.body[1:]])
@@ -356,7 +495,7 @@ class MigrationTransformer(cst.CSTTransformer):
         self._stmt_stack: list[cst.CSTNode] = []
         self._pending: dict[int, list[str]] = {}
         self._first_stmt: cst.CSTNode | None = None
-        self._header_comments: set[str] = set()
+        self._header_comments: list[str] = []
 
     @contextmanager
     def resolve(self, wrapper: cst.MetadataWrapper) -> Iterator[None]:  # type: ignore[override]
@@ -392,7 +531,7 @@ class MigrationTransformer(cst.CSTTransformer):
         line, col = self.position(node)
         self.ctx.report(Finding(self.rule.id, message, line, col, anchor, "manual", False))
         if self._stmt_stack:
-            self._pending.setdefault(id(self._stmt_stack[-1]), []).append(todo_text(message, anchor))
+            self._pending.setdefault(id(self._stmt_stack[-1]), []).append(todo_text(message, anchor, self.rule.id))
 
     # -- statement tracking -----------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -400,7 +539,7 @@ class MigrationTransformer(cst.CSTTransformer):
             # libcst puts every comment above a module's first statement into `Module.header`, so a marker placed
             # above the first statement is found there on the next run (not in the statement's leading_lines).
             self._first_stmt = node.body[0] if node.body else None
-            self._header_comments = {line.comment.value for line in node.header if line.comment is not None}
+            self._header_comments = [line.comment.value for line in node.header if line.comment is not None]
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._stmt_stack.append(node)
         return super().on_visit(node)
@@ -413,7 +552,7 @@ class MigrationTransformer(cst.CSTTransformer):
             self._stmt_stack.pop()
             texts = self._pending.pop(id(original_node), None)
             if texts and original_node is self._first_stmt:
-                texts = [t for t in texts if t not in self._header_comments]
+                texts = [t for t in texts if not marker_present(self._header_comments, t)]
             if texts and isinstance(result, cst.CSTNode):
                 marked = add_todo_lines(result, texts)
                 self.changed = self.changed or marked is not result

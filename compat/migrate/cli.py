@@ -3,7 +3,7 @@
 Output contract: diffs (`--diff`) and the list of files that would change (`--check`) go to stdout, so they can be
 piped (`python -m compat.migrate --diff . | git apply`); everything for humans (what was rewritten, manual steps,
 errors, the summary, the progress bar) goes to stderr. Exit codes: 0 nothing to do or all written, 1 changes needed
-(`--check`/`--diff`), 2 a file failed, the dirty-tree guard refused, or bad usage.
+(`--check`/`--diff`), 2 a file failed, the dirty-tree guard or the no-VCS guard refused, or bad usage.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 from migrations import all_migrations, select
 from migrations.base import GUIDE, TODO_PREFIX, Options
 
+from . import gitguard
 from .ledger import Step
 from .ledger import build as build_ledger
 from .report import dumps, fix_safety
@@ -41,9 +42,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog or "python -m compat.migrate",
         description="Rewrite a repository's code for a newer TRL, in place, safely; mark what needs a human with "
-        f"`{TODO_PREFIX} ... (see {GUIDE}#...)`.",
+        f"`{TODO_PREFIX} ... [rule-id]` (`trl-compat explain RULE`; the report links {GUIDE}).",
         epilog="exit codes: 0 nothing to do or all written; 1 changes needed (--check/--diff), or --check with "
-        "`# TODO(trl-compat):` markers left (see --accept-markers); 2 a file failed, the dirty-tree guard refused, "
+        "`# TODO(trl-compat):` markers left (see --accept-markers); 2 a file failed, the dirty-tree or no-VCS guard refused, "
         "or bad usage.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
@@ -67,6 +68,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="gitignore-style pattern to skip (repeatable)")
     parser.add_argument("--allow-dirty", action="store_true", help="write files that have uncommitted changes")
+    parser.add_argument("--allow-no-vcs", action="store_true",
+                        help="write into a folder that is not inside a git or Mercurial work tree (refused by default: "
+                        "nothing could show or undo the changes; --diff and --check never need it)")
     parser.add_argument("-j", "--jobs", type=int, metavar="N",
                         help="worker processes (default: as many as pay off for the number of candidate files)")
     unsafe = parser.add_mutually_exclusive_group()
@@ -186,6 +190,11 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
         return 2
 
     mode = "diff" if args.diff else "check" if args.check else "write"
+    if mode == "write" and not args.allow_no_vcs:
+        outside = [p for p in paths if os.path.exists(p) and gitguard.vcs_root(p) is None]
+        if outside:
+            err.write(_no_vcs_message(outside))
+            return 2
     if not args.quiet:
         err.write(f"target TRL {options.target_trl} ({target_note}); {len(rules)} migration(s)\n")
         err.write(f"target stack: {stack_note}\n")
@@ -209,6 +218,17 @@ def _main(argv: Sequence[str] | None, prog: str | None) -> int:
     if report.exit_code == 0 and report.mode == "check" and steps and not args.accept_markers:
         return 1  # manual steps left: CI and the pre-commit hook stay red until they are done or accepted
     return report.exit_code
+
+
+def _no_vcs_message(outside: list[str]) -> str:
+    """What the no-VCS guard says: what it found, why it refuses, what to run."""
+    names = "".join(f"  {shown(p)}\n" for p in outside)
+    return (
+        f"refused to write: {len(outside)} path(s) are not inside a git or Mercurial work tree, so nothing could "
+        f"show or undo the rewrite; nothing was written:\n{names}"
+        "put the code under version control first (git init && git add -A && git commit -m 'before trl-compat'), "
+        "preview with --diff or --check (they never write), or pass --allow-no-vcs to write anyway\n"
+    )
 
 
 def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options, str, str]:

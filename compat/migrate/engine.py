@@ -24,7 +24,16 @@ import libcst as cst
 from . import depth
 
 from migrations import select
-from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, RuleContext
+from migrations.base import (
+    Finding,
+    ManifestMigration,
+    Migration,
+    Options,
+    PythonMigration,
+    RuleContext,
+    fit_marker_lines,
+    fit_markers,
+)
 
 from .notebook import migrate_notebook
 from .result import ErrorKind, Kind, MigrateError, Result
@@ -160,7 +169,7 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
         result.errors.append(MigrateError("parse", f"{type(exc).__name__}: {exc}"))
         return result
     code, applied, findings, error = run_rules(module, text[len(lead):], triggered, options, path)
-    code = lead + code
+    code = lead + fit_markers(code)
     if error is not None:  # the file is left as is: the other rules' findings would describe edits never made
         result.errors.append(error)
         return result
@@ -311,7 +320,7 @@ def _migrate_manifest(result: Result, options: Options, rules: Sequence[Migratio
                 return
             text = new
             result.rules_applied.append(rule.id)
-    result.text = text
+    result.text = fit_marker_lines(text)
 
 
 def _verify_manifest(name: str, before: str, after: str) -> str | None:

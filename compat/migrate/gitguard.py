@@ -5,6 +5,9 @@ that is modified, staged, added, renamed or untracked has content that a `git ch
 refuses to write anything (as `cargo fix` does) and says which files and how to go on. A file git ignores has no copy
 in git either, so it counts as untracked. Files outside any git work tree,
 or when git is not installed, are not guarded (there is nothing to compare with).
+
+The no-VCS guard (`vcs_root`, used by the CLI): a path that is not inside a git or Mercurial work tree at all is
+refused in write mode unless `--allow-no-vcs` (cargo fix's rule), because nothing could show or undo what changed.
 """
 
 from __future__ import annotations
@@ -33,6 +36,29 @@ def _git(cwd: str, *args: str) -> str | None:
     except OSError:
         return None
     return proc.stdout if proc.returncode == 0 else None
+
+
+def vcs_root(path: str) -> str | None:
+    """The root of the git or Mercurial work tree holding `path` (a file or a folder), None when there is none.
+
+    Walks up from the path looking for `.git` (a folder, or the file a git worktree or submodule has) or `.hg`; then
+    asks git itself (`GIT_DIR` / `GIT_WORK_TREE` set in the environment). Needs neither git nor hg installed for
+    the usual layout."""
+    real = os.path.realpath(path)
+    folder = real if os.path.isdir(real) else os.path.dirname(real)
+    here = folder
+    while True:
+        if any(os.path.exists(os.path.join(here, marker)) for marker in (".git", ".hg")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    if os.path.isdir(folder):
+        out = _git(folder, "rev-parse", "--show-toplevel")
+        if out and out.strip():
+            return os.path.realpath(out.strip())
+    return None
 
 
 def dirty_files(real_paths: Iterable[str]) -> dict[str, str]:

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 
 from compat.markers import Marker, scan_file
-from migrations.base import GUIDE
+from migrations.base import ELLIPSIS, GUIDE
 
 from .runner import Report
 
@@ -31,10 +31,10 @@ class Step:
     column: int
     cell: int | None
     rule: str | None
-    message: str  # a marker's text after `TODO(trl-compat):`; a finding's message for a new step
+    message: str  # a finding's whole message (new steps, and markers this run reported); else the marker's text
     new: bool = False  # --check/--diff: a manual step of this run, not in the file yet
     matched: bool = False  # a marker this run's rules reported (so it is in the report's findings too)
-    anchor: str | None = None  # new steps: the guide anchor of the finding
+    anchor: str | None = None  # the guide anchor: the finding's, or the marker's rule's
 
     def to_json(self) -> dict:
         return {"path": self.path, "line": self.line, "column": self.column, "cell": self.cell, "rule": self.rule,
@@ -51,12 +51,26 @@ class Step:
         return f"{where}: manual: {rule}{self.message}{guide}"
 
 
+def _anchor(marker: Marker) -> str | None:
+    """The guide anchor of a marker this run did not report: its rule's, for a new-format marker (`[rule-id]` at the
+    end); None for an old-format one (its text still carries the link) or an unknown rule."""
+    if marker.rule is None or "MIGRATION.md#" in marker.message:
+        return None
+    from migrations import all_migrations
+
+    rule = next((r for r in all_migrations() if r.id == marker.rule), None)
+    return rule.anchor if rule is not None else None
+
+
 def _matches(marker: Marker, finding) -> bool:
     if marker.cell != finding.cell:
         return False
     if marker.rule is not None and marker.rule in (finding.rule, finding.anchor):
         return True
-    return bool(finding.message) and finding.message[:60] in marker.message
+    if not finding.message:
+        return False
+    summary = marker.message.removesuffix(ELLIPSIS).rstrip()  # a marker holds a cut of the message (fit_marker)
+    return finding.message[:60] in marker.message or (len(summary) >= 16 and finding.message.startswith(summary))
 
 
 def _match(markers: list[Marker], findings: list) -> dict[int, Marker]:
@@ -86,8 +100,11 @@ def build(report: Report) -> list[Step]:
         by_marker = {id(m): manual[i][1] for i, m in matched.items()}
         for m in markers:
             f = by_marker.get(id(m))
-            rule = f.rule if f is not None else m.rule
-            steps.append(Step(entry.path, m.line, m.column, m.cell, rule, m.message, matched=f is not None))
+            if f is not None:  # the marker holds a cut of the message (fit_marker): show the finding's whole text
+                steps.append(Step(entry.path, m.line, m.column, m.cell, f.rule, f.message, matched=True,
+                                  anchor=f.anchor or None))
+            else:
+                steps.append(Step(entry.path, m.line, m.column, m.cell, m.rule, m.message, anchor=_anchor(m)))
         for i, (_, f) in enumerate(manual):
             if i in matched:
                 continue

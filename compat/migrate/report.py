@@ -22,7 +22,7 @@ JSON schema (one object; every key always present; documented in docs/migrate.md
                       same run adds them next to `trl` in the manifests that declare it
         findings      [{"rule", "severity": "manual"|"warning"|"info", "message", "line", "column" (1-based, 0 =
                         unknown), "cell" (notebook cell index or null), "anchor", "guide" ("MIGRATION.md#anchor" or
-                        null), "changed": bool (an applied rewrite), "fix_safety": "safe" | "unsafe" (the rule's) }]
+                        null), "url" (the guide section on the web, or null), "changed": bool (an applied rewrite), "fix_safety": "safe" | "unsafe" (the rule's) }]
         fix_safety    "safe" | "unsafe" | null: "unsafe" when any rule that changed the file is, null when unchanged
         errors        [{"kind", "message", "rule" (the rule at fault or null), "line", "column"}]
     ledger        {"left": int, "steps": [{"path", "line", "column", "cell", "rule", "message", "new"}]}: the manual
@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import quote
 
 from migrations import all_migrations
-from migrations.base import GUIDE, Finding
+from migrations.base import GUIDE, Finding, guide_url
 
 from .engine import MigrateError
 from .ledger import Step
@@ -88,6 +88,7 @@ def _finding(f: Finding) -> dict[str, Any]:
         "cell": f.cell,
         "anchor": f.anchor,
         "guide": f"{GUIDE}#{f.anchor}" if f.anchor else None,
+        "url": guide_url(f.anchor) if f.anchor else None,
         "changed": f.changed,
         "fix_safety": fix_safety(f.rule),
     }
@@ -143,7 +144,8 @@ def to_sarif(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
         if m is not None:
             desc["properties"] = {"trlRelease": m.release, "fixSafety": m.fix_safety}
             if m.anchor:
-                desc["help"] = {"text": f"See {GUIDE}#{m.anchor}"}
+                desc["help"] = {"text": f"See {GUIDE}#{m.anchor} ({guide_url(m.anchor)})"}
+                desc["helpUri"] = guide_url(m.anchor)
         descriptors.append(desc)
     descriptors.append({"id": "trl-compat/error", "name": "error",
                         "shortDescription": {"text": "trl-compat could not migrate this file"}})
@@ -157,7 +159,7 @@ def to_sarif(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
                 location["physicalLocation"]["region"] = {"startLine": f.line, "startColumn": max(f.column, 1)}
             message = f.message + (f" (cell {f.cell}, line {f.line})" if f.cell is not None else "")
             if f.anchor:
-                message += f" — see {GUIDE}#{f.anchor}"
+                message += f" — see {GUIDE}#{f.anchor} ({guide_url(f.anchor)})"
             result: dict[str, Any] = {
                 "ruleId": f.rule,
                 "level": _LEVEL.get(f.severity, "note"),
@@ -165,6 +167,8 @@ def to_sarif(report: Report, steps: Sequence[Step] = ()) -> dict[str, Any]:
                 "locations": [location],
             }
             result["properties"] = {"fixSafety": fix_safety(f.rule)}
+            if f.anchor:
+                result["properties"]["guideUrl"] = guide_url(f.anchor)
             if f.cell is not None:
                 result["properties"].update({"cell": f.cell, "cellLine": f.line})
             results.append(result)

@@ -41,7 +41,7 @@ from typing import Literal
 from migrations import select
 from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, gates, gates_match
 
-from . import depth, gitguard, interrupts
+from . import depth, gitguard, interrupts, resolution
 from .engine import MigrateError, file_kind, migrate_source
 from .textio import DecodeError, Decoded, decode_python, decode_utf8
 from .interrupts import Interrupted
@@ -384,6 +384,11 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
         decoded: Decoded = decode_python(data) if kind.startswith("python") else decode_utf8(data)
     except DecodeError as exc:
         return _Outcome(errors=[MigrateError("decode", str(exc))])
+    if kind.startswith("python"):
+        by_sys_path = resolution.vendored_by_sys_path(path, decoded.text)
+        if by_sys_path is not None:  # its `trl` is a copy on the folder it puts on sys.path: left alone, as above
+            return _Outcome(encoding=decoded.encoding + ("-sig" if decoded.bom else ""), parsed=False,
+                            findings=[by_sys_path])
     result = migrate_source(decoded.text, options=options, rules=rules, path=path, verify_idempotent=verify)
     outcome = _Outcome(
         encoding=decoded.encoding + ("-sig" if decoded.bom else ""),
@@ -393,6 +398,8 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
         errors=result.errors,
         needs=result.needs,
     )
+    if kind.startswith("python") and result.parsed and result.ok:
+        outcome.findings = [*outcome.findings, *resolution.notes(path, decoded.text)]
     if result.changed:
         try:
             outcome.new_bytes = decoded.encode(result.text)

@@ -24,7 +24,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrations.base import Finding, ManifestMigration, RuleContext, todo_text
+from migrations.base import Finding, ManifestMigration, RuleContext, same_marker, todo_text
 from migrations.kinds.requirements import (
     PackageFloor,
     Rewrite,
@@ -275,8 +275,8 @@ def _requirements_txt(rule: DependencyManifests, text: str, table: dict[str, Pac
         i += 1
         first = lines[start]
         if trl_reference(first) and not first.lstrip().startswith("#"):
-            marker = todo_text(_fork_message(ctx), rule.anchor)
-            if not (start and lines[start - 1].strip() == marker):
+            marker = todo_text(_fork_message(ctx), rule.anchor, rule.id)
+            if not (start and same_marker(lines[start - 1], marker)):
                 newline = "\r\n" if first.endswith("\r\n") else "\n"
                 out[start] = marker + newline + out[start]
             continue

@@ -33,7 +33,7 @@ import json
 import re
 from typing import Any
 
-from migrations.base import Finding, ManifestMigration, Options, RuleContext, todo_text
+from migrations.base import Finding, ManifestMigration, Options, RuleContext, same_marker, todo_text
 
 ACCELERATE_RENAMES = {"fsdp_backward_prefetch_policy": "fsdp_backward_prefetch"}
 DEEPSPEED_RENAMES = {("seq_parallel_comm_data_type",): "seq_parallel_communication_data_type"}
@@ -91,8 +91,8 @@ class LauncherConfigs(ManifestMigration):
                 block = lines[i:end]
                 if any(re.search(r":\s*true\b", b, re.I) for b in block):
                     marker = todo_text("ipex_config: accelerate 1.15 rejects this key; enable IPEX another way "
-                                       "or drop it", self.anchor)
-                    if not (out and out[-1].strip() == marker):
+                                       "or drop it", self.anchor, self.id)
+                    if not (out and same_marker(out[-1], marker)):
                         out.append(marker + _newline(line))
                     ctx.report(Finding(self.id, "ipex_config enables IPEX, which accelerate 1.15 no longer "
                                                 "configures: decide, then remove the key", i + 1, 1, self.anchor,

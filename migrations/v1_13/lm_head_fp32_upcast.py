@@ -225,7 +225,7 @@ class _Transformer(MigrationTransformer):
         self.note(node, "fp32 lm_head projection -> projection in the operands' dtype, result upcast (a numerics "
                         "change: check the loss)", severity="warning")
         if self._stmt_stack:
-            self._pending.setdefault(id(self._stmt_stack[-1]), []).append(todo_text(_MARKER, self.rule.anchor))
+            self._pending.setdefault(id(self._stmt_stack[-1]), []).append(todo_text(_MARKER, self.rule.anchor, self.rule.id))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value)

@@ -24,7 +24,7 @@ import re
 import shlex
 from pathlib import Path
 
-from migrations.base import Finding, ManifestMigration, Options, RuleContext, todo_text
+from migrations.base import Finding, ManifestMigration, Options, RuleContext, same_marker, todo_text
 
 # PPO flag -> GRPO flag, where the GRPO field carries the same setting (the field table of `ppo_to_grpo.fields`)
 SAME_SETTING_GRPO = {"exp_name": "run_name", "log_with": "report_to", "ppo_epochs": "num_iterations",
@@ -103,7 +103,7 @@ class PPOCliFlags(ManifestMigration):
                                "migration (no field with the same setting): drop or replace", self.anchor)
             indent = re.match(r"[ \t]*", block[0]).group(0)  # type: ignore[union-attr]
             newline = "\r\n" if block[0].endswith("\r\n") else "\n"
-            if not (out and out[-1].strip() == marker):
+            if not (out and same_marker(out[-1], marker)):
                 new_block.insert(0, indent + marker + newline)
             ctx.report(Finding(self.id, f"{', '.join(rejected)} are not accepted by {words[at]}'s parser after "
                                "the PPO migration", start + 1, 1, self.anchor, "manual", False))

@@ -63,7 +63,7 @@ def migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = tmp_path_factory.mktemp("ppo_era") / "repo"
     shutil.copytree(EXAMPLES, repo)
     proc = subprocess.run(
-        [sys.executable, "-m", "compat.migrate", "--target-trl", str(trl), "--allow-dirty", "-q", str(repo)],
+        [sys.executable, "-m", "compat.migrate", "--target-trl", str(trl), "--allow-dirty", "--allow-no-vcs", "-q", str(repo)],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"trl=={trl}" in (repo / "requirements.txt").read_text(encoding="utf-8")
@@ -107,7 +107,7 @@ def test_migrated_to_online_dpo_trains_untouched(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES, repo)
     script = repo / "experimental_ppo.py"
     proc = subprocess.run(
-        [sys.executable, "-m", "compat.migrate", "--to", "online-dpo", "--target-trl", str(trl), "--allow-dirty", "-q",
+        [sys.executable, "-m", "compat.migrate", "--to", "online-dpo", "--target-trl", str(trl), "--allow-dirty", "--allow-no-vcs", "-q",
          str(script)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = run(script, cwd=repo, timeout=600)

@@ -98,6 +98,7 @@ def test_report_json_and_sarif(repo, tmp_path, capsys, monkeypatch):
     (manual,) = files["manual.py"]["findings"]
     assert manual["severity"] == "manual" and (manual["line"], manual["column"]) == (2, 22)
     assert manual["guide"] == "MIGRATION.md#sft-chunked-nll"
+    assert manual["url"].startswith("https://") and manual["url"].endswith("MIGRATION.md#sft-chunked-nll")
     _, out, _ = cli("--check", ".", "--report", "-", "--format", "sarif", "-q", cwd=repo, capsys=capsys,
                     monkeypatch=monkeypatch)  # "would rewrite ..." lines, then the report
     sarif = json.loads(out[out.index("{") :])

@@ -67,7 +67,7 @@ def test_other_literals_get_one_todo_marker_even_on_a_second_run():
     first = run(src)
     assert first.changed
     lines = first.text.splitlines()
-    assert lines[3].startswith(f"    {TODO_PREFIX} ") and lines[3].endswith("(see MIGRATION.md#sft-chunked-nll)")
+    assert lines[3].startswith(f"    {TODO_PREFIX} ") and lines[3].endswith(" [sft-chunked-nll-loss-type]")
     assert lines[4] == "    cfg = SFTConfig(loss_type='chunked_nll')"
     assert [(f.severity, f.line, f.column) for f in first.manual_steps] == [("manual", 4, 31)]
     second = migrate_source(first.text, rules=[RULE])

@@ -24,7 +24,7 @@ def test_interrupted_run_leaves_each_file_old_or_new(tmp_path, sig, delay):
     for i in range(120):
         (tmp_path / f"m{i:03d}.py").write_bytes(old)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "compat.migrate", "-q", "-j", "1", "--only",
+    proc = subprocess.Popen([sys.executable, "-m", "compat.migrate", "-q", "--allow-no-vcs", "-j", "1", "--only",
                              "sft-chunked-nll-loss-type", str(tmp_path)], env=env, stderr=subprocess.PIPE)
     time.sleep(delay)
     proc.send_signal(sig)

@@ -50,5 +50,5 @@ def test_scripts_beside_a_vendored_trl_copy_are_left_alone(tmp_path: Path, capsy
     }
     root = _tree(tmp_path / "vendored", files)
     assert not project_uses_trl([str(root)])
-    assert main(["--allow-dirty", str(root)]) == 0
+    assert main(["--allow-dirty", "--allow-no-vcs", str(root)]) == 0
     assert all((root / n).read_text(encoding="utf-8") == t for n, t in files.items())

@@ -75,9 +75,9 @@ def test_a_fifo_and_a_link_to_dev_zero_do_not_hang_or_crash(tmp_path):
     write(tmp_path / "a.py", OLD_SFT)
     os.mkfifo(tmp_path / "pipe.py")
     os.symlink("/dev/zero", tmp_path / "zero.py")
-    proc = run_cli("--allow-dirty", "--only", RULE.id, "--report", "r.json", ".", cwd=tmp_path, timeout=30)
+    proc = run_cli("--allow-dirty", "--allow-no-vcs", "--only", RULE.id, "--report", "r.json", ".", cwd=tmp_path, timeout=30)
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()
-    proc = run_cli("--allow-dirty", "--only", RULE.id, "pipe.py", cwd=tmp_path, timeout=30)  # named: the same
+    proc = run_cli("--allow-dirty", "--allow-no-vcs", "--only", RULE.id, "pipe.py", cwd=tmp_path, timeout=30)  # named: the same
     assert proc.returncode == 2 and b"not a regular file" in proc.stderr, proc.stderr.decode()
     assert (tmp_path / "a.py").read_text() == NEW_SFT
     files = {f["path"]: f for f in json.loads((tmp_path / "r.json").read_text())["files"]}
@@ -182,7 +182,7 @@ def test_a_non_utf8_file_name_with_diff_and_report(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     (entry,) = report["files"]
     assert os.fsencode(entry["path"]) == name  # the raw bytes come back from the JSON (\udcNN escapes)
-    proc = run_cli("--allow-dirty", "--only", RULE.id, ".", cwd=tmp_path)
+    proc = run_cli("--allow-dirty", "--allow-no-vcs", "--only", RULE.id, ".", cwd=tmp_path)
     assert proc.returncode == 0 and b"rewrote caf\\xe9.py" in proc.stderr, proc.stderr.decode()
 
 
@@ -239,7 +239,7 @@ def test_10000_nested_parentheses_among_healthy_files_under_j2(tmp_path):
         write(tmp_path / f"ok{i:02d}.py", OLD_SFT)
     write(tmp_path / "deep.py", OLD_SFT + "x = " + "(" * 10_000 + "a" + ")" * 10_000 + "\n")
     for jobs in ("1", "2"):
-        proc = run_cli("--allow-dirty", "-j", jobs, "--only", RULE.id, "--report", "r.json", ".", cwd=tmp_path)
+        proc = run_cli("--allow-dirty", "--allow-no-vcs", "-j", jobs, "--only", RULE.id, "--report", "r.json", ".", cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr.decode()[-2000:]
         report = json.loads((tmp_path / "r.json").read_text())
         failed = [f["path"] for f in report["files"] if f["status"] == "failed"]

@@ -24,7 +24,7 @@ OLD, NEW = (OLD_SFT + PADDING).encode(), (NEW_SFT + PADDING).encode()
 
 def start(tree: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "compat.migrate", "--only", "sft-chunked-nll-loss-type", *args,
+    return subprocess.Popen([sys.executable, "-m", "compat.migrate", "--allow-no-vcs", "--only", "sft-chunked-nll-loss-type", *args,
                              str(tree)], env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
 
 
@@ -138,7 +138,7 @@ def test_concurrent_runs_never_report_a_rewrite_that_is_gone(tmp_path):
         for p in files:
             p.write_text(source)
         procs = {rule: subprocess.Popen(
-            [sys.executable, "-m", "compat.migrate", "-q", "-j", "1", "--only", rule, "--report",
+            [sys.executable, "-m", "compat.migrate", "-q", "--allow-no-vcs", "-j", "1", "--only", rule, "--report",
              str(tmp_path / f"{rule}.json"), str(files[0].parent)], env=env, stderr=subprocess.DEVNULL)
             for rule in runs}
         for p in procs.values():

@@ -62,10 +62,45 @@ class Attributes:
                 and call.func.attr.value == "generate_completions"
                 and dotted(call.func.value) in self.trainer_vars
             ):
-                # no successor: keep the line visible as a comment-marked `pass`
+                # no successor: a placeholder `pass`, which the enclosing block drops unless it is all the block
+                # holds; its marker and comments then move to the next statement (`_drop_placeholders`)
                 self.changed = True
-                return updated_node.with_changes(body=[cst.Pass()])
+                placeholder = cst.Pass()
+                self._placeholders.add(id(placeholder))
+                return updated_node.with_changes(body=[placeholder])
         return result
+
+    def _is_placeholder(self, stmt: cst.CSTNode) -> bool:
+        return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and id(stmt.body[0]) in getattr(self, "_placeholders", ()))
+
+    def _drop_placeholders(self, body: list, footer: list, keep_one: bool) -> tuple[list, list]:
+        """`body` without the placeholder `pass` lines (`keep_one`: an indented block that would be left empty keeps
+        its last one); the comment lines above each (its marker) go to the next statement, or to `footer` after
+        the last one."""
+        if not any(self._is_placeholder(stmt) for stmt in body):
+            return body, footer
+        if keep_one and all(self._is_placeholder(stmt) for stmt in body):
+            return body, footer
+        out: list = []
+        carried: list[cst.EmptyLine] = []
+        for stmt in body:
+            if self._is_placeholder(stmt):
+                carried.extend(stmt.leading_lines)  # the marker (and the user's comments) stay where the call was
+                continue
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append(stmt)
+        if carried:
+            footer = [*(line.with_changes(indent=True) for line in carried if line.comment is not None), *footer]
+        return out, footer
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        body, footer = self._drop_placeholders(list(updated_node.body), list(updated_node.footer), keep_one=True)
+        if body == list(updated_node.body):
+            return updated_node
+        return updated_node.with_changes(body=body, footer=footer)
 
     def _trainer_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         f = updated.func
@@ -82,8 +117,9 @@ class Attributes:
                       "prepare_dataloader", "generate_completions", "record_step_stats"):
             self.todo(original, f"{recv}.{meth}() does not exist on {self.TrainerName}: training, generation and "
                       "logging happen inside trainer.train()" + (
-                          f"; the call `{code(original)}` was replaced by `pass`: set log_completions=True in the "
-                          "config to see samples" if meth == "generate_completions" else ""), "ppo-trainer-attributes")
+                          f"; the call `{code(original)}` was dropped (`pass` where a block would be left empty): "
+                          "set log_completions=True in the config to see samples"
+                          if meth == "generate_completions" else ""), "ppo-trainer-attributes")
         return updated
 
     def _self_method(self, original: cst.Call) -> None:
@@ -258,7 +294,11 @@ class Attributes:
         return updated_node
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        """Give the script's own argument dataclass the PPO fields the code still reads (`--sft_model_path` ...)."""
+        """Drop the placeholder `pass` lines at module level (`_drop_placeholders`); give the script's own argument
+        dataclass the PPO fields the code still reads (`--sft_model_path` ...)."""
+        body, footer = self._drop_placeholders(list(updated_node.body), list(updated_node.footer), keep_one=False)
+        if body != list(updated_node.body):
+            updated_node = updated_node.with_changes(body=body, footer=footer)
         if not self.host_fields:
             return updated_node
         body = list(updated_node.body)

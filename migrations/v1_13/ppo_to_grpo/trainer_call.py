@@ -186,7 +186,7 @@ class TrainerCall:
         lines = [cst.EmptyLine(comment=cst.Comment(
             "# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids"))]
         if chat:  # marked at the inserted line itself (reported at the trainer call it precedes)
-            lines.append(cst.EmptyLine(comment=cst.Comment(todo_text(chat_todo, "ppo-dataset-prompt"))))
+            lines.append(cst.EmptyLine(comment=cst.Comment(todo_text(chat_todo, "ppo-dataset-prompt", self.rule.id))))
             line, col = self.position(original)
             self.ctx.report(Finding(self.rule.id, chat_todo, line, col, "ppo-dataset-prompt", "manual", False))
         decode = decode.with_changes(leading_lines=lines)

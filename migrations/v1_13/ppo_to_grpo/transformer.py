@@ -64,6 +64,7 @@ class Transformer(Loop, ConfigCall, TrainerCall, Reads, Attributes, SymbolTransf
         self.tokenizers: set[str] = set()
         self._class_stack: list[tuple[str, str]] = []  # (class name, kind)
         self.host_fields: dict[str, dict[str, object]] = {}  # script-args dataclass -> PPO fields it now holds
+        self._placeholders: set[int] = set()  # ids of the `pass` nodes standing for dropped calls (Attributes)
         self._plan_loops()
         # `def build_dataset(config): ... config.model_name` called as `build_dataset(ppo_config)`: inside that
         # function the parameter is the config too

@@ -140,9 +140,9 @@ def test_table_moves_every_import_form():
 def test_table_gone_names_are_marked_and_kept():
     out, findings = run_rule(TABLE, "from trl.experimental.old_pkg import gone_helper\n\ngone_helper(1)\n")
     assert out == (
-        "# TODO(trl-compat): gone_helper has no successor (see MIGRATION.md#test-table)\n"
+        "# TODO(trl-compat): gone_helper has no successor [test-table]\n"
         "from trl.experimental.old_pkg import gone_helper\n\n"
-        "# TODO(trl-compat): gone_helper has no successor (see MIGRATION.md#test-table)\n"
+        "# TODO(trl-compat): gone_helper has no successor [test-table]\n"
         "gone_helper(1)\n"
     )
     assert len(findings) == 2 and not any(f.changed for f in findings)

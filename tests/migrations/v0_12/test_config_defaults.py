@@ -43,7 +43,8 @@ def test_range_within_one_era_is_provable(tmp_path):
 
 def test_open_pin_is_marked(tmp_path):
     out, findings = _run_in(tmp_path, "trl>=0.8", "from trl import DPOConfig\nDPOConfig(output_dir='o')\n")
-    assert out.splitlines()[1].startswith("# TODO(trl-compat): DPOConfig defaults changed since your pinned TRL: "
+    assert out.splitlines()[1].startswith("# TODO(trl-compat): DPOConfig defaults changed since your pinned TRL")
+    assert findings[0].message.startswith("DPOConfig defaults changed since your pinned TRL: "
                                           "set learning_rate, logging_steps, gradient_checkpointing, bf16")
     assert [f.severity for f in findings] == ["manual"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from packaging.version import Version
 
 from compat.migrate.engine import migrate_source
@@ -45,13 +46,41 @@ def test_attribute_use_through_import_trl():
     """)
 
 
-def test_judges_are_marked():
+@pytest.mark.parametrize("target", ["1.13.0", "1.16.0"])
+def test_judges_move_to_compat(target):
+    check(RULE, """\
+        from trl import HfPairwiseJudge, OpenAIPairwiseJudge, BasePairwiseJudge
+        from trl.experimental.judges import PairRMJudge as RM
+        judges = {"hf": HfPairwiseJudge, "openai": OpenAIPairwiseJudge, "pair_rm": RM}
+
+        class MyJudge(BasePairwiseJudge):
+            pass
+    """, """\
+        from compat.trl import HfPairwiseJudge, OpenAIPairwiseJudge, BasePairwiseJudge
+        from compat.trl import PairRMJudge as RM
+        judges = {"hf": HfPairwiseJudge, "openai": OpenAIPairwiseJudge, "pair_rm": RM}
+
+        class MyJudge(BasePairwiseJudge):
+            pass
+    """, target=target)
+
+
+def test_win_rate_callback_stays_marked():
     out, findings = run(RULE, """\
-        from trl import PairRMJudge
-        judge = PairRMJudge()
+        from trl import WinRateCallback, PairRMJudge
+        cb = WinRateCallback(judge=PairRMJudge(), trainer=trainer)
     """)
     assert out.count("# TODO(trl-compat): TRL judges were removed in 1.1") == 2
-    assert all(f.severity == "manual" for f in findings)
+    assert "from compat.trl import PairRMJudge" in out
+    assert any(f.severity == "manual" for f in findings)
+
+
+def test_a_local_judge_class_is_left_alone():
+    noop(RULE, """\
+        from myeval import HfPairwiseJudge
+        j = HfPairwiseJudge()
+        text = "trl.HfPairwiseJudge"
+    """)
 
 
 def _chain(src: str, target: str) -> str:
@@ -74,9 +103,10 @@ def test_removed_packages_follow_the_target():
     on_116 = _chain(src, "1.16.0")
     assert "from compat.trl import BCOTrainer" in on_116
     assert "# TODO(trl-compat): trl.experimental.xpo was removed in TRL 1.14" in on_116
-    assert "MIGRATION.md#removed-xpo" in on_116
+    assert "[experimental-trainer-imports]" in on_116
     # the same on its own: the engine picks rules by the original text, so this rule answers for 1.14+ itself
-    alone, _ = run(RULE, src, target="1.14.0")
+    alone, alone_findings = run(RULE, src, target="1.14.0")
+    assert any(f.anchor == "removed-xpo" for f in alone_findings)  # the report links the section
     assert "from compat.trl import BCOTrainer" in alone and alone.count("removed in TRL 1.14") == 2
 
 

@@ -45,7 +45,7 @@ def test_an_ipex_block_that_enables_ipex_is_marked_not_removed():
     result = migrate(text, "cpu.yml")
     assert "ipex_config:\n  ipex: true" in result.text
     marker_line = result.text.splitlines()[result.text.splitlines().index("ipex_config:") - 1]
-    assert marker_line.startswith("# TODO(trl-compat): ipex_config") and "#launcher-configs" in marker_line
+    assert marker_line.startswith("# TODO(trl-compat): ipex_config") and marker_line.endswith(" [launcher-configs]")
     assert any(f.severity == "manual" for f in result.findings)
 
 

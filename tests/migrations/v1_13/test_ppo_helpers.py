@@ -39,7 +39,8 @@ def test_helper_without_successor_is_flagged():
     out, findings = run(RULE, "from trl.core import stack_dicts\n\nstats = stack_dicts(batch)\n")
     assert "from trl.core" not in out
     assert ("# TODO(trl-compat): stack_dicts (trl.core, removed from TRL) is not defined any more "
-            "(see MIGRATION.md#ppo-core-helpers)\nstats = stack_dicts(batch)\n") in out
+            "[ppo-helpers]\nstats = stack_dicts(batch)\n") in out
+    assert any(f.anchor == "ppo-core-helpers" for f in findings)
     assert findings and not any(f.changed for f in findings)
 
 

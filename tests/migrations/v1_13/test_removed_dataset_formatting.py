@@ -14,19 +14,19 @@ def test_dataset_formatting_todo_with_replacement():
         features = FORMAT_MAPPING["chatml"]
     """)
     lines = out.splitlines()
-    assert lines[1].startswith("# TODO(trl-compat): trl.extras.dataset_formatting.FORMAT_MAPPING was removed in TRL")
-    assert '"chatml": datasets.List(' in lines[1] and lines[1].endswith("(see MIGRATION.md#removed-dataset-formatting)")
+    assert lines[1].startswith("# TODO(trl-compat): trl.extras.dataset_formatting.FORMAT_MAPPING was")
+    assert '"chatml": datasets.List(' in findings[0].message and lines[1].endswith(" [removed-dataset-formatting]")
     assert lines[2] == "from trl.extras.dataset_formatting import FORMAT_MAPPING"
     assert lines[4].startswith("# TODO(trl-compat)") and lines[5] == 'features = FORMAT_MAPPING["chatml"]'
     assert len(findings) == 2
 
 
 def test_dataset_formatting_module_forms_and_noops():
-    out, _ = run(FORMATTING, """\
+    out, found = run(FORMATTING, """\
         import trl.extras.dataset_formatting as df
         x = df.get_formatting_func_from_dataset(ds, tok)
     """)
-    assert out.count("# TODO(trl-compat)") == 2 and "drop the formatting function" in out
+    assert out.count("# TODO(trl-compat)") == 2 and any("drop the formatting function" in f.message for f in found)
     noop(FORMATTING, "from trl.extras.profiling import profiling_decorator\n")
     noop(FORMATTING, "dataset_formatting = 1\nFORMAT_MAPPING = {}\n")
     assert run(FORMATTING, "from trl.extras.dataset_formatting import FORMAT_MAPPING\n", target="1.12.0")[0] == (

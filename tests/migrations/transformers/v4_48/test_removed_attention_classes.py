@@ -14,8 +14,9 @@ def test_the_issue_example_is_marked():
     for stack in ({"transformers": "4.56.2"}, {"transformers": "5.24.0"}):
         out, findings = run(RULE, src, stack=stack)
         lines = out.splitlines()
-        assert lines[0].startswith("# TODO(trl-compat): LlamaFlashAttention2 was removed in transformers 4.48")
-        assert "attn_implementation" in lines[0] and lines[1] == src.splitlines()[0]
+        assert lines[0].startswith("# TODO(trl-compat): LlamaFlashAttention2 was removed in transformers")
+        assert lines[0].endswith(" [removed-attention-classes]") and lines[1] == src.splitlines()[0]
+        assert "4.48" in findings[0].message and "attn_implementation" in findings[0].message
         assert len(findings) == 2 and not any(f.changed for f in findings)
 
 

@@ -11,8 +11,9 @@ from tests.migrations._driver import check, noop, run
 def test_renamed_and_marked():
     check(RULE, "from transformers import TrainingArguments\na = TrainingArguments('o', no_cuda=True, per_gpu_train_batch_size=4)\n",
           "from transformers import TrainingArguments\na = TrainingArguments('o', use_cpu=True, per_device_train_batch_size=4)\n")
-    out, _ = run(RULE, "from trl import SFTConfig\na = SFTConfig(output_dir='o', overwrite_output_dir=True)\n")
-    assert out.splitlines()[1].startswith("# TODO(trl-compat): TrainingArguments(overwrite_output_dir=) was removed")
+    out, findings = run(RULE, "from trl import SFTConfig\na = SFTConfig(output_dir='o', overwrite_output_dir=True)\n")
+    assert out.splitlines()[1].startswith("# TODO(trl-compat): TrainingArguments(overwrite_output_dir=) was")
+    assert findings[0].message.startswith("TrainingArguments(overwrite_output_dir=) was removed")
 
 
 def test_the_tables_are_the_atlas_diff():

@@ -11,7 +11,7 @@ def test_the_issue_example_is_marked():
     src = "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', logging_dir='logs')\n"
     out, findings = run(RULE, src)
     assert out.splitlines()[1].startswith("# TODO(trl-compat): logging_dir= was removed in transformers 5.15")
-    assert "TENSORBOARD_LOGGING_DIR" in out and len(findings) == 1
+    assert "TENSORBOARD_LOGGING_DIR" in findings[0].message and len(findings) == 1
 
 
 def test_facts():

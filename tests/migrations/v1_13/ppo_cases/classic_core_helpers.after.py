@@ -30,5 +30,5 @@ labels = torch.randint(0, 5, (2, 3))
 lp = logprobs_from_logits(logits, labels)
 adv = whiten(lp)
 mean = masked_mean(lp, torch.ones_like(lp))
-# TODO(trl-compat): stack_dicts (trl.core, removed from TRL) is not defined any more (see MIGRATION.md#ppo-core-helpers)
+# TODO(trl-compat): stack_dicts (trl.core, removed from TRL) is not defined any more [ppo-helpers]
 stats = stack_dicts([{"a": torch.tensor([1.0])}])

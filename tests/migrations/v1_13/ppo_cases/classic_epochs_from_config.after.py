@@ -2,10 +2,10 @@ import torch
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="gpt2" (tracking only; the model is the trainer's `model`); steps=2560 (classic: samples, not read by the trainer; the step loop's length became num_train_epochs) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): learning_rate was not set: its default differs across the TRL releases this file could run on (1e-05 in 0.4.0..0.7.10; 1.41e-05 in 0.7.11..0.11.4): pin trl; 1.41e-05 written (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 256 prompts x 1 response per step; GRPO now samples 32 prompt(s) x 8 completions per generation batch of 256 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 256 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     num_iterations=2,
     learning_rate=1.41e-5,
@@ -45,5 +45,5 @@ ppo_trainer = GRPOTrainer(
     processing_class=tokenizer,
 )  # noqa: F821
 
-# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, m...; batch["response"] = tokenizer.batch_decode(response_tensors)  # noqa: F821; ppo_trainer.step(query_tensors, response_tensors, rewards) (see MIGRATION.md#ppo-step-loop)
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train() [ppo-to-grpo]
 ppo_trainer.train()

@@ -17,9 +17,9 @@ gpt2_model = GPT2LMHeadModel.from_pretrained("gpt2")
 gpt2_model_ref = GPT2LMHeadModel.from_pretrained("gpt2")
 gpt2_tokenizer = GPT2Tokenizer.from_pretrained("gpt2")
 ppo_config = {"batch_size": 1, "forward_batch_size": 1}
-# TODO(trl-compat): the trainer is built from *args/**kwargs: pass GRPOTrainer's arguments (model, reward_funcs, args, train_dataset, processing_class, peft_config) (see MIGRATION.md#ppo-trainer)
+# TODO(trl-compat): the trainer is built from *args/**kwargs [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(gpt2_model, gpt2_model_ref, gpt2_tokenizer, **ppo_config)
 query_tensor = gpt2_tokenizer.encode(" This movie was really", return_tensors="pt")
 response_tensor = respond_to_batch(gpt2_model, query_tensor)
-# TODO(trl-compat): ppo_trainer.step() does not exist on GRPOTrainer: training, generation and logging happen inside trainer.train() (see MIGRATION.md#ppo-trainer-attributes)
+# TODO(trl-compat): ppo_trainer.step() does not exist on GRPOTrainer [ppo-to-grpo]
 train_stats = ppo_trainer.step(query_tensor, response_tensor, torch.tensor([1.0]))

@@ -11,16 +11,16 @@ def build_dataset(config, input_min_text_length=2):
 
 
 def describe(config):
-    # TODO(trl-compat): config.query_dataset: GRPOConfig has no `query_dataset` field (see MIGRATION.md#ppo-config-fields)
+    # TODO(trl-compat): config.query_dataset: GRPOConfig has no `query_dataset` field [ppo-to-grpo]
     return f"PPO on {config.query_dataset}"
 
 
 # trl-compat: PPO config values read below (GRPOConfig has no such fields)
 query_dataset = args.dataset
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="lvwerra/gpt2-imdb" (tracking only; the model is the trainer's `model`); query_dataset=args.dataset (tracking only) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): learning_rate was not set: its default differs across the TRL releases this file could run on (1e-05 in 0.7.2..0.7.10; 1.41e-05 in 0.7.11..0.11.4): pin trl; 1.41e-05 written (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 8 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 4 completions per generation batch of 8 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 8 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1.41e-5,
     seed=0,
@@ -50,7 +50,7 @@ if "prompt" not in dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
-# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
+# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)`... [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,
@@ -61,7 +61,7 @@ ppo_trainer = GRPOTrainer(
 
 
 def card(config):
-    # TODO(trl-compat): config.model_name: GRPOConfig has no `model_name` field (see MIGRATION.md#ppo-config-fields)
+    # TODO(trl-compat): config.model_name: GRPOConfig has no `model_name` field [ppo-to-grpo]
     return f"tuned from {config.model_name}"
 
 

@@ -14,9 +14,9 @@ class LengthSampler:
         return random.choice(self.values)
 
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="lvwerra/gpt2-imdb" (tracking only; the model is the trainer's `model`) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 256 prompts x 1 response per step; GRPO now samples 32 prompt(s) x 8 completions per generation batch of 256 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 256 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1.41e-5,
     report_to="none",
@@ -52,7 +52,7 @@ if "prompt" not in dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
-# TODO(trl-compat): the PPO data_collator `collator` was dropped: GRPOTrainer batches prompts itself (see MIGRATION.md#ppo-trainer)
+# TODO(trl-compat): the PPO data_collator `collator` was dropped [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,
@@ -63,5 +63,5 @@ ppo_trainer = GRPOTrainer(
 gen_kwargs = {"min_length": -1, "top_k": 0.0, "top_p": 1.0, "do_sample": True, "pad_token_id": tokenizer.eos_token_id}  # noqa: F821
 output_length_sampler = LengthSampler(4, 16)
 
-# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors = []; for query in query_tensors:; batch["response"] = [tokenizer.decode(r.squeeze()) for r in response_tensors]...; stats = ppo_trainer.step(query_tensors, response_tensors, rewards); ppo_trainer.log_stats(stats, batch, rewards) (see MIGRATION.md#ppo-step-loop)
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train() [ppo-to-grpo]
 ppo_trainer.train()

@@ -1,9 +1,9 @@
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: optimize_cuda_cache=True (closest: torch_empty_cache_steps); early_stopping=True (no successor); target_kl=0.1 (no successor); adap_kl_ctrl=True (adaptive KL control has no successor (beta is fixed)); tracker_project_name="trl" (set WANDB_PROJECT / run_name instead) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 32 prompts x 1 response per step; GRPO now samples 4 prompt(s) x 8 completions per generation batch of 32 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 32 prompts x 1 response per step [ppo-to-grpo]
 ppo_config = GRPOConfig(
     run_name="my-run",
     learning_rate=1.41e-5,
@@ -34,8 +34,8 @@ if "prompt" not in dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
-# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
-# TODO(trl-compat): the PPO data_collator `collator` was dropped: GRPOTrainer batches prompts itself (see MIGRATION.md#ppo-trainer)
+# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)`... [ppo-to-grpo]
+# TODO(trl-compat): the PPO data_collator `collator` was dropped [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,

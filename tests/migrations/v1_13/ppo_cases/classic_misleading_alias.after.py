@@ -1,10 +1,10 @@
-# TODO(trl-compat): `HfPPOConfig` names trl's GRPOConfig now: rename it (misleading PPO alias) (see MIGRATION.md#ppo-to-grpo)
+# TODO(trl-compat): `HfPPOConfig` names trl's GRPOConfig now: rename it [ppo-to-grpo]
 from trl import GRPOConfig as HfPPOConfig
 from trl import GRPOTrainer as Trainer
 
-# TODO(trl-compat): learning_rate was not set: its default differs across the TRL releases this file could run on (1e-05 in 0.4.0..0.7.10; 1.41e-05 in 0.7.11..0.11.4): pin trl; 1.41e-05 written (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 8 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 4 completions per generation batch of 8 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 8 prompts x 1 response per step [ppo-to-grpo]
 config = HfPPOConfig(
     learning_rate=1.41e-5,
     seed=0,

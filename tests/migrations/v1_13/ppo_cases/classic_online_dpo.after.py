@@ -3,8 +3,8 @@ from transformers import AutoTokenizer, pipeline
 from transformers import AutoModelForCausalLM
 from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 
-# TODO(trl-compat): PPO config fields with no Online DPO successor were removed: model_name="gpt2" (tracking only; the model is the trainer's `model`); init_kl_coef=0.2 (Online DPO's beta is the DPO temperature, not a KL penalty) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): Online DPO's beta is the DPO inverse temperature (default 0.1), not PPO's KL coefficient: the old value was not carried over (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO config fields with no Online DPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): Online DPO's beta is the DPO inverse temperature [ppo-to-grpo]
 config = OnlineDPOConfig(
     learning_rate=1.41e-5,
     seed=0,
@@ -46,5 +46,5 @@ ppo_trainer = OnlineDPOTrainer(
 )  # noqa: F821
 sentiment_pipe = pipeline("sentiment-analysis", model="lvwerra/distilbert-imdb")
 
-# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, m...; batch["response"] = tokenizer.batch_decode(response_tensors); stats = ppo_trainer.step(query_tensors, response_tensors, rewards) (see MIGRATION.md#ppo-step-loop)
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train() [ppo-to-grpo]
 ppo_trainer.train()

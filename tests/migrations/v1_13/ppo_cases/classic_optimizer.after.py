@@ -2,8 +2,8 @@ import torch
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 8 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 4 completions per generation batch of 8 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 8 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1e-5,
     seed=0,
@@ -33,7 +33,7 @@ if "prompt" not in dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
-# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
+# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)`... [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,

@@ -13,11 +13,11 @@ from transformers import AutoModelForCausalLM
 @dataclass
 class ScriptArguments:
     use_seq2seq: bool = field(default=False, metadata={"help": "whether to use seq2seq"})
-    # TODO(trl-compat): ScriptArguments.seed clashes with GRPOConfig.seed (one parser: argparse conflict); not merged (its type or default differs): drop it and read ppo_config.seed, or rename the flag (see MIGRATION.md#ppo-config-sources)
+    # TODO(trl-compat): ScriptArguments.seed clashes with GRPOConfig.seed [ppo-to-grpo]
     seed: Optional[int] = field(default=0, metadata={"help": "the seed"})
 
 
-# TODO(trl-compat): the config is parsed from the command line / a file as GRPOConfig: PPO flags are renamed (--kl_coef -> --beta, --cliprange -> --epsilon, --num_ppo_epochs -> --num_iterations, --response_length -> --max_completion_length, --exp_name -> --run_name) or gone (--vf_coef, --gamma, --lam, --cliprange_value, --whiten_rewards, --total_episodes, ...; PPO fields the script reads moved to its own argument dataclass); GRPO needs --num_generations >= 2 dividing the generation batch (see MIGRATION.md#ppo-config-sources)
+# TODO(trl-compat): the config is parsed from the command line / a file as GRPOConfig [ppo-to-grpo]
 parser = HfArgumentParser((ScriptArguments, GRPOConfig))
 args, ppo_config = parser.parse_args_into_dataclasses()
 
@@ -39,7 +39,7 @@ if "prompt" not in dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
-# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
+# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)`... [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,

@@ -16,9 +16,9 @@ class LengthSampler:
         return random.choice(self.values)
 
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="facebook/opt-350m" (tracking only; the model is the trainer's `model`); accelerator_kwargs={"mixed_precision": "bf16"} (no successor (TrainingArguments configure accelerate)) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 16 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 8 completions per generation batch of 16 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 16 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1.4e-5,
     seed=0,
@@ -63,5 +63,5 @@ ppo_trainer = GRPOTrainer(
 )  # noqa: F821
 output_length_sampler = LengthSampler(8, 33)
 
-# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: question_tensors = batch["input_ids"]; response_tensors = ppo_trainer.generate(question_tensors, return_prompt=False,; batch["response"] = tokenizer.batch_decode(response_tensors, skip_special_tok...; stats = ppo_trainer.step(question_tensors, response_tensors, rewards); ppo_trainer.log_stats(stats, batch, rewards); if epoch % 10 == 0: (see MIGRATION.md#ppo-step-loop)
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train() [ppo-to-grpo]
 ppo_trainer.train()

@@ -2,5 +2,5 @@
 
 from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): __all__ re-exports PPOConfig, PPOTrainer: the module now binds GRPOTrainer/GRPOConfig; export those (star-importers too) (see MIGRATION.md#ppo-to-grpo)
+# TODO(trl-compat): __all__ re-exports PPOConfig, PPOTrainer [ppo-to-grpo]
 __all__ = ["PPOConfig", "PPOTrainer"]

@@ -4,10 +4,10 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="facebook/opt-125m" (tracking only; the model is the trainer's `model`) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): learning_rate was not set: its default differs across the TRL releases this file could run on (1e-05 in 0.4.0..0.7.10; 1.41e-05 in 0.7.11..0.11.4): pin trl; 1.41e-05 written (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.05 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 16 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 8 completions per generation batch of 16 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
+# TODO(trl-compat): beta=0.05 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 16 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     num_iterations=2,
     beta=0.05,
@@ -45,8 +45,8 @@ if "prompt" not in dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_model`, and its construction): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
-# TODO(trl-compat): the PPO data_collator `collator` was dropped: GRPOTrainer batches prompts itself (see MIGRATION.md#ppo-trainer)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_model`, and its... [ppo-to-grpo]
+# TODO(trl-compat): the PPO data_collator `collator` was dropped [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,
@@ -56,7 +56,7 @@ ppo_trainer = GRPOTrainer(
 )  # noqa: F821
 generation_kwargs = {"max_new_tokens": 32, "do_sample": True, "pad_token_id": tokenizer.eos_token_id}
 
-# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, *...; batch["response"] = [tokenizer.decode(r.squeeze(), skip_special_tokens=True) ...; stats = ppo_trainer.step(query_tensors, response_tensors, rewards); ppo_trainer.log_stats(stats, batch, rewards) (see MIGRATION.md#ppo-step-loop)
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train() [ppo-to-grpo]
 ppo_trainer.train()
 
 ppo_trainer.save_model("opt-ppo")

@@ -5,9 +5,9 @@ from transformers import AutoTokenizer, pipeline
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="gpt2" (tracking only; the model is the trainer's `model`) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 8 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 4 completions per generation batch of 8 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 8 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1e-5,
     report_to="none",
@@ -65,8 +65,8 @@ ppo_trainer = GRPOTrainer(
 sentiment_pipe = pipeline("sentiment-analysis", model="lvwerra/distilbert-imdb", device=ppo_trainer.accelerator.device)
 generation_kwargs = {"min_length": -1, "top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 20}
 
-# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, *...; batch["response"] = tokenizer.batch_decode(response_tensors); stats = ppo_trainer.step(query_tensors, response_tensors, rewards); ppo_trainer.log_stats(stats, batch, rewards) (see MIGRATION.md#ppo-step-loop)
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train() [ppo-to-grpo]
 ppo_trainer.train()
 
-# TODO(trl-compat): model.save_pretrained: the checkpoint no longer holds value-head (v_head.*) weights; GRPO/Online DPO need none (see MIGRATION.md#value-head-models)
+# TODO(trl-compat): model.save_pretrained: the checkpoint no longer holds... [value-head-models]
 model.save_pretrained("out")

@@ -2,19 +2,19 @@ from trl import GRPOTrainer
 
 
 class ClippedPPOTrainer(GRPOTrainer):
-    # TODO(trl-compat): ClippedPPOTrainer._step_safety_checker overrides a PPO trainer method that GRPOTrainer does not have: it is never called now; port its logic (reward shaping -> reward function, loss -> compute_loss, generation -> generation_kwargs) (see MIGRATION.md#ppo-subclasses)
+    # TODO(trl-compat): ClippedPPOTrainer._step_safety_checker overrides a PPO... [ppo-to-grpo]
     def _step_safety_checker(self, batch_size, queries, responses, scores, masks=None):
         return queries, responses, scores, masks
 
-    # TODO(trl-compat): ClippedPPOTrainer.step overrides a PPO trainer method that GRPOTrainer does not have: it is never called now; port its logic (reward shaping -> reward function, loss -> compute_loss, generation -> generation_kwargs) (see MIGRATION.md#ppo-subclasses)
+    # TODO(trl-compat): ClippedPPOTrainer.step overrides a PPO trainer method that... [ppo-to-grpo]
     def step(self, queries, responses, scores, response_masks=None):
         scores = [s.clamp(-1, 1) for s in scores]
         return super().step(queries, responses, scores, response_masks)
 
-    # TODO(trl-compat): ClippedPPOTrainer.compute_rewards overrides a PPO trainer method that GRPOTrainer does not have: it is never called now; port its logic (reward shaping -> reward function, loss -> compute_loss, generation -> generation_kwargs) (see MIGRATION.md#ppo-subclasses)
+    # TODO(trl-compat): ClippedPPOTrainer.compute_rewards overrides a PPO trainer... [ppo-to-grpo]
     def compute_rewards(self, scores, logprobs, ref_logprobs, masks):
         return super().compute_rewards(scores, logprobs, ref_logprobs, masks)
 
-    # TODO(trl-compat): ClippedPPOTrainer.train now overrides GRPOTrainer.train, whose internals differ from PPO's: check it (see MIGRATION.md#ppo-subclasses)
+    # TODO(trl-compat): ClippedPPOTrainer.train now overrides GRPOTrainer.train... [ppo-to-grpo]
     def train(self):
         return None

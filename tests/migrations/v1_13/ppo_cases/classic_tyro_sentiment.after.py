@@ -26,9 +26,9 @@ class LengthSampler:
 
 @dataclass
 class ScriptArguments:
-    # TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="lvwerra/gpt2-imdb" (tracking only; the model is the trainer's `model`); query_dataset="imdb" (tracking only); reward_model="sentiment-analysis:lvwerra/distilbert-imdb" (tracking only; the reward is `reward_funcs`); early_stopping=False (no successor); target_kl=6.0 (no successor); kl_penalty="kl" (KL estimator; GRPO uses k3 in the loss); use_score_scaling=False (GRPO normalises rewards per group (`scale_rewards`)); use_score_norm=False (GRPO normalises rewards per group (`scale_rewards`)); score_clip=None (clip inside the reward function) (see MIGRATION.md#ppo-config-fields)
-    # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-    # TODO(trl-compat): PPO scored 128 prompts x 1 response per step; GRPO now samples 16 prompt(s) x 8 completions per generation batch of 128 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+    # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+    # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+    # TODO(trl-compat): PPO scored 128 prompts x 1 response per step [ppo-to-grpo]
     ppo_config: GRPOConfig = field(
         default_factory=lambda: GRPOConfig(
             learning_rate=1.41e-5,
@@ -102,8 +102,8 @@ if "prompt" not in dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
     )
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_model`, and its construction): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
-# TODO(trl-compat): the PPO data_collator `collator` was dropped: GRPOTrainer batches prompts itself (see MIGRATION.md#ppo-trainer)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_model`, and its... [ppo-to-grpo]
+# TODO(trl-compat): the PPO data_collator `collator` was dropped [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,
@@ -117,5 +117,5 @@ task, model_name = "sentiment-analysis:lvwerra/distilbert-imdb".split(":")
 sentiment_pipe = pipeline(task, model=model_name, device=device)
 generation_kwargs = {"min_length": -1, "top_k": 0.0, "top_p": 1.0, "do_sample": True, "pad_token_id": tokenizer.eos_token_id, "max_new_tokens": 32}
 
-# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train(): generation settings moved to the config, the scoring code moved to `reward_fn`; removed: query_tensors = batch["input_ids"]; response_tensors, ref_response_tensors = ppo_trainer.generate(; batch["response"] = tokenizer.batch_decode(response_tensors); batch["ref_response"] = tokenizer.batch_decode(ref_response_tensors); ref_texts = [q + r for q, r in zip(batch["query"], batch["ref_response"])]; ref_pipe_outputs = sentiment_pipe(ref_texts, **sent_kwargs); ref_rewards = [torch.tensor(output[1]["score"]) for output in ref_pipe_outputs]; batch["ref_rewards"] = ref_rewards; stats = ppo_trainer.step(query_tensors, response_tensors, rewards); ppo_trainer.log_stats(stats, batch, rewards, columns_to_log=["query", "respon... (see MIGRATION.md#ppo-step-loop)
+# TODO(trl-compat): the PPO step loop was replaced by ppo_trainer.train() [ppo-to-grpo]
 ppo_trainer.train()

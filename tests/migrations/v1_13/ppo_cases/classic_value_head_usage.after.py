@@ -8,5 +8,5 @@ wrapped = AutoModelForCausalLMWithValueHead(base)
 inner = model.pretrained_model
 head_weight = model.v_head.summary.weight
 logits, _, values = model(torch.tensor([[1, 2, 3]]))
-# TODO(trl-compat): model.push_to_hub: not in compat.value_head's wrapper; see the guide (see MIGRATION.md#value-head-models)
+# TODO(trl-compat): model.push_to_hub: not in compat.value_head's wrapper [value-head-models]
 model.push_to_hub("me/model-with-value-head")

@@ -4,9 +4,9 @@ from peft import LoraConfig, get_peft_model
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: model_name="lmsys/vicuna-7b" (tracking only; the model is the trainer's `model`) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): PPO scored 8 prompts x 1 response per step; GRPO now samples 2 prompt(s) x 4 completions per generation batch of 8 (num_generations must divide it). Adjust num_generations / steps_per_generation if you want more prompts per step (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 8 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1.4e-5,
     seed=0,
@@ -30,6 +30,6 @@ def reward_fn(prompts, completions, **kwargs):
     raise NotImplementedError("trl-compat: port the PPO reward computation into this function")
 
 
-# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)` must return one float per completion (it replaces the scores passed to ppo_trainer.step) (see MIGRATION.md#ppo-reward-function)
-# TODO(trl-compat): GRPOTrainer needs a train_dataset with a `prompt` column (see MIGRATION.md#ppo-dataset-prompt)
+# TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)`... [ppo-to-grpo]
+# TODO(trl-compat): GRPOTrainer needs a train_dataset with a `prompt` column [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(model=model, reward_funcs=reward_fn, args=config, processing_class=None)

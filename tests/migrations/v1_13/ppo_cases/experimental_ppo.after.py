@@ -1,8 +1,8 @@
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: dataset_num_proc=4 (GRPO does no up-front tokenisation) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.01 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.01 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 training_args = GRPOConfig(
     output_dir="qwen-ppo",
     per_device_train_batch_size=2,
@@ -25,7 +25,7 @@ def tokenize(element):
 train_dataset = load_dataset("trl-lib/ultrafeedback-prompt", split="train")  # noqa: F821
 train_dataset = train_dataset.map(tokenize, remove_columns=train_dataset.column_names,
                                   num_proc=4)
-# TODO(trl-compat): the value model `AutoModelForSequenceClassification.from_pretrained("rm", num_labels=1)` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model... [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct"),
     reward_funcs=AutoModelForSequenceClassification.from_pretrained("rm", num_labels=1),

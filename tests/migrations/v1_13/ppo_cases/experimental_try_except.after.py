@@ -3,7 +3,7 @@ try:
 except ImportError:  # trl >= 0.29
     from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="o",
     per_device_train_batch_size=4,
@@ -21,7 +21,7 @@ if "prompt" not in ds.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in ds.column_names],
     )
 
-# TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `vm` is no longer used [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=m,
     reward_funcs=rm,  # noqa: F821

@@ -1,7 +1,7 @@
 from transformers import AutoModelForCausalLM
 from trl import GRPOConfig
 
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="o",
     learning_rate=3e-6,
@@ -12,5 +12,5 @@ config = GRPOConfig(
     num_generations=4,
 )
 policy = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B")
-# TODO(trl-compat): trl's ValueHead was removed with no successor (see MIGRATION.md#value-head-models)
+# TODO(trl-compat): trl's ValueHead was removed with no successor [value-head-models]
 head = ValueHead(policy.config)

@@ -2,8 +2,8 @@ from transformers import AutoModelForCausalLM, AutoModelForSequenceClassificatio
 from trl import GRPOConfig
 from trl import GRPOTrainer
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: total_episodes=1000 (no field; training length is num_train_epochs / max_steps) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="out",
     per_device_train_batch_size=4,
@@ -25,7 +25,7 @@ if "prompt" not in train_dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`, and its construction): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`, and its... [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=policy,
     reward_funcs=reward_model,

@@ -1,7 +1,7 @@
 from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: non_eos_penalty=True (emulate inside the reward function); penalty_reward_value=-1 (emulate inside the reward function); sanity_check=False (no successor) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.1 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.1 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="out",
     num_iterations=2,
@@ -27,8 +27,8 @@ if "prompt" not in eval_dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in eval_dataset.column_names],
     )
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
-# TODO(trl-compat): the value model `value_model` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`) [ppo-to-grpo]
+# TODO(trl-compat): the value model `value_model` is no longer used [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=policy,  # noqa: F821
     reward_funcs=reward_model,  # noqa: F821
@@ -39,5 +39,4 @@ trainer = GRPOTrainer(
     reward_processing_classes=tokenizer,
 )
 trainer.train()
-# TODO(trl-compat): trainer.generate_completions() does not exist on GRPOTrainer: training, generation and logging happen inside trainer.train(); the call `trainer.generate_completions()` was replaced by `pass`: set log_completions=True in the config to see samples (see MIGRATION.md#ppo-trainer-attributes)
-pass
+# TODO(trl-compat): trainer.generate_completions() does not exist on GRPOTrainer [ppo-to-grpo]

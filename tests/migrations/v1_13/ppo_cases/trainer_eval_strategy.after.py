@@ -1,8 +1,8 @@
 from trl import GRPOConfig
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: num_sample_generations=0 (closest: log_completions=True) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
-# TODO(trl-compat): evaluation is on: per_device_eval_batch_size * num_processes must be divisible by 8 (see MIGRATION.md#ppo-batch-size)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
+# TODO(trl-compat): evaluation is on: per_device_eval_batch_size * num_processes... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="o",
     per_device_train_batch_size=6,

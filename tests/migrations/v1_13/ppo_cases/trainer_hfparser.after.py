@@ -12,7 +12,7 @@ class ScriptArguments:
     sft_model_path: str = "EleutherAI/pythia-160m"
 
 
-# TODO(trl-compat): the config is parsed from the command line / a file as GRPOConfig: PPO flags are renamed (--kl_coef -> --beta, --cliprange -> --epsilon, --num_ppo_epochs -> --num_iterations, --response_length -> --max_completion_length, --exp_name -> --run_name) or gone (--vf_coef, --gamma, --lam, --cliprange_value, --whiten_rewards, --total_episodes, ...; PPO fields the script reads moved to its own argument dataclass); GRPO needs --num_generations >= 2 dividing the generation batch (see MIGRATION.md#ppo-config-sources)
+# TODO(trl-compat): the config is parsed from the command line / a file as GRPOConfig [ppo-to-grpo]
 parser = HfArgumentParser((ScriptArguments, GRPOConfig, ModelConfig))
 script_args, training_args, model_args = parser.parse_args_into_dataclasses()
 tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, padding_side="left")
@@ -27,7 +27,7 @@ if "prompt" not in train_dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
-# TODO(trl-compat): the value model `value_model` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `value_model` is no longer used [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=policy,
     reward_funcs=reward_model,

@@ -14,7 +14,7 @@ class ScriptArguments:
     num_ppo_epochs: int = 4
 
 
-# TODO(trl-compat): the config is parsed from the command line / a file as OnlineDPOConfig: PPO flags are renamed (--response_length -> --max_new_tokens, --exp_name -> --run_name) or gone (--vf_coef, --gamma, --lam, --cliprange_value, --whiten_rewards, --total_episodes, ...; PPO fields the script reads moved to its own argument dataclass) (see MIGRATION.md#ppo-config-sources)
+# TODO(trl-compat): the config is parsed from the command line / a file as... [ppo-to-grpo]
 parser = HfArgumentParser((ScriptArguments, OnlineDPOConfig, ModelConfig))
 script_args, training_args, model_args = parser.parse_args_into_dataclasses()
 tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, padding_side="left")
@@ -29,7 +29,7 @@ if "prompt" not in train_dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
-# TODO(trl-compat): the value model `value_model` is no longer used (Online DPO has no critic); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `value_model` is no longer used [ppo-to-grpo]
 trainer = OnlineDPOTrainer(
     model=policy,
     reward_funcs=reward_model,

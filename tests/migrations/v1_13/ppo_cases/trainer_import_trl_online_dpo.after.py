@@ -15,7 +15,7 @@ if "prompt" not in ds.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in ds.column_names],
     )
 
-# TODO(trl-compat): the value model `vm` is no longer used (Online DPO has no critic); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `vm` is no longer used (Online DPO has no critic) [ppo-to-grpo]
 trainer = OnlineDPOTrainer(
     model=m,
     ref_model=ref,

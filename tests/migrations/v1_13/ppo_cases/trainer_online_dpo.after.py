@@ -1,7 +1,7 @@
 from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 
-# TODO(trl-compat): PPO config fields with no Online DPO successor were removed: kl_coef=0.05 (Online DPO's beta is the DPO temperature, not a KL penalty); num_ppo_epochs=2 (Online DPO has no PPO epochs) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): Online DPO's beta is the DPO inverse temperature (default 0.1), not PPO's KL coefficient: the old value was not carried over (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO config fields with no Online DPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): Online DPO's beta is the DPO inverse temperature [ppo-to-grpo]
 training_args = OnlineDPOConfig(
     output_dir="o",
     max_new_tokens=40,
@@ -16,7 +16,7 @@ if "prompt" not in train_dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
-# TODO(trl-compat): the value model `value_model` is no longer used (Online DPO has no critic); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `value_model` is no longer used [ppo-to-grpo]
 trainer = OnlineDPOTrainer(
     model=policy,  # noqa: F821
     ref_model=ref_policy,  # noqa: F821

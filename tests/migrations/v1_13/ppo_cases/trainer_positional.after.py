@@ -1,7 +1,7 @@
 from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): stop_token_id=2 became generation_kwargs eos_token_id: TRL 1.13/1.14 still mask completions at the tokenizer EOS only (1.15+ also honour model.generation_config.eos_token_id) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): stop_token_id=2 became generation_kwargs eos_token_id [ppo-to-grpo]
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 args = GRPOConfig(
     output_dir="o",
     per_device_train_batch_size=3,
@@ -20,8 +20,8 @@ if "prompt" not in ds.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in ds.column_names],
     )
 
-# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`): with beta != 0 and no PEFT it reloads the reference from model.config._name_or_path, so the policy must be loadable from that path; with beta=0.0 there is no reference model at all (see MIGRATION.md#ppo-ref-model)
-# TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): GRPOTrainer takes no ref_model (dropped `ref_policy`) [ppo-to-grpo]
+# TODO(trl-compat): the value model `vm` is no longer used [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=policy,
     reward_funcs=rm,

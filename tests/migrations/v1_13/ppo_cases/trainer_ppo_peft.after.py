@@ -2,9 +2,9 @@ from peft import LoraConfig
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): PPO config fields with no GRPO successor were removed: total_episodes=10000 (no field; training length is num_train_epochs / max_steps); missing_eos_penalty=1.0 (GRPO has no such field: subtract it inside the reward function (`completion_ids`)); stop_token="eos" (GRPO/Online DPO always stop at the tokenizer EOS); kl_estimator="k3" (GRPO uses k3 in the loss) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): missing_eos_penalty=1.0 has no GRPO field: subtract it inside the reward function for completions without EOS (reward functions receive `completion_ids`) (see MIGRATION.md#ppo-config-fields)
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): missing_eos_penalty=1.0 has no GRPO field [ppo-to-grpo]
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 training_args = GRPOConfig(
     output_dir="pythia-ppo",
     learning_rate=3e-6,
@@ -29,7 +29,7 @@ if "prompt" not in train_dataset.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
-# TODO(trl-compat): the value model `value_model` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `value_model` is no longer used [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=policy,
     reward_funcs=reward_model,

@@ -2,12 +2,12 @@ from trl import GRPOTrainer
 
 
 class LoggingPPOTrainer(GRPOTrainer):
-    # TODO(trl-compat): LoggingPPOTrainer.generate_completions overrides a PPO trainer method that GRPOTrainer does not have: it is never called now; port its logic (reward shaping -> reward function, loss -> compute_loss, generation -> generation_kwargs) (see MIGRATION.md#ppo-subclasses)
+    # TODO(trl-compat): LoggingPPOTrainer.generate_completions overrides a PPO... [ppo-to-grpo]
     def generate_completions(self, sampling=False):
         print("sampling", sampling)
         return super().generate_completions(sampling)
 
-    # TODO(trl-compat): LoggingPPOTrainer.null_ref_context overrides a PPO trainer method that GRPOTrainer does not have: it is never called now; port its logic (reward shaping -> reward function, loss -> compute_loss, generation -> generation_kwargs) (see MIGRATION.md#ppo-subclasses)
+    # TODO(trl-compat): LoggingPPOTrainer.null_ref_context overrides a PPO trainer... [ppo-to-grpo]
     def null_ref_context(self):
         return super().null_ref_context()
 
@@ -22,7 +22,7 @@ if "prompt" not in ds.column_names:
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in ds.column_names],
     )
 
-# TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `vm` is no longer used [ppo-to-grpo]
 trainer = LoggingPPOTrainer(
     model=m,
     reward_funcs=rm,  # noqa: F821

@@ -1,6 +1,6 @@
 from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="o",
     per_device_train_batch_size=8,
@@ -25,14 +25,14 @@ def tokenize(element):
 train_dataset = raw.map(tokenize, remove_columns=raw.column_names)  # noqa: F821
 train_dataset = train_dataset.filter(lambda x: len(x["input_ids"]) <= 512)
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
-# TODO(trl-compat): prompt ids built by apply_chat_template: decoded keeping its special tokens; check for a doubled BOS (see MIGRATION.md#ppo-dataset-prompt)
+# TODO(trl-compat): prompt ids built by apply_chat_template [ppo-to-grpo]
 if "prompt" not in train_dataset.column_names:
     train_dataset = train_dataset.with_format(None).map(
         lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=False)},
         remove_columns=[c for c in ("input_ids", "attention_mask") if c in train_dataset.column_names],
     )
 
-# TODO(trl-compat): the value model `vm` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `vm` is no longer used [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=policy,
     reward_funcs=rm,

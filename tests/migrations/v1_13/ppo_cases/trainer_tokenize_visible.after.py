@@ -2,7 +2,7 @@ from datasets import load_dataset
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 
-# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL from the reward per token (classic: adaptive controller) while GRPO adds beta*KL(k3) to the loss; with beta != 0 and no PEFT, GRPO reloads the reference model from model.config._name_or_path (no ref_model argument). Tune beta (GRPO default 0.0 = no reference model) (see MIGRATION.md#ppo-kl-beta)
+# TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 training_args = GRPOConfig(
     output_dir="o",
     per_device_train_batch_size=4,
@@ -35,7 +35,7 @@ def prepare_dataset(dataset, tokenizer):
 
 train_dataset = prepare_dataset(train_dataset, tokenizer)
 eval_dataset = prepare_dataset(eval_dataset, tokenizer)
-# TODO(trl-compat): the value model `value_model` is no longer used (GRPO estimates advantages from groups of completions); remove its construction (see MIGRATION.md#ppo-value-model)
+# TODO(trl-compat): the value model `value_model` is no longer used [ppo-to-grpo]
 trainer = GRPOTrainer(
     model=policy,
     reward_funcs=reward_model,
