@@ -253,6 +253,14 @@ class _Transformer(SymbolTransformer):
             if original_node.attr.value == "pretrained_model":
                 self.changed = True
                 return updated_node.value
+            if original_node.attr.value in ("is_loaded_in_8bit", "is_loaded_in_4bit") and not isinstance(
+                    self.parent(original_node), (cst.AssignTarget, cst.AugAssign, cst.Del)):
+                # the wrapper's own attribute was `getattr(pretrained_model, "is_loaded_in_8bit", False)` (TRL
+                # 0.4-0.11 `PreTrainedModelWrapper.__init__`); transformers' quantizer still sets it on the model
+                self.changed = True
+                self.note(original_node, f"{recv}.{original_node.attr.value} (a value-head wrapper attribute) -> "
+                          "getattr on the model, as the wrapper computed it")
+                return cst.parse_expression(f'getattr({code(updated_node.value)}, "{original_node.attr.value}", False)')
             if original_node.attr.value == "v_head":
                 self.todo(original_node, f"{recv}.v_head: the value head is gone (GRPO/Online DPO have no critic)",
                           ANCHOR)

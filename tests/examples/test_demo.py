@@ -60,5 +60,7 @@ def test_demo_on_the_era_faithful_repository_leaves_nothing_unmarked(tmp_path: P
     assert "4. python -m compat.check ppo_era_repo/" in out and "marker(s) left" in out
     assert "5. python -m compat.smoke on the 2 migrated script(s)" in out
     assert "fail elsewhere" in out and " 0 fail elsewhere." in out
+    # ppo.py reads config.model_name / query_dataset / reward_model back: bound where the config is built, it trains
+    assert "trl-compat smoke: PASSED  ppo.py  (2 training steps, GRPOTrainer" in out
     original = (demo.EXAMPLES / "sft.py").read_text(encoding="utf-8")
     assert "dataset_text_field" in original and "SFTTrainer(" in original  # the bundled example is never rewritten

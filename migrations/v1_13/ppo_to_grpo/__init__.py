@@ -15,17 +15,24 @@ PPOv2/PPO v0.9.3-v0.28; `trl.experimental.ppo` v0.26-1.12):
 * trainer attributes (`.config`, `.tokenizer`, `.current_device`, `.save_pretrained`, `.generate_completions`, ...);
 * subclasses of PPOTrainer/PPOConfig: the base is migrated, overrides with no counterpart are flagged.
 
+* config fields read far from the config (`config.model_name`): the keyword's value (bound to a variable where the
+  config is built when it is not a literal) or the PPOConfig default of the releases the file could run on (the
+  atlas, `defaults`); script dataclass fields that clash with the new config's fields merged or marked (`reads`).
+
 The package: `analysis` (first pass, read-only), `transformer` (second pass) with its mixins `loop`, `config_call`,
-`trainer_call`, `attributes`, and `fields` (the PPOConfig field table). This module is the rule itself.
+`trainer_call`, `reads`, `attributes`, `fields` (the PPOConfig field table) and `defaults` (PPOConfig defaults per
+release, from the atlas). This module is the rule itself.
 """
 
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from migrations.base import PythonMigration, RuleContext
 from migrations.kinds.imports import imports_trl, star_imports
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
+from migrations.v1_13.ppo_to_grpo.reads import bound_names
 from migrations.v1_13.ppo_to_grpo.transformer import Transformer
 
 
@@ -40,6 +47,9 @@ class PPOToGRPO(PythonMigration):
             return wrapper.module
         an = Analysis()
         wrapper.visit(an)
+        an.parents = wrapper.resolve(ParentNodeProvider)
+        an.scopes = wrapper.resolve(ScopeProvider)
+        an.taken_names = bound_names(an.scopes)
         t = Transformer(self, ctx, an, wrapper.module)
         module = t.transform_module(wrapper)
         if t.changed:

@@ -7,11 +7,22 @@ removed; subclasses of PPOTrainer / PPOConfig: overrides without a counterpart f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 
 from migrations.kinds.cst import code, dotted, literal_value
+from migrations.v0_12.config_defaults import _committed_text
 from migrations.v1_13.ppo_to_grpo import fields as F
 from migrations.v1_13.ppo_to_grpo.analysis import MISSING
+from migrations.v1_13.ppo_to_grpo.defaults import (
+    Unknown,
+    admitted_releases,
+    field_default,
+    pinned_releases,
+    trl_imports,
+)
+from migrations.v1_13.ppo_to_grpo.reads import READ_BY_VALUE
 
 GONE_ATTRIBUTES = ("dataloader", "kl_ctl", "value_model", "policy", "ref_policy", "reward_model", "current_step",
                    "current_device", "config")
@@ -27,6 +38,13 @@ class Attributes:
     uses; see that class for the order in which the mixins run."""
 
     def leave_SimpleStatementLine(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        if id(original_node) in self.dropped_fields:
+            self.changed = True
+            self.note(original_node, f"dropped `{code(original_node.body[0].target)}`: the same field of "
+                      f"{self.ConfigName} (same type and default) is parsed from the same flag")
+            return cst.RemovalSentinel.REMOVE
+        if id(original_node) in self.clash_todos:
+            self.todo(original_node, self.clash_todos[id(original_node)], "ppo-config-sources")
         name = self.remove_stmts.get(id(original_node))
         if name is not None:
             self.changed = True
@@ -118,6 +136,9 @@ class Attributes:
         result = super().leave_Attribute(original_node, updated_node)
         if result is not updated_node:
             return result
+        planned = self._planned_read(original_node, updated_node)
+        if planned is not None:
+            return planned
         recv = dotted(original_node.value)
         attr = original_node.attr.value
         if self.is_self_trainer(recv) and attr in GONE_ATTRIBUTES and not self._assigned_on_self(attr):
@@ -145,6 +166,8 @@ class Attributes:
                           "ppo-trainer-attributes")
         elif self._is_config(recv) and attr in F.PPO_ONLY_FIELDS:
             new = F.renamed_field(attr, self.era, self.target)
+            if self.era == "classic" and attr in READ_BY_VALUE and self._config_call_of(recv) is not None:
+                new = None  # `report_to` is not the PPO value (a list, "none" for None): read the value itself
             if new is not None and new != attr:
                 self.changed = True
                 return updated_node.with_changes(attr=cst.Name(new))
@@ -156,31 +179,61 @@ class Attributes:
                 return result
             if new is None:
                 call = self._config_call_of(recv)
+                if call is not None and not self._reads_the_config(original_node, recv):
+                    call = None  # a parameter or local of the same name: not this config
                 val = None
                 if call is not None:
                     for a in call.args:
                         if a.keyword is not None and a.keyword.value == attr:
                             val = a.value
+                written = self._field_written(attr)
+                if written:
+                    val = None  # the config's value may not be the keyword's any more
                 if val is not None and (literal_value(val, MISSING) is not MISSING or isinstance(val, cst.Name)) \
                         and not isinstance(val, (cst.Dict, cst.List, cst.Set)):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its value")
                     return val.deep_clone()
-                if val is None and call is not None and not any(a.star for a in call.args) and attr in F.OLD_DEFAULTS \
-                        and not isinstance(F.OLD_DEFAULTS[attr], (dict, list, set)):
+                default = self._old_default(attr)
+                if val is None and not written and call is not None and not any(a.star for a in call.args) and \
+                        not isinstance(default, (Unknown, dict, list, set)):
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its old default")
-                    return cst.parse_expression(repr(F.OLD_DEFAULTS[attr]))
+                    return F.py_literal(default)
                 host = self.an.hosts.get(recv)  # type: ignore[arg-type]
-                default = F.OLD_DEFAULTS.get(attr, MISSING)
-                if call is None and host is not None and default is not MISSING and not isinstance(default, dict):
+                if call is None and host is not None and not written and \
+                        not isinstance(default, (Unknown, dict, list, set)):
                     self.host_fields.setdefault(host[1], {})[attr] = default
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} moved to {host[0]}.{attr} ({host[1]} field)")
                     return cst.parse_expression(f"{host[0]}.{attr}")
-                self.todo(original_node, f"{recv}.{attr}: {self.ConfigName} has no `{attr}` field",
+                why = f": {default.why}" if isinstance(default, Unknown) and val is None and not written and (
+                    call is None and host is not None or call is not None and not any(a.star for a in call.args)) \
+                    else ""
+                self.todo(original_node, f"{recv}.{attr}: {self.ConfigName} has no `{attr}` field{why}",
                           "ppo-config-fields")
         return result
+
+    def _old_default(self, attr: str) -> object:
+        """The PPOConfig default of `attr` in every TRL release this file could have run on (the atlas), else
+        `Unknown` (see `defaults`)."""
+        if not hasattr(self, "_admitted"):
+            pinned = pinned_releases(str(Path(self.ctx.path).parent)) if self.ctx.path else None
+            fields = {a.keyword.value for c in self.an.config_vars.values() if c is not None
+                      for a in c.args if a.keyword is not None}
+            # PPO fields the code reads on a config: the config of every admitted release has them
+            fields |= {node.attr.value for node, recv, _, _ in self._reads
+                       if node.attr.value in F.PPO_ONLY_FIELDS and self._is_config(recv)}
+            self._v2 = "PPOv2Config" in self.src.code
+            # the file's TRL imports as committed (earlier rules of this run may have moved some already)
+            committed = _committed_text(Path(self.ctx.path)) if self.ctx.path else None
+            try:
+                original = cst.parse_module(committed) if committed else self.src
+            except cst.ParserSyntaxError:
+                original = self.src
+            self._admitted = admitted_releases(self.era, self._v2, pinned, fields,
+                                               trl_imports(original))
+        return field_default(attr, self._admitted, self.era, self._v2)
 
     def _written(self, node: cst.Attribute) -> bool:
         """Whether `node` (or an item of it) is assigned, deleted or mutated (`.update(...)`, ...), not only read."""

@@ -134,23 +134,6 @@ TRAINER_DROPPED = {
     "reward_model_path": "the trainer's `reward_funcs` argument",
 }
 
-# old defaults of fields with no successor, substituted for `config.<field>` reads the user left at the default
-OLD_DEFAULTS: dict[str, object] = {
-    "model_name": "gpt2", "query_dataset": "stanfordnlp/imdb", "reward_model": "sentiment-analysis:lvwerra/distilbert-imdb",
-    "task_name": None, "tracker_project_name": "trl", "tracker_kwargs": {}, "accelerator_kwargs": {},
-    "project_kwargs": {}, "push_to_hub_if_best_kwargs": {}, "steps": 20000, "adap_kl_ctrl": True, "target": 6.0,
-    "horizon": 10000.0, "kl_penalty": "kl", "gamma": 1.0, "lam": 0.95, "cliprange_value": 0.2, "vf_coef": 0.1,
-    "early_stopping": False, "target_kl": 1.0, "compare_steps": 1, "ratio_threshold": 10.0,
-    "use_score_scaling": False, "use_score_norm": False, "score_clip": None, "whiten_rewards": False,
-    "dataset_num_proc": None, "optimize_cuda_cache": None, "optimize_device_cache": False,
-    "total_episodes": None, "local_rollout_forward_batch_size": 64, "num_sample_generations": 10,
-    "stop_token": None, "stop_token_id": None, "kl_estimator": "k1", "sft_model_path": "EleutherAI/pythia-160m",
-    "reward_model_path": "EleutherAI/pythia-160m", "model_adapter_name": None, "ref_adapter_name": None,
-    "num_mini_batches": 1, "forward_batch_size": None,
-    # fields renamed for GRPO that Online DPO lacks
-    "kl_coef": 0.05, "init_kl_coef": 0.2, "num_ppo_epochs": 4, "ppo_epochs": 4, "cliprange": 0.2,
-}
-
 PPO_ONLY_FIELDS = CLASSIC_ONLY | set(CLASSIC_DROPPED) | set(TRAINER_DROPPED) | {
     "cliprange", "kl_coef", "num_ppo_epochs", "response_length", "init_kl_coef", "ppo_epochs",
     "missing_eos_penalty", "num_mini_batches", "stop_token_id", "log_with", "exp_name", "mini_batch_size",
@@ -240,16 +223,19 @@ def map_config(
     static: bool = True,
     extra: dict[str, cst.BaseExpression] | None = None,
     own_fields: frozenset[str] = frozenset(),
+    old_defaults: dict[str, object] | None = None,
 ) -> ConfigMapping:
     """Map PPO config entries to the target config.
 
     `static=False` when the entries are not the whole config (a `**kwargs` spread, a parser): defaults are then not
     written out and the batch constraint is flagged instead of solved. `extra` are target entries found elsewhere (the
     step loop's generation kwargs, the number of epochs). `own_fields` are fields a user subclass declares itself
-    (never renamed).
+    (never renamed). `old_defaults`: the classic PPOConfig defaults of the releases the file could run on (from the
+    atlas, `defaults.field_default`: a value, or `Unknown` where they differ); `CLASSIC_DEFAULTS` where absent.
     """
     out = ConfigMapping()
     grpo = target == "grpo"
+    classic_default = _classic_defaults(old_defaults or {}, entries, out)
     given = {k: v for k, v in entries}
     out.values = dict(given)
     extra = dict(extra or {})
@@ -356,7 +342,7 @@ def map_config(
     # ---- defaults that differ: the old value, written out ----
     if static:
         if era == "classic":
-            new.setdefault("learning_rate", _num(CLASSIC_DEFAULTS["learning_rate"]))
+            new.setdefault("learning_rate", _num(classic_default("learning_rate")))
             new.setdefault("seed", _num(0))
             if grpo:
                 new.setdefault("num_iterations", _num(CLASSIC_DEFAULTS["ppo_epochs"]))
@@ -415,13 +401,13 @@ def map_config(
             new.setdefault("max_new_tokens", v)
 
     # ---- batch arithmetic ----
-    _map_batches(era, grpo, given, lit, new, out, static)
+    _map_batches(era, grpo, given, lit, new, out, static, classic_default)
     if era == "classic" and "steps" in given:
         if "num_train_epochs" in extra:  # the converted step loop set the length; the trainer never read `steps`
             out.dropped.append(f"steps={code(given['steps'])} (classic: samples, not read by the trainer; the step "
                                "loop's length became num_train_epochs)")
         else:
-            _map_steps(grpo, given, lit, new, out)
+            _map_steps(grpo, given, lit, new, out, classic_default)
 
     if out.dropped:
         what = "; ".join(out.dropped)
@@ -434,7 +420,31 @@ def map_config(
 _DYNAMIC = object()
 
 
-def _map_steps(grpo, given, lit, new, out) -> None:
+def _classic_defaults(old_defaults: dict[str, object], entries, out: ConfigMapping):  # type: ignore[no-untyped-def]
+    """`default(name)`: the classic default of a field the call does not set, `_DYNAMIC` where the releases the file
+    could run on disagree (then marked once, with the values per release). Known values come from `old_defaults`,
+    else `CLASSIC_DEFAULTS`."""
+    given = {k for k, _ in entries}
+    marked: set[str] = set()
+
+    def default(name: str) -> object:
+        value = old_defaults.get(name, CLASSIC_DEFAULTS.get(name))
+        if type(value).__name__ != "Unknown":
+            return value
+        if name == "learning_rate":  # a learning rate is needed: the newest classic default, marked
+            value = CLASSIC_DEFAULTS[name]
+        else:
+            value = _DYNAMIC
+        if name not in given and name not in marked:
+            marked.add(name)
+            wrote = f"; {value!r} written" if value is not _DYNAMIC else ""
+            out.todos.append((f"{name} was not set: {old_defaults[name].why}{wrote}", "ppo-config-fields"))  # type: ignore[union-attr]
+        return value
+
+    return default
+
+
+def _map_steps(grpo, given, lit, new, out, default) -> None:
     """Classic `steps=N`: N samples (`total_ppo_epochs` = ceil(N / batch_size) PPO steps) -> `max_steps`.
 
     The classic trainer never read `steps`; loops did, through `total_ppo_epochs`. GRPO counts optimizer steps: one
@@ -444,7 +454,7 @@ def _map_steps(grpo, given, lit, new, out) -> None:
     Written out when every term is a literal; otherwise listed as removed with that formula. Not used where the
     file's converted step loop gave the length (`num_train_epochs` from the loop).
     """
-    steps, b, ga = lit("steps"), lit("batch_size", CLASSIC_DEFAULTS["batch_size"]), lit("gradient_accumulation_steps", 1)
+    steps, b, ga = lit("steps"), lit("batch_size", default("batch_size")), lit("gradient_accumulation_steps", 1)
     nums = {k: literal_value(new[k], _DYNAMIC) if k in new else None
             for k in ("steps_per_generation", "num_iterations", "per_device_train_batch_size")}
     spg = nums["steps_per_generation"] if nums["steps_per_generation"] is not None else ga
@@ -462,13 +472,17 @@ def _map_steps(grpo, given, lit, new, out) -> None:
                       "num_train_epochs", "ppo-config-fields"))
 
 
-def _map_batches(era, grpo, given, lit, new, out, static) -> None:  # noqa: ANN001 - internal
+def _map_batches(era, grpo, given, lit, new, out, static, default) -> None:  # noqa: ANN001 - internal
     batch_anchor = "ppo-batch-size"
     if era == "classic":
-        b = lit("batch_size", CLASSIC_DEFAULTS["batch_size"])
+        b = lit("batch_size", None)
+        if b is None:
+            b = default("batch_size")
         m = lit("mini_batch_size", None)
         if m is None:
-            m = lit("forward_batch_size", CLASSIC_DEFAULTS["mini_batch_size"])
+            m = lit("forward_batch_size", None)
+        if m is None:
+            m = default("mini_batch_size")
         ga = lit("gradient_accumulation_steps", 1)
         if "gradient_accumulation_steps" in given:
             new["gradient_accumulation_steps"] = given["gradient_accumulation_steps"]
@@ -478,7 +492,7 @@ def _map_batches(era, grpo, given, lit, new, out, static) -> None:  # noqa: ANN0
                 new["per_device_train_batch_size"] = m_node
             out.todos.append(
                 (
-                    f"PPO batch_size={code(given['batch_size']) if 'batch_size' in given else b} prompts per step "
+                    f"PPO batch_size={code(given['batch_size']) if 'batch_size' in given else b if b is not _DYNAMIC else '(default)'} prompts per step "
                     "(one response each) is not static: GRPO needs num_generations >= 2 completions per prompt and "
                     "num_generations must divide per_device_train_batch_size * num_processes * steps_per_generation; "
                     "set num_generations / steps_per_generation",

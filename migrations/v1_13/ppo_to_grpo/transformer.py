@@ -29,10 +29,11 @@ from migrations.v1_13.ppo_to_grpo.analysis import (
 from migrations.v1_13.ppo_to_grpo.attributes import Attributes
 from migrations.v1_13.ppo_to_grpo.config_call import ConfigCall
 from migrations.v1_13.ppo_to_grpo.loop import Loop, LoopPlan
+from migrations.v1_13.ppo_to_grpo.reads import Reads
 from migrations.v1_13.ppo_to_grpo.trainer_call import TrainerCall
 
 
-class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
+class Transformer(Loop, ConfigCall, TrainerCall, Reads, Attributes, SymbolTransformer):
     """The PPO -> GRPO / Online DPO rewrite of one module (see the package docstring for what it covers)."""
 
     def __init__(self, rule: PythonMigration, ctx: RuleContext, an: Analysis, src: cst.Module) -> None:
@@ -95,6 +96,8 @@ class Transformer(Loop, ConfigCall, TrainerCall, Attributes, SymbolTransformer):
                 if pname in params:
                     self.trainer_params.setdefault(id(defs[0]), set()).add(pname)
         self._fn_stack: list[int] = []
+        # config fields read far from the config, script fields clashing with the new config (`reads`)
+        self._plan_reads(getattr(an, "parents", {}), getattr(an, "taken_names", set()))
         self._fallbacks: list[tuple[cst.Try, dict[str, str]]] = []  # enclosing try statements and their PPO imports
         self._handler_renames: list[dict[str, str]] = []
         self._noted_fallback: set[int] = set()

@@ -2,6 +2,7 @@
 from trl import GRPOConfig as HfPPOConfig
 from trl import GRPOTrainer as Trainer
 
+# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
 # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
 # TODO(trl-compat): PPO scored 8 prompts x 1 response per step [ppo-to-grpo]
 config = HfPPOConfig(

@@ -1,0 +1,161 @@
+"""ppo-to-grpo: what a PPO config field held when the script did not set it, read from the atlas, not typed.
+
+A script reads `config.model_name` (or `config.batch_size`, ...) that it never passed to `PPOConfig(...)`: it got the
+PPOConfig default of the TRL it ran on. The defaults changed between releases (classic `model_name` was None up to
+0.7.10 and "gpt2" from 0.7.11; `batch_size` 256 then 128; `learning_rate` 1e-5 then 1.41e-5), so the value is known
+only when every release the script could have run on agrees. Those releases are the ones
+
+* the repository's own `trl` pin admits (the nearest manifest, as committed: `config_defaults.pinned_releases`), and
+* where the PPO config of the script's API era exists with every field the script passes or reads, and
+* where every `from trl... import NAME` of the file resolves (the file would not import on the others).
+
+`field_default(...)` answers a value when they agree, else `Unknown` with the reason (shown in the marker).
+Everything comes from `migrations.atlas` (the release wheels); nothing here imports TRL.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+from migrations.atlas import Atlas
+
+CLASSIC_LAST = Version("0.11.4")  # the last release with the classic step-loop PPOConfig
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """No single default: why (for the marker)."""
+
+    why: str
+
+
+@functools.lru_cache(maxsize=1)
+def _atlas() -> Atlas:
+    return Atlas.load("trl")
+
+
+@functools.cache
+def ppo_fields(release: str, era: str, v2: bool) -> dict[str, str] | None:
+    """`field -> default source` of the PPO config of `era` in `release` (None where that config does not exist).
+
+    classic: `trl.PPOConfig` up to 0.11.4 (0.4.0/0.4.1 declare it with an `__init__`, read from its signature);
+    trainer: `trl.PPOv2Config` when the script names it, else the Trainer-style `trl.PPOConfig` (0.12 on), or
+    `trl.experimental.ppo.PPOConfig`."""
+    atlas = _atlas()
+    classic_release = Version(release) <= CLASSIC_LAST
+    if era == "classic" and not classic_release:
+        return None
+    if era == "classic":
+        names = ("trl.PPOConfig",)
+    elif v2:
+        names = ("trl.PPOv2Config",)
+    else:
+        names = () if classic_release else ("trl.PPOConfig", "trl.experimental.ppo.PPOConfig")
+    for name in names:
+        if not atlas.has(release, name):
+            continue
+        resolved = atlas.resolve(release, name)
+        if resolved is None:
+            continue
+        fields = atlas.config_fields(release, resolved.qualname)
+        if fields:
+            return {k: f.default for k, f in fields.items() if f.default is not None or not f.factory}
+        sig = atlas.signature(release, resolved.qualname)
+        if sig is not None:
+            return {p.name: p.default for p in sig.params if p.name != "self"}
+    return None
+
+
+def admitted_releases(era: str, v2: bool, pinned: tuple[str, ...] | None, fields: set[str],
+                      imports: set[str]) -> list[str]:
+    """The releases the script could have run on (see the module docstring)."""
+    atlas = _atlas()
+    out = []
+    for r in pinned if pinned is not None else atlas.releases():
+        have = ppo_fields(r, era, v2)
+        if have is None or not fields <= set(have):
+            continue
+        if any(not atlas.has(r, q) for q in imports):
+            continue
+        out.append(r)
+    return out
+
+
+_NO_VALUE = object()
+
+
+def _value(source: str | None) -> object:
+    if source is None:
+        return _NO_VALUE
+    try:
+        return ast.literal_eval(source)
+    except (ValueError, SyntaxError):
+        return _NO_VALUE
+
+
+def field_default(field: str, releases: list[str], era: str, v2: bool) -> object:
+    """The default of `field` in every release of `releases` (a literal value), else `Unknown`."""
+    if not releases:
+        return Unknown("no TRL release matches the pin, the config's fields and the file's imports")
+    seen: dict[str, list[str]] = {}
+    for r in releases:
+        src = (ppo_fields(r, era, v2) or {}).get(field)
+        seen.setdefault(repr(_value(src)) if _value(src) is not _NO_VALUE else f"<{src}>", []).append(r)
+    if len(seen) == 1:
+        value = _value((ppo_fields(releases[0], era, v2) or {}).get(field))
+        if value is _NO_VALUE:
+            return Unknown(f"its default is not a literal ({next(iter(seen))})")
+        return value
+    spans = "; ".join(f"{v} in {rs[0]}..{rs[-1]}" if len(rs) > 1 else f"{v} in {rs[0]}" for v, rs in seen.items())
+    return Unknown(f"its default differs across the TRL releases this file could run on ({spans}): pin trl")
+
+
+def trl_imports(module) -> set[str]:  # type: ignore[no-untyped-def]
+    """`trl.x.NAME` for every `from trl[.x] import NAME` of a module (libcst), at any depth."""
+    import libcst as cst
+
+    from migrations.kinds.cst import dotted
+
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            mod = dotted(node.module) if node.module is not None and not node.relative else None
+            if mod and (mod == "trl" or mod.startswith("trl.")) and not isinstance(node.names, cst.ImportStar):
+                found.update(f"{mod}.{dotted(a.name)}" for a in node.names)
+
+    module.visit(_V())
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def pinned_releases(folder: str) -> tuple[str, ...] | None:
+    """The atlas' TRL releases (0.4.0 on) the nearest manifest at or above `folder` admits, read as committed;
+    None when no manifest pins TRL (the walk of `config_defaults.pinned_releases`, whose own table starts at 0.7.2)."""
+    from pathlib import Path
+
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from migrations.v0_12.config_defaults import _MANIFESTS, _TRL_REQ, _committed_text
+
+    here = Path(folder).resolve()
+    for directory in (here, *here.parents):
+        for name in _MANIFESTS:
+            candidate = directory / name
+            if not candidate.is_file():
+                continue
+            match = _TRL_REQ.search(_committed_text(candidate) or "")
+            if match is None:
+                continue
+            try:
+                spec = SpecifierSet(match.group(1).replace(" ", "").rstrip(","))
+            except InvalidSpecifier:
+                return None
+            return tuple(r for r in _atlas().releases() if Version(r) in spec)
+        if (directory / ".git").exists():
+            break
+    return None
