@@ -11,7 +11,7 @@ from migrations.transformers.v4_39.removed_top_k_top_p_filtering import (
 )
 from tests.migrations._driver import noop, run
 
-PREFIX = "# TODO(trl-compat): top_k_top_p_filtering was removed in transformers 4.39"
+PREFIX = "# TODO(trl-compat): top_k_top_p_filtering was removed"
 
 
 def test_import_and_use_are_marked():

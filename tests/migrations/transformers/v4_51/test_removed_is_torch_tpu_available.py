@@ -9,7 +9,7 @@ from migrations.transformers.v4_51.removed_is_torch_tpu_available import (
 )
 from tests.migrations._driver import noop, run
 
-PREFIX = "# TODO(trl-compat): is_torch_tpu_available was removed in transformers 4.51"
+PREFIX = "# TODO(trl-compat): is_torch_tpu_available was removed"
 
 
 def test_import_and_use_are_marked():
