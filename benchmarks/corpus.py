@@ -269,7 +269,8 @@ def _cell_source(path: Path, cell: int | None) -> str | None:
     if path.suffix != ".ipynb":
         return path.read_bytes().decode("utf-8", "replace")
     try:
-        cells = [c for c in json.loads(path.read_bytes()).get("cells", []) if c.get("cell_type") == "code"]
+        # the check and the migrator number cells as the notebook does (markdown cells included)
+        cells = json.loads(path.read_bytes()).get("cells", [])
         src = cells[cell or 0].get("source", "")
     except (ValueError, IndexError, AttributeError, TypeError):
         return None

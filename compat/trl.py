@@ -7,7 +7,11 @@ the rules (lazy, cached, one notice per name saying which implementation was cho
 
 Two small helpers TRL removed in 1.15 without a replacement function (`prepare_multimodal_messages_vllm`,
 `dft_loss`) fall back to faithful copies kept here, so migrated code keeps its behaviour; the migrations point code at
-these names and explain the TRL-native successor in MIGRATION.md.
+these names and explain the TRL-native successor in MIGRATION.md. TRL 0.x helpers that no supported line has
+(`setup_chat_format`, `get_kbit_device_map`, ...) are kept the same way; the bigger ones live in their own modules,
+imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `ConstantLengthDataset`, TRL 0.19.1),
+`compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
+`compat._judges` (the judges of TRL 1.0.0).
 """
 
 from __future__ import annotations
@@ -59,6 +63,17 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "get_exp_cap": (("compat.trl", "_get_exp_cap"),),  # removed in 0.29
     "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
+    "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
+    # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
+    "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
+    "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
+    # removed in 0.13 with trl.commands.cli_utils: the 0.12.2 dataclasses
+    **{n: (("compat._script_args", n),) for n in ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")},
+    # trl.experimental.judges (0.29 - 1.0; `trl` before), removed in 1.1: the 1.0.0 classes (backends imported lazily)
+    **{n: (("compat._judges", n),) for n in (
+        "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",
+        "OpenAIPairwiseJudge", "PairRMJudge",
+    )},
     # the fused losses (trl.losses, 1.13 only): see compat.losses
     **{n: (("trl.losses", n), ("reference_impl.losses", n)) for n in (
         "FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss",
@@ -167,6 +182,16 @@ def _cap_exp(value: Any, cap: float = -1) -> Any:
 
     cap = _get_exp_cap(value) if cap < 0 else cap
     return torch.exp(torch.clamp(value, max=cap))
+
+
+def _is_wandb_available() -> bool:
+    """Copy of TRL <= 0.10 `trl.import_utils.is_wandb_available`: is the `wandb` package importable?
+
+    Unlike `transformers.integrations.is_wandb_available` it ignores `WANDB_DISABLED` / `WANDB_MODE`.
+    """
+    from importlib.util import find_spec
+
+    return find_spec("wandb") is not None
 
 
 def _get_kbit_device_map() -> dict[str, int] | None:

@@ -130,3 +130,14 @@ def test_end_to_end_on_a_local_tree(tmp_path, capsys):
     assert entry["markers_in_files"] == entry["markers_in_report"]
     assert (tree / "train.py").read_text().startswith("from trl import PPOConfig")  # the original is never written
     assert "proj" in capsys.readouterr().out  # the table names the entry
+
+
+def test_is_marked_numbers_notebook_cells_as_the_check_does(tmp_path):
+    # `cell` counts every cell (markdown too), as `compat.check` and the migrator report it
+    nb = {"cells": [{"cell_type": "markdown", "source": ["# title\n"]},
+                    {"cell_type": "code", "source": ["import os\n"]},
+                    {"cell_type": "code", "source": ["# TODO(trl-compat): gone\n", "# more\n", "from trl.x import y\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb))
+    assert corpus.is_marked(tmp_path, "n.ipynb", {"line": 3, "cell": 2}, [{"line": 1, "cell": 2}])
+    assert not corpus.is_marked(tmp_path, "n.ipynb", {"line": 1, "cell": 1}, [{"line": 1, "cell": 2}])

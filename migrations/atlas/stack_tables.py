@@ -110,7 +110,7 @@ def moved_names(t: Atlas) -> dict[str, str]:
             if name.startswith("_") or t.has(newest, qual):
                 continue
             old = t.resolve(FLOOR, qual)
-            if old is None or old.kind not in ("class", "def"):
+            if old is None or old.kind not in ("class", "def", "unknown"):  # unknown: defined in a module read for existence only
                 continue
 
             def same(q: str) -> bool:

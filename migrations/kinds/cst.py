@@ -8,7 +8,8 @@ Pure functions over libcst nodes; nothing here knows TRL or imports. Call editin
   `make_kwarg`, `replace_args` and `explode_call` (rewrite an argument list keeping the call's layout and the
   comments after arguments);
 * values: `literal_value` (the Python value of a literal expression), `string_value` (a plain string literal's value),
-  `replace_string` (same quotes, new text).
+  `replace_string` (same quotes, new text), `side_effect_free` (an expression that can be dropped without losing
+  anything it does).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "replace_args",
     "replace_string",
     "set_kwarg",
+    "side_effect_free",
     "string_value",
 ]
 
@@ -247,6 +249,32 @@ def literal_value(node: cst.BaseExpression | None, default: Any = _NO_VALUE) -> 
             raise ValueError(f"not a literal: {code(node)!r}") from None
         return default
 
+
+def side_effect_free(node: cst.BaseExpression) -> bool:
+    """True when evaluating `node` can do nothing but produce a value: names, attribute reads of names, literals, and
+    unary/binary/boolean/comparison operators, tuples, lists and dicts of those. A call, subscript, lambda, walrus or
+    comprehension is not (it may run user code or bind a name), so an argument holding one is never dropped.
+
+    Attribute reads can in principle run a property; a rule dropping one still marks the line it edits.
+    """
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
+        return True
+    if isinstance(node, cst.ConcatenatedString):
+        return True
+    if isinstance(node, cst.Attribute):
+        return side_effect_free(node.value)
+    if isinstance(node, cst.UnaryOperation):
+        return side_effect_free(node.expression)
+    if isinstance(node, (cst.BinaryOperation, cst.BooleanOperation)):
+        return side_effect_free(node.left) and side_effect_free(node.right)
+    if isinstance(node, cst.Comparison):
+        return side_effect_free(node.left) and all(side_effect_free(t.comparator) for t in node.comparisons)
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return all(isinstance(e, cst.Element) and side_effect_free(e.value) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and side_effect_free(e.key) and side_effect_free(e.value)
+                   for e in node.elements)
+    return False
 
 
 def string_value(node: cst.BaseExpression) -> str | None:

@@ -13,7 +13,7 @@ Callees may also be named by pattern (`callee_prefixes` + `callee_suffixes`: eve
 `transformers.<...>.from_pretrained`), for the methods of a library's classes.
 
 `config_paths` and the `*_CONFIGS` sets name the qualified paths of TRL's config classes, for any rule that matches
-config calls.
+config calls; `ARGUMENT_PARSERS` / `PARSE_METHODS` the parsers that build them from the command line.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from migrations.kinds.cst import kwarg, replace_string, string_value
 from migrations.kinds.imports import imported_names
 
 __all__ = [
-    "DPO_CONFIGS", "GRPO_CONFIGS", "KTO_CONFIGS", "REWARD_CONFIGS", "RLOO_CONFIGS", "SFT_CONFIGS", "OptionChange",
-    "OptionMigration", "OptionTransformer", "config_paths",
+    "ARGUMENT_PARSERS", "DPO_CONFIGS", "GRPO_CONFIGS", "KTO_CONFIGS", "REWARD_CONFIGS", "RLOO_CONFIGS", "SFT_CONFIGS", "OptionChange",
+    "OptionMigration", "OptionTransformer", "PARSE_METHODS", "config_paths",
 ]
 
 
@@ -48,6 +48,14 @@ SFT_CONFIGS = config_paths("SFTConfig", "sft_config", "trl.experimental.gkd.GKDC
 DPO_CONFIGS = config_paths("DPOConfig", "dpo_config")
 KTO_CONFIGS = config_paths("KTOConfig", "kto_config")
 REWARD_CONFIGS = config_paths("RewardConfig", "reward_config")
+
+#: Argument parsers that fill dataclasses (TRL's TrlParser subclasses HfArgumentParser on every release that had it),
+#: and their methods that return the parsed dataclasses in the order of the parser's class tuple.
+ARGUMENT_PARSERS = frozenset({"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser",
+                              "trl.TrlParser", "trl.scripts.TrlParser", "trl.scripts.utils.TrlParser",
+                              "trl.commands.cli_utils.TrlParser"})
+PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict",
+                           "parse_args_and_config"})
 
 
 @dataclass(frozen=True)

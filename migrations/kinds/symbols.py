@@ -546,7 +546,9 @@ class _TableTransformer(SymbolTransformer):
             if isinstance(action, Moved) and not removed_module:
                 local = alias.asname.name.value if alias.asname is not None else None  # type: ignore[union-attr]
                 asname = cst.AsName(name=cst.Name(local)) if local and local != action.name else None
-                new.setdefault(action.module, []).append(cst.ImportAlias(name=cst.Name(action.name), asname=asname))
+                if asname is not None or not self._already_imported(action.module, action.name, node):
+                    new.setdefault(action.module, []).append(cst.ImportAlias(name=cst.Name(action.name),
+                                                                             asname=asname))
                 self.note(node, f"{full} -> {action.module}.{action.name}" + (f": {action.note}" if action.note else ""))
                 continue
             kept.append(alias)
@@ -562,6 +564,12 @@ class _TableTransformer(SymbolTransformer):
         for target, aliases in new.items():
             out.append(import_from(target, aliases))
         return out
+
+    def _already_imported(self, module: str, name: str, node: cst.ImportFrom) -> bool:
+        """`from module import name` (unaliased) is a top-level import of the file at or above `node`'s line (the
+        same statement included): a second import of the successor would rebind it (ruff F811)."""
+        line = self.position(node)[0]
+        return any(at <= line for at in self._existing_from.get((module, name), ()))
 
     def _import(self, node: cst.Import) -> list[cst.BaseSmallStatement]:
         kept: list[cst.ImportAlias] = []

@@ -9,8 +9,9 @@ TRL 0.8 - 0.10 exported both from `trl` and `trl.import_utils` (read from the 0.
   (gone in 0.11), `is_rich_available` (0.18), `is_diffusers_available` (0.24) were `find_spec(...)` checks: they move
   to transformers' probes of the same packages (`is_pil_available` -> `is_vision_available`), which answer the same
   for an installed package (they read its metadata instead of its import spec);
-* marked, no successor: `is_wandb_available` (transformers' has other semantics: it honours `WANDB_DISABLED`) and the
-  version probes `is_torch_greater_2_0`, `is_transformers_greater_than`, `is_accelerate_greater_20_0` (gone in 0.12):
+* `is_wandb_available` (a `find_spec("wandb")` check; transformers' function has other semantics: it honours
+  `WANDB_DISABLED`) moves to `compat.trl.is_wandb_available`, a copy of that check;
+* marked, no successor: the version probes `is_torch_greater_2_0`, `is_transformers_greater_than`, `is_accelerate_greater_20_0` (gone in 0.12):
   compare `packaging.version` yourself, or drop the check (every target's floors are above those versions).
 Most of these went away in 0.11, hence the folder; the table notes the others.
 """
@@ -34,7 +35,6 @@ _PROBES = {
 }
 _VERSION_MSG = "removed in TRL 0.12: compare packaging.version yourself, or drop it (the floors are above it)"
 _GONE = {
-    "is_wandb_available": "removed in TRL 0.11: use importlib.util.find_spec('wandb') is not None",
     "is_torch_greater_2_0": _VERSION_MSG,
     "is_transformers_greater_than": _VERSION_MSG,
     "is_accelerate_greater_20_0": _VERSION_MSG,
@@ -53,6 +53,8 @@ class RemovedImportUtils(SymbolMigration):
                                            "transformers probes the same package")
            for old, (new, release) in _PROBES.items()},
         **{f"trl.import_utils.{name}": Gone(message) for name, message in _GONE.items()},
+        "trl.import_utils.is_wandb_available": Moved("compat.trl", "is_wandb_available", "removed from TRL in 0.11; "
+                                                     "compat.trl keeps its find_spec('wandb') check"),
     }
 
 

@@ -14,7 +14,8 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   `logging_steps`, `gradient_checkpointing`, `bf16`) are written out when the call does not set them - the values that
   user provably got from TrainingArguments - so the run does not change;
 * a value that is not a literal and reads a name bound after the config was built, or an `args` produced by
-  `HfArgumentParser(...).parse_args_into_dataclasses()` (whose class tuple is switched to the config class): the value is
+  `HfArgumentParser(...).parse_args_into_dataclasses()` or `TrlParser(...).parse_args_and_config()` (whose class tuple
+  is switched to the config class): the value is
   assigned to the config object right before the trainer is built (`training_args.beta = 0.1`), which is what the old
   trainer did with its keyword (it overrode the config);
 * no `args` at all: `args=<Config>(output_dir="tmp_trainer", ...)` (the output dir transformers' Trainer used);
@@ -54,8 +55,11 @@ from migrations.kinds.cst import (
     make_kwarg,
     parse_expr,
     replace_args,
+    side_effect_free,
 )
 from migrations.kinds.imports import ensure_imports
+from migrations.kinds.options import ARGUMENT_PARSERS as _PARSER
+from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
 
 _MISSING = object()
 
@@ -131,8 +135,6 @@ def _paths(name: str, stem: str, suffix: str) -> set[str]:
 _TRAINER_PATHS = {p: t for t in _CONFIG for p in _paths(t, _STEM[t], "trainer")}
 _CONFIG_PATHS = {p: c for c in _CONFIG.values() for p in _paths(c, c[:-6].lower(), "config")}
 _TRAINING_ARGS = {"transformers.TrainingArguments", "transformers.training_args.TrainingArguments"}
-_PARSER = {"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser"}
-_PARSE_METHODS = {"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict"}
 
 # TrainingArguments defaults (transformers 4.x, what a TrainingArguments user got) that the TRL 1.13-1.16 configs
 # override; written out when a TrainingArguments(...) call becomes a config call and does not set them
@@ -194,8 +196,13 @@ class _Planner(cst.CSTVisitor):
         if base is not None:
             keys = [a.keyword.value for a in node.args if a.keyword is not None
                     and (a.keyword.value in _MOVED[base] or a.keyword.value in _GONE[base])]
-            if keys:
-                self.super_calls[id(node)] = (base, keys)
+            # positionals past the prefix the 0.x and 1.x signatures share land on other parameters on the target
+            # (`Base.__init__(self, ...)` passes self first)
+            explicit = not (isinstance(node.func.value, cst.Call))  # type: ignore[attr-defined]
+            positional = [a for a in node.args if a.keyword is None and not a.star][int(explicit):]
+            shifted = list(_OLD_PARAMS[base][_SAME_PREFIX[base]:len(positional)])
+            if keys or shifted:
+                self.super_calls[id(node)] = (base, keys, shifted)
             return
         trainer = next((_TRAINER_PATHS[q] for q in sorted(self.qnames(node.func)) if q in _TRAINER_PATHS), None)
         if trainer is None:
@@ -429,9 +436,14 @@ class _Transformer(MigrationTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.super_calls:
-            trainer, keys = self.super_calls[id(original_node)]
-            self.todo(original_node, f"{trainer}.__init__ takes no {', '.join(k + '=' for k in keys)} since TRL 0.13: "
-                                     f"set them on {_CONFIG[trainer]} (args)")
+            trainer, keys, shifted = self.super_calls[id(original_node)]
+            if shifted:
+                self.todo(original_node, f"{trainer}.__init__ gets {len(shifted)} positionals in the TRL 0.x order "
+                                         f"({shifted[0]}, ...): pass them by keyword, config fields on "
+                                         f"{_CONFIG[trainer]} (args)")
+            if keys:
+                self.todo(original_node, f"{trainer}.__init__ takes no {', '.join(k + '=' for k in keys)} since TRL "
+                                         f"0.13: set them on {_CONFIG[trainer]} (args)")
             return updated_node
         plan = self.by_config.get(id(original_node))
         if plan is not None and not plan.inline:
@@ -446,15 +458,26 @@ class _Transformer(MigrationTransformer):
         args = _keywordize(plan.trainer, updated)
         if args is None:
             return updated
+        # A keyword no target config has is a TypeError on the target: dropped (marked, with what to do instead)
+        # when its value does nothing but produce a value, else kept and marked.
+        gone: set[str] = set()
         for a in args:
             if a.keyword is not None and a.keyword.value in _GONE[plan.trainer]:
-                self.todo(original, f"{plan.trainer}({a.keyword.value}=): {_GONE[plan.trainer][a.keyword.value]}")
+                kw = a.keyword.value
+                if side_effect_free(a.value):
+                    gone.add(kw)
+                    self.todo(original, f"dropped {plan.trainer}({kw}={code(a.value)}): {_GONE[plan.trainer][kw]}")
+                else:
+                    self.todo(original, f"{plan.trainer}({kw}=): {_GONE[plan.trainer][kw]}")
+        if gone:
+            args = [a for a in args if a.keyword is None or a.keyword.value not in gone]
         late_ok = bool(self._stmt_stack) and isinstance(self._stmt_stack[-1], cst.SimpleStatementLine)
         if plan.moves and ((plan.config_call is None and not plan.create and plan.parser_class is None)
                            or (plan.late and not late_ok)):
             keys = ", ".join(f"{kw}=" for _, kw, _ in plan.moves)
             self.todo(original, f"{plan.trainer} no longer takes {keys}: set them on its args ({config})")
-            return updated if all(a is b for a, b in zip(args, updated.args)) else replace_args(updated, args)
+            unchanged = len(args) == len(updated.args) and all(a is b for a, b in zip(args, updated.args))
+            return updated if unchanged else replace_args(updated, args)
         if plan.inline:
             pos = next(i for i, a in enumerate(original.args) if a.value is plan.config_call)
             inner = self._edit_config(plan, plan.config_call, args[pos].value)

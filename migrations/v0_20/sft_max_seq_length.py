@@ -24,6 +24,8 @@ from libcst.metadata import (
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import imported_names
+from migrations.kinds.options import ARGUMENT_PARSERS as _PARSERS
+from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
 
 ANCHOR = "sft-max-seq-length"
 
@@ -38,10 +40,6 @@ def _paths(name: str, module: str, pkg: str = "") -> set[str]:
 _CONFIGS = _paths("SFTConfig", "sft_config") | _paths("GKDConfig", "gkd_config", "gkd") | \
     _paths("GOLDConfig", "gold_config", "gold")
 _TRAINERS = _paths("SFTTrainer", "sft_trainer") | _paths("GKDTrainer", "gkd_trainer", "gkd")
-_PARSERS = {"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser", "trl.TrlParser",
-            "trl.scripts.utils.TrlParser", "trl.commands.cli_utils.TrlParser"}
-_PARSE_METHODS = {"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict",
-                  "parse_args_and_config"}
 
 
 class _Transformer(MigrationTransformer):

@@ -4,7 +4,11 @@ TRL 0.26 moved these trainers and their configs to `trl.experimental.<name>` and
 paths (`trl.X`, `trl.trainer.X`, `trl.trainer.<name>_trainer.X`, `trl.trainer.<name>_config.X`); TRL 0.29 deleted the
 shims (read from the 0.28.0 and 0.29.1 wheels), so `from trl import ORPOTrainer` is an `ImportError` on every target.
 The judges (`PairRMJudge`, `OpenAIPairwiseJudge`, ..., `WinRateCallback`) moved to `trl.experimental.judges` in 0.26 and
-that package was removed in 1.1 with `OnlineDPOTrainer(judge=)`: marked, there is nothing to import.
+that package was removed in 1.1 with `OnlineDPOTrainer(judge=)`. No trainer of 1.13 - 1.16 takes a judge, but code
+calls judges on its own (`judge.judge(prompts, completions)` in evaluation scripts): the eight judge classes move to
+`compat.trl`, which keeps the TRL 1.0.0 classes (`compat/_judges.py`, backends imported on construction).
+`WinRateCallback` (it needs a trainer that generates with a judge) stays marked; so does `judge=` on a trainer
+(`online-dpo-arguments`).
 
 Where each trainer lives on the targets (wheels 1.13.0 ... 1.16.0): `trl.experimental.{orpo,cpo,gkd,online_dpo}` on
 every line; `trl.experimental.{bco,xpo,nash_md,prm}` on 1.13 only. The imports are pointed at `trl.experimental.*`
@@ -47,6 +51,7 @@ _REMOVED_IN_1_14 = {
     "prm": Gone("trl.experimental.prm was removed in TRL 1.14: keep TRL 1.13 for this code", "removed-prm"),
 }
 _JUDGE_MSG = "TRL judges were removed in 1.1: score with reward_funcs / your own function"
+_JUDGE_NOTE = "removed from TRL in 1.1; trl-compat keeps the 1.0.0 class (the project now needs trl-compat)"
 
 
 def _table() -> dict[str, Moved | Gone]:
@@ -59,12 +64,13 @@ def _table() -> dict[str, Moved | Gone]:
     for name in _JUDGES:
         for path in (f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.judges.{name}",
                      f"trl.trainer.callbacks.{name}", f"trl.experimental.judges.{name}"):
-            table[path] = Gone(_JUDGE_MSG)
+            table[path] = Gone(_JUDGE_MSG) if name == "WinRateCallback" else Moved("compat.trl", name, _JUDGE_NOTE)
     return table
 
 
 class ExperimentalTrainerImports(SymbolMigration):
-    summary = "from trl import ORPOTrainer/CPOTrainer/GKDTrainer/OnlineDPOTrainer/... -> trl.experimental.*; judges marked"
+    summary = ("from trl import ORPOTrainer/CPOTrainer/GKDTrainer/OnlineDPOTrainer/... -> trl.experimental.*; judges -> "
+               "compat.trl")
     triggers = ("ORPO", "CPO", "GKD", "OnlineDPO", "XPO", "NashMD", "BCO", "PRM", "Judge", "WinRateCallback")
     symbols = _table()
     removed_modules = {"trl.trainer.judges": _JUDGE_MSG, "trl.experimental.judges": _JUDGE_MSG}

@@ -3,8 +3,9 @@
 The table below lists, per config, the fields TRL 0.8 ... 1.0 had and 1.13 - 1.16 lack (TrainingArguments fields
 excluded; read from the wheels with `ast`, checked against the installed TRL by the test), with the last sampled
 release that still had each. Passing one is a `TypeError` on the target. None has a drop-in successor a rule could
-prove (the truncation, padding and RPO machinery was rewritten), so each keyword of a config call is marked with what
-to do. `SFTConfig(max_seq_length=)` is a rename and belongs to `sft-max-seq-length`. The last fields went away in 1.1
+prove (the truncation, padding and RPO machinery was rewritten). Each keyword of a config call is marked with what
+to do, and dropped from the call when its value is side-effect free (a name, an attribute, a literal): passing it is
+a `TypeError` on every target, so the call could not run as it was; a value that may do something is kept. `SFTConfig(max_seq_length=)` is a rename and belongs to `sft-max-seq-length`. The last fields went away in 1.1
 (`KTOConfig.generate_during_eval`), hence this folder.
 """
 
@@ -14,6 +15,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration
+from migrations.kinds.cst import code, replace_args, side_effect_free
 from migrations.kinds.imports import imported_names
 
 # config -> field -> last sampled TRL release that had it
@@ -33,6 +35,11 @@ REMOVED: dict[str, dict[str, str]] = {
                   "padding_value": "0.27.2", "prompt_sample_size": "0.9.6", "ref_model_init_kwargs": "0.27.2",
                   "truncation_mode": "0.26.2", "use_liger_loss": "0.27.2"},
     "ORPOConfig": {"label_pad_token_id": "0.27.2", "max_prompt_length": "0.27.2", "truncation_mode": "0.29.1"},
+    "GRPOConfig": {"max_prompt_length": "0.27.2", "use_liger_loss": "0.27.2", "vllm_device": "0.17.0",
+                   "vllm_dtype": "0.17.0", "vllm_enable_prefix_caching": "0.17.0",
+                   "vllm_guided_decoding_regex": "0.27.2", "vllm_max_model_len": "0.17.0",
+                   "wandb_log_unique_prompts": "0.26.2"},
+    "RLOOConfig": {"max_prompt_length": "0.28.0"},
     "CPOConfig": {"label_pad_token_id": "0.27.2", "max_prompt_length": "0.27.2", "max_target_length": "0.10.1",
                   "padding_value": "0.27.2", "truncation_mode": "0.29.1"},
 }
@@ -49,8 +56,18 @@ _HINTS = {
     "use_liger_loss": "use use_liger_kernel=",
     "ref_model_init_kwargs": "build ref_model yourself",
     "generate_during_eval": "log samples with a callback",
+    "vllm_guided_decoding_regex": "its successor is vllm_structured_outputs_regex",
+    "vllm_max_model_len": "its successor is vllm_max_model_length",
+    "vllm_device": "vLLM runs as a server (vllm_mode=) now",
+    "vllm_dtype": "vLLM runs as a server (vllm_mode=) now",
+    "vllm_enable_prefix_caching": "vLLM runs as a server (vllm_mode=) now",
+    "wandb_log_unique_prompts": "log_completions= logs prompts",
 }
-_STEM = {"SFTConfig": ("sft_config", ""), "DPOConfig": ("dpo_config", ""), "KTOConfig": ("kto_config", "kto"),
+# GRPO/RLOO prompts are not truncated at all any more (there is only a completion length)
+_HINTS_BY_CONFIG = {("GRPOConfig", "max_prompt_length"): "prompts are not truncated now: shorten them in the data",
+                    ("RLOOConfig", "max_prompt_length"): "prompts are not truncated now: shorten them in the data"}
+_STEM = {"SFTConfig": ("sft_config", ""), "DPOConfig": ("dpo_config", ""), "GRPOConfig": ("grpo_config", ""),
+         "RLOOConfig": ("rloo_config", ""), "KTOConfig": ("kto_config", "kto"),
          "ORPOConfig": ("orpo_config", "orpo"), "CPOConfig": ("cpo_config", "cpo")}
 _PATHS: dict[str, str] = {}
 for _name, (_stem, _pkg) in _STEM.items():
@@ -68,16 +85,26 @@ class _Transformer(MigrationTransformer):
         config = next((_PATHS[n] for n in sorted(names) if n in _PATHS), None)
         if config is None:
             return updated_node
+        dropped: set[str] = set()
         for arg in original_node.args:
             field = arg.keyword.value if arg.keyword is not None else None
             if field in REMOVED[config]:
-                hint = _HINTS.get(field, "drop it")
-                self.todo(original_node, f"{config}({field}=) is gone since TRL {REMOVED[config][field]}: {hint}")
-        return updated_node
+                hint = _HINTS_BY_CONFIG.get((config, field)) or _HINTS.get(field, "drop it")
+                since = f"gone since TRL {REMOVED[config][field]}"
+                if side_effect_free(arg.value):
+                    # a TypeError on the target; its value does nothing but produce a value: dropped, and marked
+                    dropped.add(field)
+                    self.todo(original_node, f"dropped {config}({field}={code(arg.value)}), {since}: {hint}")
+                else:
+                    self.todo(original_node, f"{config}({field}=) is {since}: {hint}")
+        if not dropped:
+            return updated_node
+        keep = [a for a in updated_node.args if a.keyword is None or a.keyword.value not in dropped]
+        return replace_args(updated_node, keep)
 
 
 class RemovedConfigFields(PythonMigration):
-    summary = "TRL 0.x config keywords no 1.13+ config accepts (max_prompt_length=, padding_value=, ...) -> marked"
+    summary = "TRL 0.x config keywords no 1.13+ config accepts (max_prompt_length=, padding_value=, ...): dropped, marked"
     triggers = tuple(sorted({f for fields in REMOVED.values() for f in fields}))
     requires = ("trl",)
     transformer = _Transformer

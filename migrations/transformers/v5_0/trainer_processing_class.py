@@ -1,29 +1,153 @@
 """transformers 5.0 removed `Trainer(tokenizer=)` (renamed `processing_class=` in 4.46, accepted as an alias
-until 4.57 through `@deprecate_kwarg`, atlas: `Trainer.__init__` renamed ("tokenizer", "processing_class")).
+until 4.57 through `@deprecate_kwarg`, atlas: `Trainer.__init__` renamed ("tokenizer", "processing_class")), and
+the `Trainer.tokenizer` property (4.46-4.57: a deprecated alias of `processing_class`).
 
-`processing_class=` is a parameter on 4.56.2 and every 5.x: the rename is exact. Applied to `transformers.Trainer`
-and `Seq2SeqTrainer` calls (TRL's trainers have their own rules); a subclass's `super().__init__(tokenizer=...)`
-is left alone (the callee is not resolved).
+`processing_class=` is a parameter on 4.56.2 and every 5.x: the rename is exact. Rewritten:
+
+* calls of `transformers.Trainer` and `Seq2SeqTrainer` (every import form) with `tokenizer=`;
+* calls of the project's own subclass of one (`class RewardTrainer(Trainer)`, chains of them, defined in the file or
+  in a project module file it imports: `from .trainer import PairwiseTrainer`), when no class on the way takes
+  `tokenizer` itself (`migrations.kinds.trainer_subclasses`);
+* `super().__init__(..., tokenizer=...)` / `Trainer.__init__(self, ..., tokenizer=...)` inside such a subclass;
+* `self.tokenizer` inside such a subclass, unless the class assigns `self.tokenizer` itself.
+
+TRL's trainers have their own rule (`tokenizer-to-processing-class`). Marked: both keywords passed.
 """
 
 from __future__ import annotations
 
-from migrations.kinds.options import OptionChange, OptionMigration
+import ast
+
+import libcst as cst
+from libcst.metadata import GlobalScope, QualifiedNameProvider, ScopeProvider
+
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.imports import imported_names
+from migrations.kinds.trainer_subclasses import imported_subclasses, subclasses_in
 
 TRAINERS = frozenset({
     "transformers.Trainer", "transformers.trainer.Trainer",
     "transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer",
 })
+_NOTE = "transformers 5.0 removed the tokenizer= alias; processing_class= works since 4.46"
 
 
-class TrainerProcessingClass(OptionMigration):
-    summary = "transformers.Trainer(tokenizer=) -> processing_class= (removed in 5.0)"
+class _OwnTokenizer(cst.CSTVisitor):
+    """Does a class body assign `self.tokenizer` itself (then the attribute is its own, not the trainer's)?"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        t = node.target
+        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
+                and t.attr.value == "tokenizer":
+            self.found = True
+
+
+class _Transformer(MigrationTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider)
+
+    def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
+        super().__init__(rule, ctx)
+        self._local: dict[str, str] = {}  # the project's subclasses reachable here: local name -> library trainer
+        self._classes: list[tuple[str | None, bool]] = []  # per enclosing class: (its trainer base, own .tokenizer)
+        self.changed = False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        try:
+            tree = ast.parse(node.code)
+        except (SyntaxError, ValueError):
+            return
+        imported = imported_subclasses(tree, self.ctx.path, TRAINERS, "tokenizer")
+        self._local = {**imported, **subclasses_in(tree, TRAINERS, "tokenizer", imported)}
+
+    def _library(self, node: cst.CSTNode) -> str | None:
+        return next(iter(sorted(imported_names(self, node) & TRAINERS)), None)
+
+    def _module_level(self, name: cst.Name) -> bool:
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return False
+        found = [a for a in scope[name.value] if hasattr(a, "node")]
+        return bool(found) and all(isinstance(a.scope, GlobalScope) for a in found)
+
+    def _base_of(self, expr: cst.BaseExpression) -> str | None:
+        found = self._library(expr)
+        if found is not None:
+            return found
+        if isinstance(expr, cst.Name) and expr.value in self._local and self._module_level(expr):
+            return self._local[expr.value]
+        return None
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # the class whose constructor its super().__init__ reaches: a library trainer, or a project subclass that
+        # passes tokenizer= through (one that takes it itself is not in _local: its keyword is its own)
+        base = self._base_of(node.bases[0].value) if len(node.bases) == 1 else None
+        own = _OwnTokenizer()
+        if base is not None:
+            node.body.visit(own)
+        self._classes.append((base, own.found))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated_node
+
+    def _in_subclass(self) -> tuple[str | None, bool]:
+        return self._classes[-1] if self._classes else (None, False)
+
+    def _callee(self, call: cst.Call) -> str | None:
+        found = self._base_of(call.func)
+        if found is not None:
+            return found
+        func = call.func
+        base, _own = self._in_subclass()
+        if base is None or not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
+            return None
+        value = func.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super" \
+                and not value.args:
+            return base
+        if self._base_of(value) is not None:  # Trainer.__init__(self, ...)
+            return base
+        return None
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        trainer = self._callee(original_node)
+        if trainer is None:
+            return updated_node
+        keywords = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        if "tokenizer" not in keywords:
+            return updated_node
+        if "processing_class" in keywords:
+            self.todo(original_node, f"both tokenizer= and processing_class= are passed; {_NOTE}")
+            return updated_node
+        args = [a.with_changes(keyword=cst.Name("processing_class"))
+                if a.keyword is not None and a.keyword.value == "tokenizer" else a for a in updated_node.args]
+        self.changed = True
+        self.note(original_node, f"tokenizer= -> processing_class= ({_NOTE})")
+        return updated_node.with_changes(args=args)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        if original_node.attr.value != "tokenizer" or not isinstance(original_node.value, cst.Name) \
+                or original_node.value.value != "self":
+            return updated_node
+        base, own = self._in_subclass()
+        if base is None or own:
+            return updated_node
+        self.changed = True
+        self.note(original_node, "self.tokenizer -> self.processing_class (transformers 5.0 removed Trainer.tokenizer)")
+        return updated_node.with_changes(attr=cst.Name("processing_class"))
+
+
+class TrainerProcessingClass(PythonMigration):
+    summary = "transformers.Trainer(tokenizer=) -> processing_class= (removed in 5.0), subclasses included"
     triggers = ("tokenizer",)
-    requires = ("transformers",)
-    changes = (
-        OptionChange(TRAINERS, "tokenizer", "rename-key", new_key="processing_class",
-                     message="transformers 5.0 removed the tokenizer= alias; processing_class= works since 4.46"),
-    )
+    # a file calling a project subclass imported from another module may not mention transformers at all; such a
+    # subclass is nearly always named `...Trainer`
+    requires = ("transformers", "Trainer")
+    transformer = _Transformer
 
 
 MIGRATION = TrainerProcessingClass()

@@ -20,7 +20,6 @@ from migrations.base import Options
 SRC = (Path(__file__).parent / "issue12_why.py.txt").read_text(encoding="utf-8")
 # names TRL 1.16 lacks that the rules mark instead of rewriting (no successor, or the decision is the user's)
 MARKED = {"XPOTrainer", "NashMDTrainer", "PRMTrainer", "IterativeSFTTrainer", "DDPOTrainer", "AlignPropTrainer",
-          "DataCollatorForCompletionOnlyLM", "DPOScriptArguments", "SFTScriptArguments", "ConstantLengthDataset",
           "RunningMoments", "FDivergenceConstants", "prepare_deepspeed", "TextEnvironment"}
 
 

@@ -75,3 +75,14 @@ def test_dotted_names_and_strings():
     assert string_value(cst.parse_expression("f'x{y}'")) is None
     s = cst.parse_expression("r'old'")
     assert isinstance(s, cst.SimpleString) and replace_string(s, "new").value == "r'new'"
+
+
+def test_side_effect_free():
+    from migrations.kinds.cst import parse_expr, side_effect_free
+
+    for text in ("x", "args.max_len", "128", "-1", "'a' 'b'", "a * 2 + b.c", "(1, x)", "[a, 2]", "{'k': v}",
+                 "a and not b", "x < 3", "None"):
+        assert side_effect_free(parse_expr(text)), text
+    for text in ("f()", "a.b()", "d['k']", "lambda: 1", "[x for x in y]", "(y := 2)", "f'{x()}'", "await g",
+                 "(1, f())", "x + g()"):
+        assert not side_effect_free(parse_expr(text)), text

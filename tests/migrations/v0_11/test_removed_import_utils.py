@@ -59,3 +59,35 @@ def test_noops():
         def is_npu_available_twice():
             return "is_npu_available"
     """)
+
+
+def test_wandb_probe_moves_to_the_compat_copy():
+    check(RULE, """\
+        from trl.import_utils import is_wandb_available
+
+        if is_wandb_available():
+            import wandb
+    """, """\
+        from compat.trl import is_wandb_available
+
+        if is_wandb_available():
+            import wandb
+    """)
+
+
+def test_the_wandb_copy_answers_as_find_spec(monkeypatch):
+    import importlib.util
+    import warnings
+
+    import compat.trl
+
+    real = importlib.util.find_spec
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for present in (True, False):
+            monkeypatch.setattr(importlib.util, "find_spec",
+                                lambda name, *a: (object() if present else None) if name == "wandb" else real(name, *a))
+            assert compat.trl.is_wandb_available() is present
+            # TRL 0.10's probe ignores the switch transformers' probe honours
+            monkeypatch.setenv("WANDB_DISABLED", "true")
+            assert compat.trl.is_wandb_available() is present

@@ -130,6 +130,33 @@ def test_hf_argument_parser_switches_class_and_assigns():
     assert [f.severity for f in findings].count("manual") == 1  # the changed defaults of the CLI
 
 
+def test_trl_parser_of_the_0_8_example_scripts():
+    # the shape of TRL 0.8-0.12's examples/scripts/sft.py: TrlParser(...).parse_args_and_config(), the trainer built
+    # inside a `with` block with the SFT keywords read from the script's own dataclass
+    out, findings = run(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer, TrlParser
+
+        if __name__ == "__main__":
+            parser = TrlParser((SftScriptArguments, TrainingArguments, ModelConfig))
+            args, training_args, model_config = parser.parse_args_and_config()
+            with init_context:
+                trainer = SFTTrainer(
+                    model=model_config.model_name_or_path,
+                    args=training_args,
+                    dataset_text_field=args.dataset_text_field,
+                    max_seq_length=args.max_seq_length,
+                    packing=args.packing,
+                )
+    """)
+    assert "TrlParser((SftScriptArguments, SFTConfig, ModelConfig))" in out
+    assert ("        training_args.dataset_text_field = args.dataset_text_field\n"
+            "        training_args.max_length = args.max_seq_length\n"
+            "        training_args.packing = args.packing\n") in out
+    assert "max_seq_length=" not in out and "from trl import SFTTrainer, TrlParser, SFTConfig" in out
+    assert [f.severity for f in findings].count("manual") == 1  # the changed defaults of the CLI
+
+
 def test_old_positional_layout_and_missing_args():
     check(RULE, """\
         from trl import DPOTrainer
@@ -165,8 +192,23 @@ def test_invisible_args_and_gone_keywords_are_marked():
     """)
     lines = out.splitlines()
     assert lines[3].strip().startswith("# TODO(trl-compat): SFTTrainer no longer takes packing=")
-    assert "max_prompt_length" in out and "max_prompt_length=128, beta=0.1" in out
+    # max_prompt_length= is a TypeError on every target: its plain value is dropped, and the line says so
+    assert "DPOTrainer(model, args=make_args(), beta=0.1)" in lines
+    marker = lines[lines.index("DPOTrainer(model, args=make_args(), beta=0.1)") - 2]
+    assert marker.startswith("# TODO(trl-compat): dropped DPOTrainer(max_prompt_length=128)"), marker
     assert sum(f.severity == "manual" for f in findings) == 3
+
+
+def test_gone_keyword_with_a_call_value_is_kept_and_marked():
+    out, findings = run(RULE, """\
+        from trl import DPOConfig, DPOTrainer
+
+        DPOTrainer(model, args=DPOConfig(output_dir="o"), max_prompt_length=pick_length(), padding_value=pad)
+    """)
+    # pick_length() may do something: kept (and marked); pad is a plain name: dropped (and marked)
+    assert "max_prompt_length=pick_length()" in out and "padding_value" not in out.splitlines()[-1]
+    assert any("dropped DPOTrainer(padding_value=pad)" in ln for ln in out.splitlines())
+    assert any(ln.startswith("# TODO(trl-compat): DPOTrainer(max_prompt_length=): gone") for ln in out.splitlines())
 
 
 def test_subclass_super_init_is_marked():
@@ -180,6 +222,26 @@ def test_subclass_super_init_is_marked():
     assert "# TODO(trl-compat): DPOTrainer.__init__ takes no beta=" in out
     assert findings[0].message.startswith("DPOTrainer.__init__ takes no beta=, max_prompt_length= since TRL 0.13")
     assert "super().__init__(model, beta=beta, max_prompt_length=64, **kw)" in out and len(findings) == 1
+
+
+def test_subclass_forwarding_the_0x_positional_layout_is_marked():
+    # the shape of a VL-RLHF-style subclass: the whole 0.8 DPOTrainer signature forwarded by position
+    out, findings = run(RULE, """\
+        from trl import DPOTrainer
+
+        class VLDPOTrainer(DPOTrainer):
+            def __init__(self, model, ref_model, beta, label_smoothing, loss_type, args):
+                super().__init__(model, ref_model, beta, label_smoothing, loss_type, args)
+
+        class Other(DPOTrainer):
+            def __init__(self, model, ref_model):
+                DPOTrainer.__init__(self, model, ref_model)
+    """)
+    lines = out.splitlines()
+    i = lines.index("        super().__init__(model, ref_model, beta, label_smoothing, loss_type, args)")
+    assert lines[i - 1].startswith("        # TODO(trl-compat): DPOTrainer.__init__ gets 4 positionals")
+    assert "(beta, ...)" in findings[0].message
+    assert len(findings) == 1  # the explicit Base.__init__(self, model, ref_model) is fine on every target
 
 
 def test_dpo_with_plain_training_arguments_and_no_moved_keyword_is_switched():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from packaging.version import Version
 
 from compat.migrate.engine import migrate_source
@@ -45,13 +46,41 @@ def test_attribute_use_through_import_trl():
     """)
 
 
-def test_judges_are_marked():
+@pytest.mark.parametrize("target", ["1.13.0", "1.16.0"])
+def test_judges_move_to_compat(target):
+    check(RULE, """\
+        from trl import HfPairwiseJudge, OpenAIPairwiseJudge, BasePairwiseJudge
+        from trl.experimental.judges import PairRMJudge as RM
+        judges = {"hf": HfPairwiseJudge, "openai": OpenAIPairwiseJudge, "pair_rm": RM}
+
+        class MyJudge(BasePairwiseJudge):
+            pass
+    """, """\
+        from compat.trl import HfPairwiseJudge, OpenAIPairwiseJudge, BasePairwiseJudge
+        from compat.trl import PairRMJudge as RM
+        judges = {"hf": HfPairwiseJudge, "openai": OpenAIPairwiseJudge, "pair_rm": RM}
+
+        class MyJudge(BasePairwiseJudge):
+            pass
+    """, target=target)
+
+
+def test_win_rate_callback_stays_marked():
     out, findings = run(RULE, """\
-        from trl import PairRMJudge
-        judge = PairRMJudge()
+        from trl import WinRateCallback, PairRMJudge
+        cb = WinRateCallback(judge=PairRMJudge(), trainer=trainer)
     """)
     assert out.count("# TODO(trl-compat): TRL judges were removed in 1.1") == 2
-    assert all(f.severity == "manual" for f in findings)
+    assert "from compat.trl import PairRMJudge" in out
+    assert any(f.severity == "manual" for f in findings)
+
+
+def test_a_local_judge_class_is_left_alone():
+    noop(RULE, """\
+        from myeval import HfPairwiseJudge
+        j = HfPairwiseJudge()
+        text = "trl.HfPairwiseJudge"
+    """)
 
 
 def _chain(src: str, target: str) -> str:

@@ -18,12 +18,27 @@ def test_removed_fields_are_marked():
         o = ORPOConfig(output_dir="o", max_length=64)
     """)
     lines = out.splitlines()
-    assert lines[3] == "# TODO(trl-compat): DPOConfig(max_prompt_length=) is gone since TRL 0.28.0 [removed-config-fields]"
-    assert findings[0].message == ("DPOConfig(max_prompt_length=) is gone since TRL 0.28.0: truncation is "
+    assert lines[3].startswith("# TODO(trl-compat): dropped DPOConfig(max_prompt_length=128), gone since")
+    assert lines[3].endswith(" [removed-config-fields]") and len(lines[3]) <= 100
+    assert findings[0].message == ("dropped DPOConfig(max_prompt_length=128), gone since TRL 0.28.0: truncation is "
                                    "on max_length (prompt+completion) now")
-    assert lines[4].startswith("# TODO(trl-compat): DPOConfig(rpo_alpha=) is gone")
+    assert lines[4].startswith("# TODO(trl-compat): dropped DPOConfig(rpo_alpha=0.5), gone")
     assert 'loss_type=["sigmoid", "sft"]' in findings[1].message
-    assert lines[5].startswith("cfg = DPOConfig(") and len(findings) == 2
+    # both are a TypeError on the target and their values are literals: dropped from the call, the markers say so
+    assert lines[5] == 'cfg = DPOConfig(output_dir="o", beta=0.1)' and len(findings) == 2
+
+
+def test_a_value_that_may_do_something_is_kept():
+    out, findings = run(RULE, """\
+        from trl import DPOConfig
+
+        cfg = DPOConfig(output_dir="o", max_prompt_length=length_of(data), padding_value=args.pad)
+    """)
+    lines = out.splitlines()
+    assert lines[-1] == 'cfg = DPOConfig(output_dir="o", max_prompt_length=length_of(data))'
+    assert any(ln.startswith("# TODO(trl-compat): DPOConfig(max_prompt_length=) is gone since") for ln in lines)
+    assert any(ln.startswith("# TODO(trl-compat): dropped DPOConfig(padding_value=args.pad)") for ln in lines)
+    assert len(findings) == 2
 
 
 def test_noops():
@@ -50,7 +65,31 @@ def test_table_matches_the_installed_trl():
     from trl.experimental.orpo import ORPOConfig
 
     classes = {"SFTConfig": trl.SFTConfig, "DPOConfig": trl.DPOConfig, "KTOConfig": trl.KTOConfig,
+               "GRPOConfig": trl.GRPOConfig, "RLOOConfig": trl.RLOOConfig,
                "ORPOConfig": ORPOConfig, "CPOConfig": CPOConfig}
     for name, fields in mod.REMOVED.items():
         have = {f.name for f in dataclasses.fields(classes[name])} | set(inspect.signature(classes[name]).parameters)
         assert not set(fields) & have, (name, set(fields) & have)
+
+
+def test_grpo_fields_are_dropped_and_marked():
+    out, findings = run(RULE, """\
+        from trl import GRPOConfig
+
+        args = GRPOConfig(output_dir="o", max_prompt_length=256, max_completion_length=64, vllm_device="cuda:1")
+    """)
+    lines = out.splitlines()
+    assert lines[-1] == 'args = GRPOConfig(output_dir="o", max_completion_length=64)'
+    assert any(ln.startswith("# TODO(trl-compat): dropped GRPOConfig(max_prompt_length=256)") for ln in lines)
+    assert len(findings) == 2
+
+
+def test_last_releases_match_the_atlas():
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    for config, fields in mod.REMOVED.items():
+        paths = [p for p in mod._PATHS if p.endswith("." + config) and not p.startswith("compat.")]
+        for field, last in fields.items():
+            had = [p for p in paths if field in (atlas.config_fields(last, p) or {})]
+            assert had, (config, field, last)

@@ -21,6 +21,19 @@ def test_the_issue_example_and_every_import_form():
           "from transformers.integrations import is_deepspeed_zero3_enabled\n", stack={"transformers": "4.56.2"})
 
 
+def test_the_module_imported_by_name_among_others():
+    # TideDra/VL-RLHF (corpus entry vl-rlhf): the trigger used to miss this form
+    check(RULE, "from transformers import GPTQConfig, deepspeed\n\nif deepspeed.is_deepspeed_zero3_enabled():\n"
+                "    pass\n",
+          "from transformers import GPTQConfig\nimport transformers.integrations\n\n"
+          "if transformers.integrations.is_deepspeed_zero3_enabled():\n    pass\n")
+    check(RULE, "from transformers import (\n    GPTQConfig,\n    deepspeed,\n)\n\nx = deepspeed.HfDeepSpeedConfig\n",
+          "from transformers import GPTQConfig\nimport transformers.integrations\n\n"
+          "x = transformers.integrations.HfDeepSpeedConfig\n")
+    assert RULE.triggered_by("from transformers import GPTQConfig, deepspeed\n")
+    assert not RULE.triggered_by("import deepspeed\nfrom transformers import AutoModel\n")
+
+
 def test_the_successors_exist_on_the_floor_and_the_newest_release():
     atlas = Atlas.load("transformers")
     for qual, action in RULE.symbols.items():

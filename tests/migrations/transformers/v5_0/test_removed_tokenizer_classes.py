@@ -37,3 +37,50 @@ def test_noop():
     noop(RULE, "from transformers import BloomTokenizerFast\nt = BloomTokenizerFast.from_pretrained(p)\n",
          stack={"transformers": "4.57.6"})
     noop(RULE, "from transformers import LlamaTokenizerFast\nt = LlamaTokenizerFast.from_pretrained(p)\n")
+
+
+TABLE = '''\
+from transformers import (
+    AutoConfig,
+    AutoTokenizer,
+    BloomForCausalLM,
+    BloomTokenizerFast,
+)
+
+MODEL_CLASSES = {
+    "bloom": (AutoConfig, BloomForCausalLM, BloomTokenizerFast),
+    "auto": (AutoConfig, BloomForCausalLM, AutoTokenizer),
+}
+HELP = ", ".join(MODEL_CLASSES.keys())
+
+
+def main(args):
+    config_class, model_class, tokenizer_class = MODEL_CLASSES[args.model_type]
+    tokenizer = tokenizer_class.from_pretrained(args.path, trust_remote_code=True)
+    return tokenizer
+'''
+
+
+def test_a_model_type_table_feeding_only_from_pretrained_is_rewritten():
+    # the MedicalGPT shape (corpus entries medicalgpt-2023/2024/2025)
+    out, findings = run(RULE, TABLE, dedent=False)
+    assert "BloomTokenizerFast" not in out and "TODO" not in out
+    assert '"bloom": (AutoConfig, BloomForCausalLM, AutoTokenizer),' in out
+    assert out.count("AutoTokenizer") == 3  # imported once, no second import of it (ruff F811)
+    assert any(f.changed for f in findings)
+
+
+def test_a_model_type_table_with_any_other_use_is_marked():
+    others = [
+        TABLE.replace("    return tokenizer\n", "    return isinstance(tokenizer, tokenizer_class)\n"),
+        TABLE.replace('", ".join(MODEL_CLASSES.keys())', "list(MODEL_CLASSES.values())"),
+        TABLE.replace("config_class, model_class, tokenizer_class = MODEL_CLASSES[args.model_type]",
+                      "classes = MODEL_CLASSES[args.model_type]\n    tokenizer_class = classes[2]"),
+        TABLE.replace("config_class, model_class, tokenizer_class = ", "config_class, tokenizer_class, model_class = "),
+        TABLE.replace("HELP = ", "MODEL_CLASSES = {}\nHELP = "),
+    ]
+    for src in others:
+        out, findings = run(RULE, src, dedent=False)
+        assert "# TODO(trl-compat): BloomTokenizerFast was removed in transformers 5.0" in out, src
+        assert '"bloom": (AutoConfig, BloomForCausalLM, BloomTokenizerFast),' in out
+        assert not any(f.changed for f in findings)

@@ -23,3 +23,67 @@ def test_facts():
 def test_noop():
     noop(RULE, "from trl import SFTTrainer\nt = SFTTrainer(model=m, tokenizer=tok)\n")
     noop(RULE, "from transformers import Trainer\nt = Trainer(model=m, tokenizer=tok)\n", stack={"transformers": "4.57.6"})
+
+
+def test_a_subclass_in_the_file_and_its_super_call():
+    # the medicalgpt / stack_llama shape: a compute_loss override, called with tokenizer=
+    check(RULE, "from transformers import Trainer\n\n\nclass RewardTrainer(Trainer):\n"
+                "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+                "        ids = self.tokenizer(inputs)\n        return 0.0\n\n\n"
+                "trainer = RewardTrainer(model=m, args=a, tokenizer=tok)\n",
+          "from transformers import Trainer\n\n\nclass RewardTrainer(Trainer):\n"
+          "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+          "        ids = self.processing_class(inputs)\n        return 0.0\n\n\n"
+          "trainer = RewardTrainer(model=m, args=a, processing_class=tok)\n")
+    check(RULE, "import transformers\n\n\nclass A(transformers.Seq2SeqTrainer):\n"
+                "    def __init__(self, *args, gamma=1.0, **kwargs):\n"
+                "        super().__init__(*args, tokenizer=kwargs.get('tok'), **kwargs)\n\n\n"
+                "class B(A):\n    pass\n\n\nB(model=m, tokenizer=tok)\n",
+          "import transformers\n\n\nclass A(transformers.Seq2SeqTrainer):\n"
+          "    def __init__(self, *args, gamma=1.0, **kwargs):\n"
+          "        super().__init__(*args, processing_class=kwargs.get('tok'), **kwargs)\n\n\n"
+          "class B(A):\n    pass\n\n\nB(model=m, processing_class=tok)\n")
+
+
+def test_a_subclass_that_takes_tokenizer_itself_keeps_its_api():
+    src = ("from transformers import Trainer\n\n\nclass T(Trainer):\n"
+           "    def __init__(self, model, tokenizer, **kw):\n        self.tokenizer = tokenizer\n"
+           "        super().__init__(model=model, tokenizer=tokenizer, **kw)\n\n\nT(m, tokenizer=tok)\n")
+    check(RULE, src, src.replace("super().__init__(model=model, tokenizer=tokenizer", "super().__init__(model=model, "
+                                 "processing_class=tokenizer"))
+    # its __init__ reads the key out of **kwargs: the caller's keyword is its own, left alone
+    noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n    def __init__(self, **kw):\n"
+               "        self.t = kw.pop('tokenizer')\n        super().__init__(**kw)\n\n\nT(tokenizer=tok)\n")
+
+
+def test_a_subclass_imported_from_a_project_module(tmp_path):
+    from packaging.version import Version
+
+    from compat.migrate.engine import migrate_source
+    from migrations.base import Options
+
+    pkg = tmp_path / "src" / "proj" / "train"
+    pkg.mkdir(parents=True)
+    (pkg / "trainer.py").write_text("from transformers import Trainer\n\n\nclass PairwiseTrainer(Trainer):\n"
+                                    "    pass\n", encoding="utf-8")
+    (tmp_path / "src" / "proj" / "other.py").write_text("from transformers import Seq2SeqTrainer as S\n\n\n"
+                                                        "class CustomTrainer(S):\n    pass\n", encoding="utf-8")
+    src = ("from .trainer import PairwiseTrainer\nfrom proj.other import CustomTrainer\n\n"
+           "PairwiseTrainer(model=m, tokenizer=tok)\nCustomTrainer(model=m, tokenizer=tok)\n")
+    options = Options(target_trl=Version("1.16.0"), targets=(("transformers", Version("5.24.0")),))
+    res = migrate_source(src, options=options, rules=[RULE], path=str(pkg / "workflow.py"), verify_idempotent=True)
+    assert res.ok, res.errors
+    assert res.text == src.replace("tokenizer=tok", "processing_class=tok")
+
+
+def test_subclass_noops():
+    # two bases: the MRO decides where tokenizer= goes
+    noop(RULE, "from transformers import Trainer\n\n\nclass T(Mixin, Trainer):\n    pass\n\n\nT(tokenizer=tok)\n")
+    # a local class that only shares the name
+    noop(RULE, "class Trainer:\n    pass\n\n\nclass T(Trainer):\n    pass\n\n\nT(tokenizer=tok)\n")
+    # self.tokenizer assigned by the class itself is its own attribute
+    noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n    def setup(self, tok):\n"
+               "        self.tokenizer = tok\n\n    def f(self):\n        return self.tokenizer\n")
+    # a parameter shadowing the class name
+    noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n    pass\n\n\n"
+               "def f(T):\n    return T(tokenizer=tok)\n")

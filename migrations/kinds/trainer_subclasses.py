@@ -1,0 +1,137 @@
+"""A project's own subclasses of a library trainer class, in the file and in the module files it imports.
+
+A rule that renames a keyword of a library constructor (`transformers.Trainer(tokenizer=)` -> `processing_class=`)
+must also rename it where the project calls its own subclass (`class RewardTrainer(Trainer)`, then
+`RewardTrainer(tokenizer=tok)`) and in the subclass's `super().__init__(tokenizer=...)`, but only when the keyword
+still reaches the library's constructor unchanged: no class on the way defines an `__init__` that takes the keyword
+itself or reads it by name out of `**kwargs`.
+
+`subclasses_in(tree, bases, keyword)` answers that for one module (read with `ast`, nothing is imported), following
+chains inside the module (`class B(A)`, `class A(Trainer)`); `imported_subclasses(tree, path, bases, keyword)` adds
+the classes a module imports from the project's own module files: `from .trainer import X` (the file's folder),
+`from utils import X` (beside the file) and `from pkg.sub.mod import X` (`pkg/` found in the file's folder or one
+of its ancestors). Only single-base classes count: with several bases the method resolution order decides which
+`__init__` a keyword reaches, which a static rule does not guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["imported_subclasses", "subclasses_in"]
+
+#: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
+ANCESTORS = 6
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
+def _import_bindings(tree: ast.Module) -> dict[str, str]:
+    """Local name -> qualified name, for the module-level imports (`from m import A as B`, `import m as x`)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for a in node.names:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    out[a.asname] = a.name
+                else:
+                    root = a.name.split(".")[0]
+                    out[root] = root
+    return out
+
+
+def _takes_keyword(init: ast.FunctionDef | ast.AsyncFunctionDef, keyword: str) -> bool:
+    """The `__init__` takes `keyword` as a parameter, or names it anywhere in its body (`kwargs.pop("tokenizer")`)."""
+    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
+    if keyword in params:
+        return True
+    return any(isinstance(n, ast.Constant) and n.value == keyword for n in ast.walk(init))
+
+
+def subclasses_in(tree: ast.Module, bases: frozenset[str], keyword: str,
+                  imported: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Module-level classes of `tree` deriving (through one base each) from a class in `bases` (qualified names),
+    whose `keyword=` reaches that base's constructor unchanged: class name -> the library base's qualified name.
+    `imported`: classes the module imports from its own project files (local name -> library base), as bases too."""
+    binds = _import_bindings(tree)
+    known: dict[str, str] = dict(imported or {})
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or len(node.bases) != 1:
+            continue
+        name = _dotted(node.bases[0])
+        if name is None:
+            continue
+        head, _, rest = name.partition(".")
+        qual = binds.get(head)
+        qual = f"{qual}.{rest}" if qual and rest else qual
+        base = qual if qual in bases else (out.get(name) or known.get(name))
+        if base is None:
+            continue
+        init = next((f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and f.name == "__init__"), None)
+        if init is not None and _takes_keyword(init, keyword):
+            out.pop(node.name, None)
+            continue
+        out[node.name] = base
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _file_subclasses(path: str, bases: frozenset[str], keyword: str) -> dict[str, str]:
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return {}
+    return subclasses_in(tree, bases, keyword)
+
+
+def _module_file(folder: Path, parts: list[str]) -> Path | None:
+    candidate = folder.joinpath(*parts)
+    for f in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def imported_subclasses(tree: ast.Module, path: str | None, bases: frozenset[str], keyword: str) -> dict[str, str]:
+    """The classes `tree` (the module file at `path`) imports from the project's own module files that
+    `subclasses_in` accepts there: local name -> the library base. Libraries (a root in `bases`) are skipped."""
+    if not path:
+        return {}
+    folder = Path(path).parent
+    roots = {b.split(".")[0] for b in bases}
+    out: dict[str, str] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ImportFrom) or stmt.level > 1 or (stmt.level == 0 and not stmt.module):
+            continue
+        parts = stmt.module.split(".") if stmt.module else []
+        if stmt.level == 0 and parts[0] in roots:
+            continue
+        if stmt.level == 1:
+            places = [folder]
+        else:
+            places = [folder, *list(folder.parents)[:ANCESTORS]]
+        found: dict[str, str] = {}
+        for place in places:
+            file = _module_file(place, parts) if parts else None
+            if file is not None and file.resolve() != Path(path).resolve():
+                found = _file_subclasses(str(file), bases, keyword)
+                break
+        for a in stmt.names:
+            if a.name in found:
+                out[a.asname or a.name] = found[a.name]
+    return out

@@ -1,0 +1,82 @@
+"""transformers 5.0 removed `AutoModelForVision2Seq` (deprecated in 4.5x: "use `AutoModelForImageTextToText`").
+
+`AutoModelForImageTextToText` is exported by `transformers` on 4.46 .. 5.x (atlas), so on 4.56.2 and every 5.x. The
+two auto classes differ only in their model-type -> class tables (`modeling_auto.py` of each wheel, compared in
+`VISION2SEQ_4_56` below and its test):
+
+* 5.x (checked on 5.24.0): every model type of 4.56.2's Vision2Seq table is in the ImageTextToText table with the
+  same class, so the rename loads the same class for every checkpoint the old class loaded.
+* 4.56.2 / 4.57: the same holds for 22 of its 24 model types; `instructblipvideo` and `video_llava` checkpoints load
+  only through `AutoModelForVision2Seq` there (they joined the ImageTextToText table in 5.0).
+
+So a file is rewritten (import and uses, `AutoModelForVision2Seq.from_pretrained(...)` included) unless it mentions
+a video model (the word `video`, any case): then every use is marked instead, naming the two model types.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import libcst as cst
+
+from migrations.base import RuleContext
+from migrations.kinds.symbols import Gone, Moved, SymbolMigration
+
+_PATHS = ("transformers.AutoModelForVision2Seq", "transformers.models.auto.AutoModelForVision2Seq",
+          "transformers.models.auto.modeling_auto.AutoModelForVision2Seq")
+_VIDEO = re.compile(r"video", re.IGNORECASE)
+
+#: `MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES` of transformers 4.56.2 (read from the wheel's
+#: `transformers/models/auto/modeling_auto.py`): model type -> class. The test holds it against the installed
+#: release's ImageTextToText table.
+VISION2SEQ_4_56: dict[str, str] = {
+    "blip": "BlipForConditionalGeneration",
+    "blip-2": "Blip2ForConditionalGeneration",
+    "chameleon": "ChameleonForConditionalGeneration",
+    "git": "GitForCausalLM",
+    "idefics2": "Idefics2ForConditionalGeneration",
+    "idefics3": "Idefics3ForConditionalGeneration",
+    "instructblip": "InstructBlipForConditionalGeneration",
+    "instructblipvideo": "InstructBlipVideoForConditionalGeneration",
+    "kosmos-2": "Kosmos2ForConditionalGeneration",
+    "kosmos-2.5": "Kosmos2_5ForConditionalGeneration",
+    "llava": "LlavaForConditionalGeneration",
+    "llava_next": "LlavaNextForConditionalGeneration",
+    "llava_next_video": "LlavaNextVideoForConditionalGeneration",
+    "llava_onevision": "LlavaOnevisionForConditionalGeneration",
+    "mistral3": "Mistral3ForConditionalGeneration",
+    "mllama": "MllamaForConditionalGeneration",
+    "ovis2": "Ovis2ForConditionalGeneration",
+    "paligemma": "PaliGemmaForConditionalGeneration",
+    "pix2struct": "Pix2StructForConditionalGeneration",
+    "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration",
+    "qwen2_vl": "Qwen2VLForConditionalGeneration",
+    "video_llava": "VideoLlavaForConditionalGeneration",
+    "vipllava": "VipLlavaForConditionalGeneration",
+    "vision-encoder-decoder": "VisionEncoderDecoderModel",
+}
+#: The model types of `VISION2SEQ_4_56` that 4.56.2's ImageTextToText table lacks.
+NOT_ON_4_56 = ("instructblipvideo", "video_llava")
+
+MESSAGE = ("AutoModelForVision2Seq was removed in transformers 5.0: use AutoModelForImageTextToText (4.46+), "
+           "except for instructblipvideo / video_llava checkpoints on transformers < 5 (Vision2Seq only there)")
+
+
+class AutoModelForVision2Seq(SymbolMigration):
+    summary = "AutoModelForVision2Seq (removed in transformers 5.0) -> AutoModelForImageTextToText"
+    triggers = ("AutoModelForVision2Seq",)
+    requires = ("transformers",)
+    symbols = {q: Moved("transformers", "AutoModelForImageTextToText",
+                        "same class for every Vision2Seq model type on 5.x; on 4.56/4.57 all but "
+                        "instructblipvideo and video_llava") for q in _PATHS}
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        if not _VIDEO.search(wrapper.module.code):
+            return SymbolMigration.transform(self, wrapper, ctx)
+        rule = copy.copy(self)  # a file about video models: keep the class, marked
+        rule.symbols = {q: Gone(MESSAGE) for q in _PATHS}
+        return SymbolMigration.transform(rule, wrapper, ctx)
+
+
+MIGRATION = AutoModelForVision2Seq()
