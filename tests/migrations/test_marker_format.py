@@ -205,3 +205,24 @@ def test_findings_carry_the_full_message_the_anchor_and_a_url(tmp_path: Path) ->
     assert all(r["helpUri"].startswith("https://") for r in rules if "help" in r)
     urls = [r["properties"].get("guideUrl", "") for r in sarif["runs"][0]["results"] if r["ruleId"] in RULE_IDS]
     assert urls and all(u.startswith("https://") for u in urls)
+
+
+def test_notebook_and_manifest_markers_fit() -> None:
+    import json
+
+    cell = ("from trl import PPOTrainer, PPOConfig\n\nif True:\n"
+            "    trainer = PPOTrainer(PPOConfig(batch_size=4, init_kl_coef=0.2), model, ref_model, tok, dataset=ds)\n")
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": cell.splitlines(keepends=True)}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = migrate_source(json.dumps(nb, indent=1) + "\n", options=OPTIONS, path="ppo.ipynb", verify_idempotent=True)
+    assert result.ok, result.errors
+    source = "".join(json.loads(result.text)["cells"][0]["source"])
+    lines = _marker_lines(source)
+    assert lines and all(len(line) <= MARKER_WIDTH and TAIL.search(line) for line in lines), lines
+    assert any(line.startswith("    # TODO(trl-compat): ") for line in lines)  # cut at the cell's indentation
+
+    fork = "trl @ git+https://github.com/someone/trl@" + "f" * 40 + "\n"
+    result = migrate_source(fork, options=OPTIONS, path="requirements.txt", verify_idempotent=True)
+    assert result.ok, result.errors
+    lines = _marker_lines(result.text)
+    assert lines and all(len(line) <= MARKER_WIDTH and TAIL.search(line) for line in lines), result.text

@@ -17,7 +17,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from tests.migrations.v1_13._ppo_harness import case_names, case_option, expected_path, migrate  # noqa: E402
+from tests.migrations.v1_13._ppo_harness import (
+    case_names,
+    case_option,
+    expected_path,
+    migrate,
+)
 
 PREFIX = "# TODO(trl-compat)"
 
@@ -42,7 +47,8 @@ def main(argv: list[str]) -> int:
             continue
         path.write_text(result.text)
         rel = path.relative_to(ROOT).as_posix()
-        head = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=ROOT, capture_output=True, text=True).stdout
+        head = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=ROOT, capture_output=True, text=True,
+                              check=False).stdout
         if head != result.text:
             (code_a, n_a), (code_b, n_b) = _split(head), _split(result.text)
             only_markers = code_a == code_b and n_a == n_b

@@ -11,7 +11,8 @@ from migrations.transformers.v4_39.removed_top_k_top_p_filtering import (
 )
 from tests.migrations._driver import noop, run
 
-PREFIX = "# TODO(trl-compat): top_k_top_p_filtering was removed"
+PREFIX = "# TODO(trl-compat): top_k_top_p_filtering was removed"  # the marker is cut to 100 columns; the finding has it all
+MESSAGE = "top_k_top_p_filtering was removed in transformers 4.39"
 
 
 def test_import_and_use_are_marked():
@@ -22,6 +23,7 @@ def test_import_and_use_are_marked():
         assert lines[0].startswith(PREFIX) and lines[1] == src.splitlines()[0]
         assert lines[3].startswith(PREFIX) and lines[4] == src.splitlines()[2]
         assert len(findings) == 2 and not any(f.changed for f in findings)
+        assert all(f.message.startswith(MESSAGE) for f in findings)
 
 
 def test_noop():

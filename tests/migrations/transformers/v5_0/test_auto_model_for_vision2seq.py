@@ -37,6 +37,7 @@ def test_a_file_about_video_models_is_marked_not_rewritten():
     out, findings = run(RULE, src)
     lines = out.splitlines()
     assert lines[0].startswith("# TODO(trl-compat): AutoModelForVision2Seq was removed")
+    assert findings[0].message.startswith("AutoModelForVision2Seq was removed in transformers 5.0")
     assert lines[1] == "from transformers import AutoModelForVision2Seq"
     assert "AutoModelForVision2Seq.from_pretrained(" in out and "ImageTextToText(" not in out.split("#")[0]
     assert findings and not any(f.changed for f in findings)
