@@ -21,24 +21,19 @@ the old pin), takes the releases the pin admits, and:
 from __future__ import annotations
 
 import functools
-import re
-import subprocess
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import make_kwarg, parse_expr, replace_args
 from migrations.kinds.imports import imported_names
+from migrations.kinds.pins import pinned
 from migrations.v0_12._config_defaults_data import HISTORY, RELEASES
 
 ANCHOR = "config-defaults"
-_MANIFESTS = ("requirements.txt", "requirements-dev.txt", "requirements_dev.txt", "pyproject.toml", "setup.py",
-              "setup.cfg", "environment.yml")
-_TRL_REQ = re.compile(r"""(?<![\w.\-/])trl(?:\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\w.*+!]+\s*,?\s*)+)""")
 _STEM = {"SFTConfig": ("sft_config", ""), "DPOConfig": ("dpo_config", ""), "RewardConfig": ("reward_config", ""),
          "KTOConfig": ("kto_config", "kto"), "ORPOConfig": ("orpo_config", "orpo"), "CPOConfig": ("cpo_config", "cpo")}
 
@@ -65,42 +60,10 @@ def default_at(config: str, field: str, release: Version) -> object:
     return value
 
 
-def _committed_text(path: Path) -> str | None:
-    """The file as committed at HEAD (when tracked in git), else as on disk."""
-    try:
-        out = subprocess.run(["git", "-C", str(path.parent), "show", f"HEAD:./{path.name}"], capture_output=True,
-                             text=True, timeout=10, check=False)
-        if out.returncode == 0:
-            return out.stdout
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
 @functools.lru_cache(maxsize=256)
 def pinned_releases(folder: str) -> tuple[str, ...] | None:
     """The TRL releases the nearest manifest at or above `folder` admits; None when no manifest pins TRL."""
-    here = Path(folder).resolve()
-    for directory in (here, *here.parents):
-        for name in _MANIFESTS:
-            candidate = directory / name
-            if not candidate.is_file():
-                continue
-            text = _committed_text(candidate)
-            match = _TRL_REQ.search(text or "")
-            if match is None:
-                continue
-            try:
-                spec = SpecifierSet(match.group(1).replace(" ", "").rstrip(","))
-            except InvalidSpecifier:
-                return None
-            return tuple(r for r in RELEASES if Version(r) in spec)
-        if (directory / ".git").exists():
-            break
-    return None
+    return pinned(folder, RELEASES)
 
 
 class _Transformer(MigrationTransformer):

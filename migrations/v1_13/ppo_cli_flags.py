@@ -124,18 +124,18 @@ def _script(word: str, here: Path) -> Path | None:
 
 def _accepted_flags(word: str, here: Path, options: Options) -> set[str] | None:
     """The fields the migrated script's parser accepts; None when the script does not parse a PPO config."""
-    from migrations.v0_12.config_defaults import _committed_text
+    from migrations.kinds.pins import committed_text
 
     path = _script(word, here)
     if path is None:
         return None
-    text = _committed_text(path)
+    text = committed_text(path)
     if not text or not _PARSED_PPO.search(text):
         return None
     from compat.migrate.engine import migrate_source
-    from migrations import get
+    from migrations.v1_13.ppo_to_grpo import MIGRATION as ppo_to_grpo  # same release folder: not the registry
 
-    result = migrate_source(text, options=options, rules=[get("ppo-to-grpo")], path=str(path))
+    result = migrate_source(text, options=options, rules=[ppo_to_grpo], path=str(path))
     if not result.ok:
         return None
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import libcst as cst
 
 from migrations.kinds.cst import code, dotted, literal_value
-from migrations.v0_12.config_defaults import _committed_text
+from migrations.kinds.pins import committed_text as _committed_text
 from migrations.v1_13.ppo_to_grpo import fields as F
 from migrations.v1_13.ppo_to_grpo.analysis import MISSING
 from migrations.v1_13.ppo_to_grpo.defaults import (

@@ -135,27 +135,7 @@ def trl_imports(module) -> set[str]:  # type: ignore[no-untyped-def]
 @functools.lru_cache(maxsize=256)
 def pinned_releases(folder: str) -> tuple[str, ...] | None:
     """The atlas' TRL releases (0.4.0 on) the nearest manifest at or above `folder` admits, read as committed;
-    None when no manifest pins TRL (the walk of `config_defaults.pinned_releases`, whose own table starts at 0.7.2)."""
-    from pathlib import Path
+    None when no manifest pins TRL (`migrations.kinds.pins`)."""
+    from migrations.kinds.pins import pinned
 
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    from migrations.v0_12.config_defaults import _MANIFESTS, _TRL_REQ, _committed_text
-
-    here = Path(folder).resolve()
-    for directory in (here, *here.parents):
-        for name in _MANIFESTS:
-            candidate = directory / name
-            if not candidate.is_file():
-                continue
-            match = _TRL_REQ.search(_committed_text(candidate) or "")
-            if match is None:
-                continue
-            try:
-                spec = SpecifierSet(match.group(1).replace(" ", "").rstrip(","))
-            except InvalidSpecifier:
-                return None
-            return tuple(r for r in _atlas().releases() if Version(r) in spec)
-        if (directory / ".git").exists():
-            break
-    return None
+    return pinned(folder, _atlas().releases())
