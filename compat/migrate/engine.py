@@ -3,9 +3,9 @@
 Per Python text: prefilter (the trigger substrings of the selected rules), one libcst parse, then the rules in order
 on the same tree, each one only when its triggers are in the text as the rules before it left it. Consecutive rules
 share one `MetadataWrapper` while the tree is unchanged, so metadata (qualified names, scopes, positions) is resolved
-once per file; a rule that changed the tree gets the new tree re-wrapped without a deep copy. The result is verified before anyone may write it: it must parse again with libcst,
-and with `ast` too whenever the original did. If not, the rules are replayed one at a time to name the rule that broke
-the code, and the text is handed back untouched.
+once per file; a rule that changed the tree gets the new tree re-wrapped without a deep copy. The result is verified
+before anyone may write it: it must parse again with libcst, and with `ast` too whenever the original did. If not,
+the rules are replayed one at a time to name the rule that broke the code, and the text is handed back untouched.
 
 Files and bytes are `compat.migrate.runner`'s business; this module only sees text.
 """
