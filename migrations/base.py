@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal, NamedTuple
 
 import libcst as cst
+from libcst._metadata_dependent import LazyValue
 from libcst.metadata import PositionProvider
 from packaging.version import Version
 
@@ -469,7 +470,52 @@ def dedupe_header_todos(module: cst.Module) -> cst.Module:
 
 
 
-class MigrationTransformer(cst.CSTTransformer):
+_NO_DEFAULT = object()
+
+
+class LazyMetadata:
+    """Mixin for a libcst visitor or transformer: metadata a pass needs only now and then, resolved on first use.
+
+    A provider in `METADATA_DEPENDENCIES` is resolved over the whole tree before the pass starts, even when the pass
+    never asks for it; `lazy_metadata(Provider, node)` resolves `Provider` through the wrapper the pass runs on the
+    first time it is asked (the wrapper caches it, so a later pass over the same tree gets it for free). Use it for
+    providers a pass reads rarely (`ParentNodeProvider` of a conditional use, `PositionProvider` of a finding): the
+    answers are the same as from a declared provider. Put the mixin before the libcst base class.
+    """
+
+    _wrapper: cst.MetadataWrapper | None = None
+
+    @contextmanager
+    def resolve(self, wrapper: cst.MetadataWrapper) -> Iterator[None]:  # type: ignore[override]
+        self._wrapper = wrapper
+        try:
+            with super().resolve(wrapper):  # type: ignore[misc]
+                yield
+        finally:
+            self._wrapper = None
+
+    def lazy_metadata(self, provider: type, node: cst.CSTNode, default: object = _NO_DEFAULT) -> object:
+        """What `get_metadata(provider, node[, default])` would answer had the pass declared `provider`.
+
+        Raises KeyError when `node` has none and no default is given, or when the pass is not run through a
+        `MetadataWrapper` (as `get_metadata` does for a declared provider then).
+        """
+        metadata = getattr(self, "metadata", {})
+        if provider in metadata:  # declared: resolved up front
+            mapping = metadata[provider]
+        elif self._wrapper is not None:
+            mapping = self._wrapper.resolve(provider)
+        else:
+            raise KeyError(f"{provider.__name__} cannot be resolved: {type(self).__name__} is not run through a "
+                           "MetadataWrapper")
+        if default is _NO_DEFAULT:
+            value = mapping[node]
+        else:
+            value = mapping.get(node, default)
+        return value() if isinstance(value, LazyValue) else value
+
+
+class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
     """A CSTTransformer that can mark any node with a TODO placed above the statement enclosing it.
 
     Call `self.todo(node, message, anchor)` from any visit/leave method (with an *original* node, so its position
@@ -496,15 +542,6 @@ class MigrationTransformer(cst.CSTTransformer):
         self._pending: dict[int, list[str]] = {}
         self._first_stmt: cst.CSTNode | None = None
         self._header_comments: list[str] = []
-
-    @contextmanager
-    def resolve(self, wrapper: cst.MetadataWrapper) -> Iterator[None]:  # type: ignore[override]
-        self._wrapper = wrapper
-        try:
-            with super().resolve(wrapper):
-                yield
-        finally:
-            self._wrapper = None
 
     # -- position & reporting ---------------------------------------------------------------------------
     def position(self, node: cst.CSTNode) -> tuple[int, int]:

@@ -1,11 +1,11 @@
 """One text in, one text out: the rules applied to a single Python module, notebook or manifest.
 
-Per Python text: prefilter (the trigger substrings of the selected rules), one libcst parse, then every triggered rule
-in order on the same tree. Consecutive rules share one `MetadataWrapper` while the tree is unchanged, so metadata
-(qualified names, scopes, positions) is resolved once per file; a rule that changed the tree gets the new tree
-re-wrapped without a deep copy. The result is verified before anyone may write it: it must parse again with libcst,
-and with `ast` too whenever the original did. If not, the rules are replayed one at a time to name the rule that broke
-the code, and the text is handed back untouched.
+Per Python text: prefilter (the trigger substrings of the selected rules), one libcst parse, then the rules in order
+on the same tree, each one only when its triggers are in the text as the rules before it left it. Consecutive rules
+share one `MetadataWrapper` while the tree is unchanged, so metadata (qualified names, scopes, positions) is resolved
+once per file; a rule that changed the tree gets the new tree re-wrapped without a deep copy. The result is verified
+before anyone may write it: it must parse again with libcst, and with `ast` too whenever the original did. If not,
+the rules are replayed one at a time to name the rule that broke the code, and the text is handed back untouched.
 
 Files and bytes are `compat.migrate.runner`'s business; this module only sees text.
 """
@@ -168,7 +168,9 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
     except Exception as exc:  # libcst raises a few other errors on odd input
         result.errors.append(MigrateError("parse", f"{type(exc).__name__}: {exc}"))
         return result
-    code, applied, findings, error = run_rules(module, text[len(lead):], triggered, options, path)
+    # every Python rule in order, each gated on the text as the rules before it left it (`run_rules`)
+    python_rules = [r for r in rules if isinstance(r, PythonMigration)]
+    code, applied, findings, error = run_rules(module, text[len(lead):], python_rules, options, path)
     code = lead + fit_markers(code)
     if error is not None:  # the file is left as is: the other rules' findings would describe edits never made
         result.errors.append(error)
@@ -177,7 +179,7 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
     if code != text:
         problem = _verify(text, code, python_ok)
         if problem is not None:
-            culprit = _find_culprit(text, triggered, options, path)
+            culprit = _find_culprit(text, python_rules, options, path)
             result.errors.append(
                 MigrateError("rule-output", f"the rewritten code does not parse ({problem}); file left as is", culprit)
             )
@@ -221,13 +223,17 @@ def run_rules(
 ) -> tuple[str, list[str], list[Finding], MigrateError | None]:
     """Every rule in order on one tree; returns (code, ids of rules that changed it, findings, crash or None).
 
-    The same wrapper (and its resolved metadata) serves consecutive rules until one changes the tree; only then is
-    the new tree wrapped again, without a copy.
+    A rule runs only when its prefilter (`Migration.triggered_by`) passes on the *current* code: a trigger an earlier
+    rule removed skips the rule, one an earlier rule wrote brings it in (selection by the original text alone missed
+    those). The same wrapper (and its resolved metadata) serves consecutive rules until one changes the tree; only
+    then is the new tree wrapped again, without a copy.
     """
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     applied: list[str] = []
     findings: list[Finding] = []
     for rule in rules:
+        if not rule.triggered_by(code):
+            continue
         ctx = RuleContext(options=options, path=path)
         try:
             new = rule.transform(wrapper, ctx)

@@ -31,7 +31,14 @@ from typing import ClassVar
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider
 
-from migrations.base import Migration, MigrationTransformer, PythonMigration, RuleContext, dedupe_header_todos
+from migrations.base import (
+    LazyMetadata,
+    Migration,
+    MigrationTransformer,
+    PythonMigration,
+    RuleContext,
+    dedupe_header_todos,
+)
 from migrations.kinds.cst import build_dotted, code, dotted
 from migrations.kinds.imports import (
     TrlRef,
@@ -114,7 +121,8 @@ class SymbolTransformer(MigrationTransformer):
     imports the rewritten uses need; `transform_module` applies both steps.
     """
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider)
+    # ParentNodeProvider is resolved on the first `parent()` call (`LazyMetadata`): most files never ask
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
     def __init__(self, rule: Migration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
@@ -154,7 +162,7 @@ class SymbolTransformer(MigrationTransformer):
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         try:
-            return self.get_metadata(ParentNodeProvider, node)
+            return self.lazy_metadata(ParentNodeProvider, node)  # type: ignore[return-value]
         except KeyError:
             return None
 
@@ -390,10 +398,11 @@ class SymbolMigration(PythonMigration):
         return module
 
 
-class _Collector(cst.CSTVisitor):
+class _Collector(LazyMetadata, cst.CSTVisitor):
     """First pass: every use of a tabled name, and which moves are blocked in this file."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider)
+    # ParentNodeProvider only for a use of a conditional name, resolved then (`LazyMetadata`)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
     def __init__(self, rule: SymbolMigration) -> None:
         super().__init__()
@@ -431,7 +440,7 @@ class _Collector(cst.CSTVisitor):
             self.relevant = True
             self.uses[node] = (qname, action)
             if isinstance(action, Moved) and qname in self.rule.conditional:
-                parent = self.get_metadata(ParentNodeProvider, node, None)
+                parent = self.lazy_metadata(ParentNodeProvider, node, None)
                 call = parent if isinstance(parent, cst.Call) and parent.func is node else None
                 why = self.rule.convertible(qname, call)
                 if why is not None:

@@ -43,6 +43,7 @@ from libcst.metadata import (
 )
 
 from migrations.base import (
+    LazyMetadata,
     MigrationTransformer,
     PythonMigration,
     RuleContext,
@@ -157,8 +158,9 @@ class _Plan:
     drop: set[str] = field(default_factory=set)  # trainer keywords to drop
 
 
-class _Planner(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider)
+class _Planner(LazyMetadata, cst.CSTVisitor):
+    # PositionProvider is resolved when a plan first needs a line (`LazyMetadata`): most files have no plan
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(self) -> None:
         super().__init__()
@@ -243,7 +245,7 @@ class _Planner(cst.CSTVisitor):
                 and isinstance(target, cst.Name):
             plan.config_call = assigned
             plan.switch = self._config_kind(assigned.func) == "TrainingArguments"
-            line = self.get_metadata(PositionProvider, assigned).start.line
+            line = self.lazy_metadata(PositionProvider, assigned).start.line  # type: ignore[attr-defined]
             plan.late = [m for m in plan.moves if not self._bound_before(m[2], line)]
             if plan.late:
                 plan.attr_target = value.value
@@ -294,7 +296,7 @@ class _Planner(cst.CSTVisitor):
                 for a in scope[node.value]:
                     if not hasattr(a, "node"):
                         continue  # builtin
-                    pos = self.get_metadata(PositionProvider, a.node, None)
+                    pos = self.lazy_metadata(PositionProvider, a.node, None)
                     if pos is None or pos.start.line >= line:
                         ok = False
 
@@ -390,8 +392,7 @@ class _DropImport(cst.CSTTransformer):
         return updated_node.with_changes(names=keep)
 
 
-class _Transformer(MigrationTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+class _Transformer(MigrationTransformer):  # positions through `self.position()`, resolved on first use
 
     def __init__(self, rule: PythonMigration, ctx: RuleContext, plans: list[_Plan],
                  super_calls: dict[int, tuple[str, list[str]]] | None = None) -> None:

@@ -156,9 +156,13 @@ class AtlasMoves(SymbolMigration):
         if module is not wrapper.module:
             wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
         text = module.code
-        passes: list[type[_AtlasPass]] = [_MarkRemoved]
+        passes: list[type[_AtlasPass]] = []
         if any(f"{old}=" in text for old in renamed_keywords()):
-            passes.insert(0, _RenameKeywords)
+            passes.append(_RenameKeywords)
+        removed = _RemovedImports(view.target)
+        wrapper.module.visit(removed)  # a read-only walk: the marking pass rebuilds every node, so only when needed
+        if removed.found:
+            passes.append(_MarkRemoved)
         for kind in passes:
             t = kind(view, ctx)
             new = wrapper.visit(t)
@@ -215,8 +219,7 @@ class _MarkRemoved(_AtlasPass):
                    for line in getattr(stmt, "leading_lines", ()))
 
     def _flag(self, node: cst.CSTNode, qnames: list[str]) -> None:
-        gone = [(q, removal(self.target, q)) for q in qnames]
-        gone = [(q, r) for q, r in gone if r is not None and _atlas()._index(r) <= _atlas()._index(_MARKS_UP_TO)]
+        gone = _gone(self.target, qnames)
         if not gone or self._marked():
             return
         parts = []
@@ -230,21 +233,51 @@ class _MarkRemoved(_AtlasPass):
                                            "keep a local copy")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        module = module_name(node)
-        if module is None or not (module == "trl" or module.startswith("trl.")):
-            return False
-        if isinstance(node.names, cst.ImportStar):
-            self._flag(node, [module])
-            return False
-        if removal(self.target, module) is not None:  # the whole module is gone: say it once
-            self._flag(node, [module])
-            return False
-        self._flag(node, [f"{module}.{alias.name.value}" for alias in node.names
-                          if isinstance(alias.name, cst.Name)])
+        qnames = _import_from_qnames(self.target, node)
+        if qnames:
+            self._flag(node, qnames)
         return False
 
     def visit_Import(self, node: cst.Import) -> bool:
-        self._flag(node, [name for alias in node.names if (name := dotted(alias.name) or "").startswith("trl.")])
+        self._flag(node, _import_qnames(node))
+        return False
+
+
+def _gone(target: str, qnames: list[str]) -> list[tuple[str, str]]:
+    """(qname, the release that removed it) for those of `qnames` removed without successor up to `_MARKS_UP_TO`."""
+    gone = [(q, removal(target, q)) for q in qnames]
+    return [(q, r) for q, r in gone if r is not None and _atlas()._index(r) <= _atlas()._index(_MARKS_UP_TO)]
+
+
+def _import_from_qnames(target: str, node: cst.ImportFrom) -> list[str]:
+    """What `_MarkRemoved` holds a `from trl... import ...` against: the module (a star import, or a module gone as a
+    whole), else each imported name; [] for an import not from TRL."""
+    module = module_name(node)
+    if module is None or not (module == "trl" or module.startswith("trl.")):
+        return []
+    if isinstance(node.names, cst.ImportStar) or removal(target, module) is not None:
+        return [module]
+    return [f"{module}.{alias.name.value}" for alias in node.names if isinstance(alias.name, cst.Name)]
+
+
+def _import_qnames(node: cst.Import) -> list[str]:
+    return [name for alias in node.names if (name := dotted(alias.name) or "").startswith("trl.")]
+
+
+class _RemovedImports(cst.CSTVisitor):
+    """Read-only: `found` is True when some import names a TRL name or module `_MarkRemoved` would mark."""
+
+    def __init__(self, target: str) -> None:
+        super().__init__()
+        self.target = target
+        self.found = False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self.found = self.found or bool(_gone(self.target, _import_from_qnames(self.target, node)))
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        self.found = self.found or bool(_gone(self.target, _import_qnames(node)))
         return False
 
 

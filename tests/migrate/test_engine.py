@@ -133,14 +133,31 @@ class _Rename(cst.CSTTransformer):
 
 def test_metadata_is_resolved_once_while_the_tree_is_unchanged():
     seen: list = []
-    rules = [_Recorder("r1", False, seen), _Recorder("r2", False, seen), _Recorder("r3", True, seen),
-             _Recorder("r4", False, seen)]
+    r4 = _Recorder("r4", False, seen)
+    r4.triggers = ("b",)  # r3 writes `b` (rules are gated on the current text)
+    rules = [_Recorder("r1", False, seen), _Recorder("r2", False, seen), _Recorder("r3", True, seen), r4]
     result = migrate_source("a = 1\n", rules=rules)
     assert result.text == "b = 1\n" and result.rules_applied == ["r3"]
     (_, w1, m1), (_, w2, m2), (_, w3, _), (_, w4, m4) = seen
     assert w1 is w2 is w3 and m1 is m2  # one wrapper, one resolution for r1..r3
     assert w4 is not w3 and m4 is not m1  # re-wrapped after r3 changed the tree
     assert w4.module.code == "b = 1\n"
+
+
+def test_a_trigger_written_by_an_earlier_rule_brings_its_rule_in():
+    seen: list = []
+    late = _Recorder("late", False, seen)
+    late.triggers = ("b",)  # not in the original text: only the rename before it writes a `b`
+    result = migrate_source("a = 1\n", rules=[_Recorder("rename", True, seen), late])
+    assert [rule_id for rule_id, _, _ in seen] == ["rename", "late"]
+    assert seen[1][1].module.code == "b = 1\n" and result.text == "b = 1\n"
+
+
+def test_a_trigger_an_earlier_rule_removed_skips_its_rule():
+    seen: list = []
+    result = migrate_source("a = 1\n", rules=[_Recorder("rename", True, seen), _Recorder("stale", False, seen)])
+    assert [rule_id for rule_id, _, _ in seen] == ["rename"]  # `a` is gone when "stale" comes: never parsed for
+    assert result.text == "b = 1\n" and result.rules_applied == ["rename"]
 
 
 def test_rebuilt_but_identical_tree_keeps_the_wrapper():
@@ -162,7 +179,8 @@ class _Breaker(PythonMigration):
     id = "breaker"
     release = "1.13"
     summary = "emits broken code"
-    triggers = ("chunked_nll",)
+    # gated on the current text: still there once the chunked_nll rule before it has rewritten the value
+    triggers = ("SFTConfig",)
 
     class _T(MigrationTransformer):
         def leave_Assign(self, original_node, updated_node):
@@ -183,7 +201,8 @@ class _Crasher(PythonMigration):
     id = "crasher"
     release = "1.13"
     summary = "raises"
-    triggers = ("chunked_nll",)
+    # gated on the current text: still there once the chunked_nll rule before it has rewritten the value
+    triggers = ("SFTConfig",)
 
     def transform(self, wrapper, ctx):
         raise RuntimeError("boom")
