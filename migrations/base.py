@@ -39,7 +39,7 @@ from packaging.version import Version
 TODO_PREFIX = "# TODO(trl-compat):"
 GUIDE = "MIGRATION.md"
 #: Where the guide is read on the web: findings carry `guide_url(anchor)` beside the anchor (report, JSON, SARIF).
-#: The one place the project's repository address is written; keep it in step with pyproject's Project-URLs.
+#: The "Migration guide" of the wheel's Project-URLs (pyproject.toml [project.urls]); a test keeps the two equal.
 GUIDE_URL = "https://github.com/trl-compat/trl-compat/blob/main/MIGRATION.md"
 
 

@@ -226,3 +226,14 @@ def test_notebook_and_manifest_markers_fit() -> None:
     assert result.ok, result.errors
     lines = _marker_lines(result.text)
     assert lines and all(len(line) <= MARKER_WIDTH and TAIL.search(line) for line in lines), result.text
+
+
+def test_the_guide_url_is_the_wheel_metadata_migration_guide():
+    import tomllib
+    from pathlib import Path
+
+    from migrations.base import GUIDE_URL, guide_url
+
+    urls = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["urls"]
+    assert urls["Migration guide"] == GUIDE_URL
+    assert guide_url("ppo-to-grpo") == f"{GUIDE_URL}#ppo-to-grpo"
