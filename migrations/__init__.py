@@ -11,7 +11,8 @@ Nothing is listed by hand. The registry walks its root package (`migrations`):
   helpers. The rule's id is the module's name (`_` -> `-`), its release the folder, its guide anchor its id unless it
   says otherwise (`migrations.base.rule_identity`).
 
-Rules run in order of library (TRL first), release, `order` attribute (default 100), then id. Ids are unique across
+Rules run in order of library (TRL first), release, `order` attribute (default 100), then id; a rule whose `order` is
+`migrations.base.RUNS_LAST` or more runs after every other rule of its library. Ids are unique across
 every folder. Knows nothing of files or the command line. `all_migrations(root=...)` takes another top-level package
 with the same layout (tests use one on a temporary path).
 """
@@ -27,6 +28,7 @@ from packaging.version import Version
 
 from migrations.base import (
     RELEASE_FOLDER,
+    RUNS_LAST,
     ManifestMigration,
     Migration,
     Options,
@@ -102,8 +104,8 @@ def all_migrations(root: str = ROOT) -> tuple[Migration, ...]:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise RuleLayoutError(f"duplicate migration ids (rule modules of the same name in two folders): {duplicates}")
-    return tuple(sorted(found, key=lambda m: (m.library != "trl", m.library, Version(m.release),
-                                               getattr(m, "order", 100), m.id)))
+    return tuple(sorted(found, key=lambda m: (m.library != "trl", m.library, getattr(m, "order", 100) >= RUNS_LAST,
+                                               Version(m.release), getattr(m, "order", 100), m.id)))
 
 
 def get(rule_id: str, root: str = ROOT) -> Migration:

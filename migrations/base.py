@@ -37,6 +37,8 @@ from libcst.metadata import PositionProvider
 from packaging.version import Version
 
 TODO_PREFIX = "# TODO(trl-compat):"
+#: A rule's `order` at or above this runs after every other rule of its library, whatever their release folders.
+RUNS_LAST = 1000
 GUIDE = "MIGRATION.md"
 #: Where the guide is read on the web: findings carry `guide_url(anchor)` beside the anchor (report, JSON, SARIF).
 #: The "Migration guide" of the wheel's Project-URLs (pyproject.toml [project.urls]); a test keeps the two equal.

@@ -58,7 +58,10 @@ def test_no_unsafe_fixes_runs_only_safe_rules(tmp_path, capsys, monkeypatch):
     (repo / "ppo.py").write_text(PPO)
     commit_all(repo)
     _, _, err = _cli("--no-unsafe-fixes", ".", cwd=repo, capsys=capsys, monkeypatch=monkeypatch)
-    assert (repo / "ppo.py").read_text() == PPO  # the unsafe rule did not run
+    ppo = (repo / "ppo.py").read_text()
+    # the unsafe rule did not run: the code is as it was; the safe trl-api-leftovers marks what 1.16 rejects
+    assert [ln for ln in ppo.splitlines() if "TODO(trl-compat)" not in ln] == PPO.splitlines()
+    assert "[trl-api-leftovers]" in ppo and "GRPO" not in ppo
     assert "loss_type=\"nll\"" in (repo / "sft.py").read_text()
     assert "not running unsafe" in err and "ppo-to-grpo" in err
 

@@ -165,3 +165,13 @@ def test_a_subpackage_without_release_folders_is_never_imported(rule_root: str, 
     (tmp_path / "tmp_rules" / "tool" / "__init__.py").write_text("raise RuntimeError('imported by the registry')\n")
     assert len(migrations.all_migrations(rule_root)) == 2
     assert "tmp_rules.tool" not in sys.modules and "tmp_rules.kinds" not in sys.modules
+
+
+def test_a_runs_last_rule_follows_every_release_folder():
+    from migrations.base import RUNS_LAST
+
+    rules = [r for r in migrations.all_migrations() if r.library == "trl"]
+    last = [i for i, r in enumerate(rules) if getattr(r, "order", 100) >= RUNS_LAST]
+    assert last and [rules[i].id for i in last] == ["trl-api-leftovers"]
+    assert last[-1] == len(rules) - 1 and rules[last[0]].release == "1.13"  # after the 1.14-1.16 folders' rules
+    assert any(Version(r.release) > Version("1.13") for r in rules[:last[0]])

@@ -1,0 +1,55 @@
+"""Cases for `trl-api-leftovers`: what the check still finds after the rules is marked once per statement."""
+
+from __future__ import annotations
+
+from migrations.v1_13.trl_api_leftovers import MIGRATION as RULE
+from tests.migrations._driver import noop, run
+
+
+def test_unmarked_leftovers_get_one_marker_per_statement():
+    # the shape of a TRL 0.11 RLOO subclass (unpaired-rlhf) and a keyword SFTTrainer never took (TRL's own 0.19 example)
+    out, findings = run(RULE, """\
+        from trl import RLOOTrainer, SFTConfig, SFTTrainer
+
+
+        class UnpairedRLOOTrainer(RLOOTrainer):
+            def __init__(self, config, tokenizer, policy, ref_policy, reward_model, train_dataset):
+                super().__init__(
+                    config=config,
+                    processing_class=tokenizer,
+                    policy=policy,
+                    ref_policy=ref_policy,
+                    reward_model=reward_model,
+                    train_dataset=train_dataset,
+                )
+
+
+        trainer = SFTTrainer(model=m, max_length=None, args=SFTConfig(output_dir="o"))
+    """)
+    lines = out.splitlines()
+    marks = [i for i, ln in enumerate(lines) if "TODO(trl-compat)" in ln]
+    assert [lines[i + 1].strip() for i in marks] == [
+        "super().__init__(", 'trainer = SFTTrainer(model=m, max_length=None, args=SFTConfig(output_dir="o"))']
+    assert lines[marks[0]].startswith("        # TODO(trl-compat): RLOOTrainer() in TRL 1.16.0 requires `model`")
+    assert all(len(lines[i]) <= 100 and lines[i].endswith("[trl-api-leftovers]") for i in marks)
+    assert len(findings) == 2 and "takes no `reward_model=`" in findings[0].message
+    assert "SFTTrainer() in TRL 1.16.0 takes no `max_length=`" in findings[1].message
+
+
+def test_on_1_13_too():
+    out, findings = run(RULE, "from trl import SFTTrainer\n\nSFTTrainer(model=m, max_length=None)\n", target="1.13.0")
+    assert "TRL 1.13.0 takes no `max_length=`" in findings[0].message
+
+
+def test_noops():
+    # already marked (by any rule), valid on the target, a TrainingArguments field (the library rules' business), a
+    # local class named like TRL's
+    noop(RULE, """\
+        from trl import SFTConfig, SFTTrainer
+        from mylib import RLOOTrainer
+
+        # TODO(trl-compat): a rule marked this already [removed-config-fields]
+        SFTTrainer(model=m, max_length=None)
+        SFTTrainer(model=m, args=SFTConfig(output_dir="o", max_length=512, warmup_ratio=0.1))
+        RLOOTrainer(config=c, policy=p)
+    """)
