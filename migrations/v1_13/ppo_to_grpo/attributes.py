@@ -172,6 +172,11 @@ class Attributes:
                 self.changed = True
                 return updated_node.with_changes(attr=cst.Name(new))
             if new is None and self._written(original_node):
+                # a config parsed into the script's dataclasses: the field moves to the script's own dataclass,
+                # reads and writes alike, so a write is seen by the reads as before
+                moved = self._move_to_host(original_node, recv, attr)
+                if moved is not None:
+                    return moved
                 # `config.accelerator_kwargs[...] = ...`, `config.x = ...`, `config.x.update(...)`: never an
                 # assignment into (or a call on) a literal; the field is gone, so the line is the user's to decide
                 self.todo(original_node, f"{recv}.{attr} is written here; {self.ConfigName} has no `{attr}` field",
@@ -200,19 +205,32 @@ class Attributes:
                     self.changed = True
                     self.note(original_node, f"{recv}.{attr} (no {self.ConfigName} field) replaced by its old default")
                     return F.py_literal(default)
+                if call is None:
+                    moved = self._move_to_host(original_node, recv, attr)
+                    if moved is not None:
+                        return moved
                 host = self.an.hosts.get(recv)  # type: ignore[arg-type]
-                if call is None and host is not None and not written and \
-                        not isinstance(default, (Unknown, dict, list, set)):
-                    self.host_fields.setdefault(host[1], {})[attr] = default
-                    self.changed = True
-                    self.note(original_node, f"{recv}.{attr} moved to {host[0]}.{attr} ({host[1]} field)")
-                    return cst.parse_expression(f"{host[0]}.{attr}")
                 why = f": {default.why}" if isinstance(default, Unknown) and val is None and not written and (
                     call is None and host is not None or call is not None and not any(a.star for a in call.args)) \
                     else ""
                 self.todo(original_node, f"{recv}.{attr}: {self.ConfigName} has no `{attr}` field{why}",
                           "ppo-config-fields")
         return result
+
+    def _move_to_host(self, node: cst.Attribute, recv: str, attr: str) -> cst.BaseExpression | None:
+        """`training_args.reward_model_path` of a config parsed by `HfArgumentParser((ScriptArguments, PPOConfig))`
+        -> `script_args.reward_model_path`, the field added to ScriptArguments with the PPOConfig default (so the
+        command-line flag still parses); None when there is no such host or the default is not a plain value."""
+        host = self.an.hosts.get(recv)  # type: ignore[arg-type]
+        if host is None or self._config_call_of(recv) is not None:
+            return None
+        default = self._old_default(attr)
+        if isinstance(default, (Unknown, dict, list, set)):
+            return None
+        self.host_fields.setdefault(host[1], {})[attr] = default
+        self.changed = True
+        self.note(node, f"{recv}.{attr} moved to {host[0]}.{attr} ({host[1]} field)")
+        return cst.parse_expression(f"{host[0]}.{attr}")
 
     def _old_default(self, attr: str) -> object:
         """The PPOConfig default of `attr` in every TRL release this file could have run on (the atlas), else

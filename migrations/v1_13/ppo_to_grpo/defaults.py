@@ -72,16 +72,18 @@ def ppo_fields(release: str, era: str, v2: bool) -> dict[str, str] | None:
 
 def admitted_releases(era: str, v2: bool, pinned: tuple[str, ...] | None, fields: set[str],
                       imports: set[str]) -> list[str]:
-    """The releases the script could have run on (see the module docstring)."""
+    """The releases the script could have run on (see the module docstring). A pin no release of which has the
+    file's imports and fields (a requirements file shared by scripts of several eras, or a stale pin) says nothing
+    about this file: then every release that has them counts."""
     atlas = _atlas()
-    out = []
-    for r in pinned if pinned is not None else atlas.releases():
+
+    def fits(r: str) -> bool:
         have = ppo_fields(r, era, v2)
-        if have is None or not fields <= set(have):
-            continue
-        if any(not atlas.has(r, q) for q in imports):
-            continue
-        out.append(r)
+        return have is not None and fields <= set(have) and all(atlas.has(r, q) for q in imports)
+
+    out = [r for r in (pinned if pinned is not None else atlas.releases()) if fits(r)]
+    if not out and pinned is not None:
+        out = [r for r in atlas.releases() if fits(r)]
     return out
 
 
