@@ -21,7 +21,9 @@ import functools
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["imported_subclasses", "subclasses_in"]
+import libcst as cst
+
+__all__ = ["SelfAttributeAssigned", "imported_subclasses", "subclasses_in"]
 
 #: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
 ANCESTORS = 6
@@ -135,3 +137,18 @@ def imported_subclasses(tree: ast.Module, path: str | None, bases: frozenset[str
             if a.name in found:
                 out[a.asname or a.name] = found[a.name]
     return out
+
+
+class SelfAttributeAssigned(cst.CSTVisitor):
+    """Does a class body assign `self.<attr>` itself (then the attribute is the class's own, not its base's)?"""
+
+    def __init__(self, attr: str) -> None:
+        super().__init__()
+        self.attr = attr
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        t = node.target
+        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
+                and t.attr.value == self.attr:
+            self.found = True

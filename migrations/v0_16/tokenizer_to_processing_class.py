@@ -12,7 +12,7 @@ What is rewritten (the rename is documented by TRL as the same parameter):
   `trl.trainer.x_trainer.X`, `trl.experimental.x.X`, `compat.trl.X`) with `tokenizer=`;
 * `super().__init__(..., tokenizer=...)` / `Base.__init__(self, ..., tokenizer=...)` inside a class deriving from one;
 * a call of the project's own subclass of a TRL trainer that takes no `tokenizer` parameter itself, defined in the
-  same module or in a module file next to it (`from utils import MarginRewardTrainer`, `utils.py` beside the file).
+  same module or in a project module file it imports (`from utils import MarginRewardTrainer`: `kinds.trainer_subclasses`).
 
 `self.tokenizer` inside such a subclass (unless the class assigns it itself) and `trainer.tokenizer` on a name bound
 once to a TRL trainer call become `.processing_class`: transformers 5's `Trainer` has no `tokenizer` attribute.
@@ -27,8 +27,6 @@ renaming one keyword would not make it run. PPO and GRPO trainers belong to the 
 from __future__ import annotations
 
 import ast
-import functools
-from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import (
@@ -40,6 +38,11 @@ from libcst.metadata import (
 )
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.trainer_subclasses import (
+    SelfAttributeAssigned,
+    imported_subclasses,
+    subclasses_in,
+)
 
 ANCHOR = "tokenizer-to-processing-class"
 
@@ -73,54 +76,6 @@ TRAINER_PATHS: dict[str, str] = {p: n for n, (s, e) in _TRAINERS.items() for p i
 _RLOO_V1 = ("config", "policy", "ref_policy", "reward_model")
 
 
-def _subclasses_in(tree: ast.Module) -> dict[str, str]:
-    """Classes of a module that derive from a TRL trainer (imported `from trl... import X [as Y]`) and do not take a
-    `tokenizer` parameter of their own: class name -> the TRL trainer."""
-    imported: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
-                (node.module == "trl" or node.module.startswith("trl.")):
-            for a in node.names:
-                if f"{node.module}.{a.name}" in TRAINER_PATHS:
-                    imported[a.asname or a.name] = TRAINER_PATHS[f"{node.module}.{a.name}"]
-    out: dict[str, str] = {}
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef):
-            continue
-        base = next((imported.get(b.id) or out.get(b.id) for b in node.bases
-                     if isinstance(b, ast.Name) and (b.id in imported or b.id in out)), None)
-        if base is None:
-            continue
-        init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-        if init is not None and "tokenizer" in {a.arg for a in (*init.args.args, *init.args.kwonlyargs)}:
-            continue
-        out[node.name] = base
-    return out
-
-
-@functools.lru_cache(maxsize=512)
-def _sibling_subclasses(path: str) -> dict[str, str]:
-    """`_subclasses_in` of the module file at `path` ({} when it is missing or does not parse)."""
-    try:
-        return _subclasses_in(ast.parse(Path(path).read_text(encoding="utf-8")))
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return {}
-
-
-class _SelfTokenizerAssigned(cst.CSTVisitor):
-    """Does a class body assign `self.tokenizer` itself (then the attribute is its own, not the trainer's)?"""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found = False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        t = node.target
-        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
-                and t.attr.value == "tokenizer":
-            self.found = True
-
-
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
@@ -135,19 +90,11 @@ class _Transformer(MigrationTransformer):
             tree = ast.parse(node.code)
         except (SyntaxError, ValueError):
             return
-        self._local = _subclasses_in(tree)
-        # `from utils import MyTrainer`: a module file next to this one (the project's own code)
-        folder = Path(self.ctx.path).parent if self.ctx.path else None
-        for stmt in tree.body:
-            if folder is None or not isinstance(stmt, ast.ImportFrom) or not stmt.module or stmt.level > 1:
-                continue
-            if stmt.module.split(".")[0] == "trl":
-                continue
-            candidate = folder.joinpath(*stmt.module.split(".")).with_suffix(".py")
-            found = _sibling_subclasses(str(candidate)) if candidate.is_file() else {}
-            for a in stmt.names:
-                if a.name in found:
-                    self._local[a.asname or a.name] = found[a.name]
+        # user classes deriving from a TRL trainer, here and in the project's module files this one imports
+        bases = frozenset(TRAINER_PATHS)
+        imported = imported_subclasses(tree, self.ctx.path, bases, "tokenizer")
+        local = {**imported, **subclasses_in(tree, bases, "tokenizer", imported)}
+        self._local = {name: TRAINER_PATHS[base] for name, base in local.items()}
 
     def _trainer(self, node: cst.CSTNode) -> str | None:
         try:
@@ -162,7 +109,7 @@ class _Transformer(MigrationTransformer):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         base = next((t for t in (self._trainer(b.value) for b in node.bases) if t), None)
         self._class_bases.append(base)
-        own = _SelfTokenizerAssigned()
+        own = SelfAttributeAssigned("tokenizer")
         if base is not None:
             node.body.visit(own)
         self._own_tokenizer.append(own.found)

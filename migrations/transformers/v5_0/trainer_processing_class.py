@@ -23,27 +23,17 @@ from libcst.metadata import GlobalScope, QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import imported_names
-from migrations.kinds.trainer_subclasses import imported_subclasses, subclasses_in
+from migrations.kinds.trainer_subclasses import (
+    SelfAttributeAssigned,
+    imported_subclasses,
+    subclasses_in,
+)
 
 TRAINERS = frozenset({
     "transformers.Trainer", "transformers.trainer.Trainer",
     "transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer",
 })
 _NOTE = "transformers 5.0 removed the tokenizer= alias; processing_class= works since 4.46"
-
-
-class _OwnTokenizer(cst.CSTVisitor):
-    """Does a class body assign `self.tokenizer` itself (then the attribute is its own, not the trainer's)?"""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found = False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        t = node.target
-        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
-                and t.attr.value == "tokenizer":
-            self.found = True
 
 
 class _Transformer(MigrationTransformer):
@@ -85,7 +75,7 @@ class _Transformer(MigrationTransformer):
         # the class whose constructor its super().__init__ reaches: a library trainer, or a project subclass that
         # passes tokenizer= through (one that takes it itself is not in _local: its keyword is its own)
         base = self._base_of(node.bases[0].value) if len(node.bases) == 1 else None
-        own = _OwnTokenizer()
+        own = SelfAttributeAssigned("tokenizer")
         if base is not None:
             node.body.visit(own)
         self._classes.append((base, own.found))
