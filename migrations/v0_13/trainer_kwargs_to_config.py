@@ -467,7 +467,8 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
                 kw = a.keyword.value
                 if side_effect_free(a.value):
                     gone.add(kw)
-                    self.todo(original, f"dropped {plan.trainer}({kw}={code(a.value)}): {_GONE[plan.trainer][kw]}")
+                    self.todo(original, f"{plan.trainer}({kw}=) dropped (it was {code(a.value)}): "
+                                        f"{_GONE[plan.trainer][kw]}")
                 else:
                     self.todo(original, f"{plan.trainer}({kw}=): {_GONE[plan.trainer][kw]}")
         if gone:

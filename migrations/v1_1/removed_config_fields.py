@@ -94,7 +94,7 @@ class _Transformer(MigrationTransformer):
                 if side_effect_free(arg.value):
                     # a TypeError on the target; its value does nothing but produce a value: dropped, and marked
                     dropped.add(field)
-                    self.todo(original_node, f"dropped {config}({field}={code(arg.value)}), {since}: {hint}")
+                    self.todo(original_node, f"{config}({field}=) dropped, {since} (it was {code(arg.value)}): {hint}")
                 else:
                     self.todo(original_node, f"{config}({field}=) is {since}: {hint}")
         if not dropped:
