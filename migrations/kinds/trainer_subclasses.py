@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import libcst as cst
+from libcst.metadata import GlobalScope, ScopeProvider
 
-__all__ = ["SelfAttributeAssigned", "imported_subclasses", "subclasses_in"]
+__all__ = ["SelfAttributeAssigned", "bound_at_module_level", "imported_subclasses", "subclasses_in"]
 
 #: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
 ANCESTORS = 6
@@ -152,3 +153,13 @@ class SelfAttributeAssigned(cst.CSTVisitor):
         if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
                 and t.attr.value == self.attr:
             self.found = True
+
+
+def bound_at_module_level(visitor: cst.MetadataDependent, name: cst.Name) -> bool:
+    """`name` is the module-level class or import (not shadowed by a parameter or a local assignment); `visitor`
+    declares `ScopeProvider`."""
+    scope = visitor.get_metadata(ScopeProvider, name, None)
+    if scope is None:
+        return False
+    assignments = [a for a in scope[name.value] if hasattr(a, "node")]
+    return bool(assignments) and all(isinstance(a.scope, GlobalScope) for a in assignments)

@@ -30,7 +30,6 @@ import ast
 
 import libcst as cst
 from libcst.metadata import (
-    GlobalScope,
     ParentNodeProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
@@ -40,6 +39,7 @@ from libcst.metadata import (
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.trainer_subclasses import (
     SelfAttributeAssigned,
+    bound_at_module_level,
     imported_subclasses,
     subclasses_in,
 )
@@ -136,14 +136,6 @@ class _Transformer(MigrationTransformer):
         self.note(original_node, f"{trainer}.tokenizer -> .processing_class (transformers 5 Trainer has no .tokenizer)")
         return updated_node.with_changes(attr=cst.Name("processing_class"))
 
-    def _bound_at_module_level(self, name: cst.Name) -> bool:
-        """The name is the module-level class or import (not shadowed by a parameter or a local assignment)."""
-        scope = self.get_metadata(ScopeProvider, name, None)
-        if scope is None:
-            return False
-        assignments = [a for a in scope[name.value] if hasattr(a, "node")]
-        return bool(assignments) and all(isinstance(a.scope, GlobalScope) for a in assignments)
-
     def _bound_trainer(self, name: cst.Name) -> str | None:
         """The TRL trainer `name` is bound to by its only assignment in scope (`trainer = DPOTrainer(...)`)."""
         scope = self.get_metadata(ScopeProvider, name, None)
@@ -164,7 +156,7 @@ class _Transformer(MigrationTransformer):
         if trainer is not None:
             return trainer
         func = call.func
-        if isinstance(func, cst.Name) and func.value in self._local and self._bound_at_module_level(func):
+        if isinstance(func, cst.Name) and func.value in self._local and bound_at_module_level(self, func):
             return self._local[func.value]
         # super().__init__(...) / Base.__init__(self, ...) inside a subclass of a TRL trainer
         if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and self._class_bases:

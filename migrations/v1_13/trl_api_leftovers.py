@@ -22,7 +22,13 @@ from functools import lru_cache
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from migrations.base import RUNS_LAST, TODO_PREFIX, MigrationTransformer, PythonMigration, RuleContext
+from migrations.base import (
+    RUNS_LAST,
+    TODO_PREFIX,
+    MigrationTransformer,
+    PythonMigration,
+    RuleContext,
+)
 
 
 @lru_cache(maxsize=8)
@@ -84,26 +90,11 @@ class _Transformer(MigrationTransformer):
         messages = [m for line in sorted(hits) for m in self.lines.pop(line)]
         self.todo(node, "; ".join(dict.fromkeys(messages)))
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._visit_statement(node)
-
-    def visit_If(self, node: cst.If) -> None:
-        self._visit_statement(node)
-
-    def visit_With(self, node: cst.With) -> None:
-        self._visit_statement(node)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._visit_statement(node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._visit_statement(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._visit_statement(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._visit_statement(node)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        visit = super().on_visit(node)  # the statement is on the stack `todo` marks
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._visit_statement(node)
+        return visit
 
 
 class TrlApiLeftovers(PythonMigration):

@@ -19,12 +19,13 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-from libcst.metadata import GlobalScope, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import imported_names
 from migrations.kinds.trainer_subclasses import (
     SelfAttributeAssigned,
+    bound_at_module_level,
     imported_subclasses,
     subclasses_in,
 )
@@ -56,18 +57,11 @@ class _Transformer(MigrationTransformer):
     def _library(self, node: cst.CSTNode) -> str | None:
         return next(iter(sorted(imported_names(self, node) & TRAINERS)), None)
 
-    def _module_level(self, name: cst.Name) -> bool:
-        scope = self.get_metadata(ScopeProvider, name, None)
-        if scope is None:
-            return False
-        found = [a for a in scope[name.value] if hasattr(a, "node")]
-        return bool(found) and all(isinstance(a.scope, GlobalScope) for a in found)
-
     def _base_of(self, expr: cst.BaseExpression) -> str | None:
         found = self._library(expr)
         if found is not None:
             return found
-        if isinstance(expr, cst.Name) and expr.value in self._local and self._module_level(expr):
+        if isinstance(expr, cst.Name) and expr.value in self._local and bound_at_module_level(self, expr):
             return self._local[expr.value]
         return None
 
