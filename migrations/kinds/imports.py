@@ -318,9 +318,16 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
 
 
 def insert_after_imports(module: cst.Module, stmts: Sequence[cst.BaseStatement], blank_after: int = 2) -> cst.Module:
-    """Insert statements right after the module's leading import block (blank lines after them as PEP 8 wants)."""
+    """Insert statements right after the module's leading import block (blank lines after them as PEP 8 wants); at the
+    very top of a module (nothing before them) without the blank lines they bring."""
     at = import_block_end(module)
     body = list(module.body)
+    if at == 0 and stmts:
+        first = stmts[0]
+        lead = list(first.leading_lines)
+        while lead and lead[0].comment is None:
+            lead.pop(0)
+        stmts = [first.with_changes(leading_lines=lead), *stmts[1:]]
     if at < len(body) and blank_after:
         nxt = body[at]
         lead = list(nxt.leading_lines)
