@@ -103,6 +103,17 @@ def commas(aliases: Sequence[cst.ImportAlias]) -> list[cst.ImportAlias]:
     return out
 
 
+def with_kept_aliases(node: cst.ImportFrom, aliases: Sequence[cst.ImportAlias]) -> cst.ImportFrom:
+    """`node` importing only `aliases` (some of its own, in their order, possibly renamed), its layout kept: a
+    parenthesised import left with several names stays parenthesised, one name per line as before, closed the way it
+    was (with its magic trailing comma, if it had one); a single name left, or an import without parentheses, goes on
+    one line."""
+    if len(aliases) == 1 or node.lpar is None or isinstance(node.names, cst.ImportStar):
+        return node.with_changes(names=commas(aliases), lpar=None, rpar=None)
+    closing = node.names[-1].comma  # the original last alias's comma and the whitespace before `)`
+    return node.with_changes(names=[*aliases[:-1], aliases[-1].with_changes(comma=closing)])
+
+
 def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.ImportFrom:
     """`from module import a, b as c` (one line) for these aliases."""
     return cst.ImportFrom(module=build_dotted(module), names=commas(aliases))  # type: ignore[arg-type]
@@ -152,7 +163,7 @@ def split_import_from(
         if not aliases:
             continue
         if target == mod:
-            out.append(node.with_changes(names=commas(aliases), lpar=None, rpar=None))
+            out.append(with_kept_aliases(node, aliases))
         else:
             out.append(import_from(target, aliases))  # type: ignore[arg-type]
     return out

@@ -1,7 +1,6 @@
 import torch
-from transformers import AutoTokenizer, pipeline
+from transformers import AutoTokenizer, pipeline, AutoModelForCausalLM
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
 
 
 def main():

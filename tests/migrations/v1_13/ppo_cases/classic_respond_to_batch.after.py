@@ -1,7 +1,6 @@
 import torch
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
-from transformers import set_seed
+from transformers import AutoModelForCausalLM, set_seed
 
 
 def respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0):

@@ -1,8 +1,7 @@
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, AutoModelForCausalLM
 
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
 # TODO(trl-compat): learning_rate=1.41e-05 written, old default uncertain (pin trl) [ppo-to-grpo]
