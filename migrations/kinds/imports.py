@@ -103,6 +103,17 @@ def commas(aliases: Sequence[cst.ImportAlias]) -> list[cst.ImportAlias]:
     return out
 
 
+def with_kept_aliases(node: cst.ImportFrom, aliases: Sequence[cst.ImportAlias]) -> cst.ImportFrom:
+    """`node` importing only `aliases` (some of its own, in their order, possibly renamed), its layout kept: a
+    parenthesised import left with several names stays parenthesised, one name per line as before, closed the way it
+    was (with its magic trailing comma, if it had one); a single name left, or an import without parentheses, goes on
+    one line."""
+    if len(aliases) == 1 or node.lpar is None or isinstance(node.names, cst.ImportStar):
+        return node.with_changes(names=commas(aliases), lpar=None, rpar=None)
+    closing = node.names[-1].comma  # the original last alias's comma and the whitespace before `)`
+    return node.with_changes(names=[*aliases[:-1], aliases[-1].with_changes(comma=closing)])
+
+
 def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.ImportFrom:
     """`from module import a, b as c` (one line) for these aliases."""
     return cst.ImportFrom(module=build_dotted(module), names=commas(aliases))  # type: ignore[arg-type]
@@ -152,7 +163,7 @@ def split_import_from(
         if not aliases:
             continue
         if target == mod:
-            out.append(node.with_changes(names=commas(aliases), lpar=None, rpar=None))
+            out.append(with_kept_aliases(node, aliases))
         else:
             out.append(import_from(target, aliases))  # type: ignore[arg-type]
     return out
@@ -318,9 +329,16 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
 
 
 def insert_after_imports(module: cst.Module, stmts: Sequence[cst.BaseStatement], blank_after: int = 2) -> cst.Module:
-    """Insert statements right after the module's leading import block (blank lines after them as PEP 8 wants)."""
+    """Insert statements right after the module's leading import block (blank lines after them as PEP 8 wants); at the
+    very top of a module (nothing before them) without the blank lines they bring."""
     at = import_block_end(module)
     body = list(module.body)
+    if at == 0 and stmts:
+        first = stmts[0]
+        lead = list(first.leading_lines)
+        while lead and lead[0].comment is None:
+            lead.pop(0)
+        stmts = [first.with_changes(leading_lines=lead), *stmts[1:]]
     if at < len(body) and blank_after:
         nxt = body[at]
         lead = list(nxt.leading_lines)

@@ -45,10 +45,12 @@ from migrations.kinds.imports import (
     commas,
     ensure_imports,
     import_from,
+    import_block_end,
     imported_names,
     module_name,
     split_import_from,
     trl_refs,
+    with_kept_aliases,
 )
 
 __all__ = [
@@ -132,6 +134,11 @@ class SymbolTransformer(MigrationTransformer):
         self.changed = False
         # (module, name) -> lines of the top-level `from module import name` statements already in the file
         self._existing_from: dict[tuple[str, str], list[int]] = {}
+        # module -> lines of its top-level one-line `from module import a, b` statements; the lines of the leading
+        # import block and the modules each of its names is imported from (`_merge_later`)
+        self._one_line_from: dict[str, list[int]] = {}
+        self._header_lines: set[int] = set()
+        self._header_bound: dict[str, set[str | None]] = {}
 
     # ---- what the rule owns ----
     def replacement(self, ref: TrlRef) -> Replacement | None:  # pragma: no cover - overridden
@@ -181,6 +188,7 @@ class SymbolTransformer(MigrationTransformer):
         new_small: list[cst.BaseSmallStatement] = []
         extra: list[cst.BaseSmallStatement] = []
         touched = False
+        comments = any(ln.comment is not None for ln in updated_node.leading_lines)
         for s in updated_node.body:
             if isinstance(s, cst.ImportFrom):
                 out = self._rewrite_import_from(s)
@@ -192,6 +200,10 @@ class SymbolTransformer(MigrationTransformer):
                 new_small.append(s)
                 continue
             touched = True
+            source = module_name(s) if isinstance(s, cst.ImportFrom) else None
+            if len(updated_node.body) == 1 and not (comments and all(
+                    isinstance(o, cst.ImportFrom) and module_name(o) != source for o in out)):
+                out = [o for o in out if not self._merge_later(o, source)]
             if out:
                 new_small.append(out[0])
                 extra.extend(out[1:])
@@ -211,6 +223,27 @@ class SymbolTransformer(MigrationTransformer):
                 return updated_node.with_changes(body=[cst.Pass()])
             return cst.RemovalSentinel.REMOVE
         return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
+
+    def _merge_later(self, stmt: cst.BaseSmallStatement, source: str | None) -> bool:
+        """Whether `stmt`, a top-level `from M import a, b` this rule writes for names it moved out of a `from source
+        import ...`, joins a one-line top-level `from M import ...` instead (the names are appended there with
+        `ensure_imports` once the pass is done), so that two rules moving names to `compat.trl` leave one import line,
+        not one each. Only an import line earlier in the file or in the same leading import block qualifies; aliased
+        names and imports inside blocks stay where they are."""
+        if len(self._stmt_stack) > 1 or not isinstance(stmt, cst.ImportFrom) or isinstance(stmt.names, cst.ImportStar):
+            return False
+        target = module_name(stmt) or ""
+        if target == source or any(a.asname is not None for a in stmt.names) or not self._stmt_stack:
+            return False
+        line = self.position(self._stmt_stack[-1])[0]
+        header = line in self._header_lines  # both in the leading import block: nothing runs in between
+        if not any(at < line or header and at in self._header_lines for at in self._one_line_from.get(target, ())):
+            return False
+        names = [code(a.name) for a in stmt.names]
+        if any(self._header_bound.get(n, set()) - {source, target} for n in names):
+            return False  # another import binds the same name: keep the order of the bindings as it is
+        self.needed_imports.extend((target, n) for n in names)
+        return True
 
     def _rewrite_import_from(self, node: cst.ImportFrom) -> list[cst.BaseSmallStatement] | None:
         mod = module_name(node)
@@ -271,10 +304,20 @@ class SymbolTransformer(MigrationTransformer):
 
     def visit_Module(self, node: cst.Module) -> bool:
         # an existing `import trl` makes a rewritten `import trl.core` -> `import trl` redundant
-        for stmt in node.body:
+        header_end = import_block_end(node)
+        for index, stmt in enumerate(node.body):
+            if index < header_end and isinstance(stmt, cst.SimpleStatementLine):
+                self._header_lines.add(self.position(stmt)[0])
+                for small in stmt.body:
+                    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                        for a in small.names:
+                            self._header_bound.setdefault(code(a.asname.name) if a.asname else code(a.name),
+                                                          set()).add(module_name(small))
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                        if len(stmt.body) == 1 and small.lpar is None and not small.relative:
+                            self._one_line_from.setdefault(module_name(small) or "", []).append(self.position(stmt)[0])
                         for a in small.names:
                             if a.asname is None:
                                 self._existing_from.setdefault((module_name(small) or "", code(a.name)), []).append(
@@ -393,8 +436,9 @@ class SymbolMigration(PythonMigration):
         module = wrapper.visit(transformer)
         if not transformer.changed:
             return wrapper.module
-        if transformer.module_imports:
-            module = ensure_imports(module, [(mod, "") for mod in sorted(transformer.module_imports)])
+        needed = [(mod, "") for mod in sorted(transformer.module_imports)] + transformer.needed_imports
+        if needed:
+            module = ensure_imports(module, needed)
         return module
 
 
@@ -567,9 +611,7 @@ class _TableTransformer(SymbolTransformer):
             return [node]
         out: list[cst.BaseSmallStatement] = []
         if kept:
-            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            out.append(node.with_changes(names=kept, lpar=None if len(kept) == 1 else node.lpar,
-                                         rpar=None if len(kept) == 1 else node.rpar))
+            out.append(with_kept_aliases(node, kept))
         for target, aliases in new.items():
             out.append(import_from(target, aliases))
         return out

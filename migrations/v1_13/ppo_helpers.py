@@ -3,7 +3,7 @@
 * `trl.set_seed` / `trl.core.set_seed` (gone in v0.14) -> `transformers.set_seed` (same function);
 * `trl.core.LengthSampler` (gone in v0.25), `respond_to_batch` (v0.14) and the small tensor helpers
   (`masked_mean`, `masked_var`, `masked_whiten`, `whiten`, `clip_by_value`, `logprobs_from_logits`,
-  `entropy_from_logits`, `flatten_dict`) have no public successor: their last TRL implementation is inserted into
+  `entropy_from_logits`, `flatten_dict`, the constant `WANDB_PADDING`) have no public successor: their last TRL implementation is inserted into
   the module as a local definition (after the imports) and the import is removed, so the code keeps its behaviour;
 * the other `trl.core` helpers (`stack_dicts`, `stats_to_np`, `PPODecorators`, ...) are flagged;
 * `from trl import *` / `from trl.core import *` are flagged, never guessed.
@@ -117,6 +117,10 @@ LOCAL_DEFS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 ''',
         (("torch", ""),),
     ),
+    "WANDB_PADDING": (
+        "WANDB_PADDING = -1  # trl.core.WANDB_PADDING (removed in TRL 0.14), kept by trl-compat: stats padding value\n",
+        (),
+    ),
     "flatten_dict": (
         '''def flatten_dict(nested, sep="/"):
     """trl.core.flatten_dict (removed in TRL 0.24), kept by trl-compat."""
@@ -201,6 +205,21 @@ class _Transformer(SymbolTransformer):
         return super().leave_Name(original_node, updated_node)
 
 
+def _module_level_names(module: cst.Module) -> set[str]:
+    """Functions, classes and plainly assigned names of the module's top level (a local definition is never added
+    twice)."""
+    names: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
+                    [small.target] if isinstance(small, cst.AnnAssign) else [])
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+    return names
+
+
 class PPOHelpers(PythonMigration):
     fix_safety = "safe"
     summary = "trl.set_seed -> transformers.set_seed; trl.core helpers (LengthSampler, respond_to_batch, ...) kept locally"
@@ -212,9 +231,7 @@ class PPOHelpers(PythonMigration):
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | {"set_seed"}, CORE_MODULES):
             return wrapper.module
-        defined = {
-            s.name.value for s in wrapper.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))
-        }
+        defined = _module_level_names(wrapper.module)
         t = _Transformer(self, ctx, defined)
         module = t.transform_module(wrapper)
         new_defs: list[cst.BaseStatement] = []

@@ -237,8 +237,9 @@ class Attributes:
         `Unknown` (see `defaults`)."""
         if not hasattr(self, "_admitted"):
             pinned = pinned_releases(str(Path(self.ctx.path).parent)) if self.ctx.path else None
+            own = set().union(*self.an.config_classes.values())  # fields the project's config subclasses add
             fields = {a.keyword.value for c in self.an.config_vars.values() if c is not None
-                      for a in c.args if a.keyword is not None}
+                      for a in c.args if a.keyword is not None} - own
             # PPO fields the code reads on a config: the config of every admitted release has them
             fields |= {node.attr.value for node, recv, _, _ in self._reads
                        if node.attr.value in F.PPO_ONLY_FIELDS and self._is_config(recv)}
@@ -249,9 +250,10 @@ class Attributes:
                 original = cst.parse_module(committed) if committed else self.src
             except cst.ParserSyntaxError:
                 original = self.src
-            self._admitted = admitted_releases(self.era, self._v2, pinned, fields,
+            self._defaults_era = "experimental" if self.an.experimental else self.era
+            self._admitted = admitted_releases(self._defaults_era, self._v2, pinned, fields,
                                                trl_imports(original))
-        return field_default(attr, self._admitted, self.era, self._v2)
+        return field_default(attr, self._admitted, self._defaults_era, self._v2)
 
     def _written(self, node: cst.Attribute) -> bool:
         """Whether `node` (or an item of it) is assigned, deleted or mutated (`.update(...)`, ...), not only read."""

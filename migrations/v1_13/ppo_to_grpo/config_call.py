@@ -58,7 +58,7 @@ class ConfigCall:
             static=static,
             extra={k: v.deep_clone() for k, v in self.loop_extra.items()} if static else None,
             own_fields=own,
-            old_defaults=self._classic_old_defaults(),
+            old_defaults=self._old_defaults(),
         )
         for msg, anchor in mapped.todos:
             self.todo(original, msg, anchor)
@@ -76,12 +76,12 @@ class ConfigCall:
         self.changed = True
         return replace_args(updated, args)
 
-    def _classic_old_defaults(self) -> dict[str, object]:
-        """The classic defaults that changed between releases (0.7.11: learning_rate, batch_size,
-        mini_batch_size), for the releases this file could run on (`Attributes._old_default`, from the atlas)."""
-        if self.era != "classic":
-            return {}
-        return {name: self._old_default(name) for name in ("learning_rate", "batch_size", "mini_batch_size")}
+    def _old_defaults(self) -> dict[str, object]:
+        """The PPO config defaults that changed between releases, for the releases this file could run on
+        (`Attributes._old_default`, from the atlas): classic learning_rate, batch_size, mini_batch_size (0.7.11);
+        the trainer-style learning_rate (TrainingArguments' 5e-5 up to 0.28, 3e-6 from 0.29)."""
+        names = ("learning_rate", "batch_size", "mini_batch_size") if self.era == "classic" else ("learning_rate",)
+        return {name: self._old_default(name) for name in names}
 
     def _dict_for(self, a: cst.Arg) -> cst.BaseExpression | None:
         if isinstance(a.value, cst.Name):
@@ -103,7 +103,7 @@ class ConfigCall:
                 rest.append(el)
         mapped = F.map_config(entries, era=self.era, target=self.target, experimental=self.an.experimental,
                               static=True, extra={k: v.deep_clone() for k, v in self.loop_extra.items()},
-                              old_defaults=self._classic_old_defaults())
+                              old_defaults=self._old_defaults())
         for msg, anchor in mapped.todos:
             self.todo(original_node, msg, anchor)
         els = [cst.DictElement(F.py_literal(k), v) for k, v in mapped.entries] + rest

@@ -43,8 +43,9 @@ def ppo_fields(release: str, era: str, v2: bool) -> dict[str, str] | None:
     """`field -> default source` of the PPO config of `era` in `release` (None where that config does not exist).
 
     classic: `trl.PPOConfig` up to 0.11.4 (0.4.0/0.4.1 declare it with an `__init__`, read from its signature);
-    trainer: `trl.PPOv2Config` when the script names it, else the Trainer-style `trl.PPOConfig` (0.12 on), or
-    `trl.experimental.ppo.PPOConfig`."""
+    trainer: `trl.PPOv2Config` when the script names it, else the Trainer-style `trl.PPOConfig` (0.12-0.28);
+    experimental: `trl.experimental.ppo.PPOConfig` (0.26-1.12; its learning_rate default fell from 5e-5 to 3e-6 in
+    0.29, so the two paths are never mixed)."""
     atlas = _atlas()
     classic_release = Version(release) <= CLASSIC_LAST
     if era == "classic" and not classic_release:
@@ -52,9 +53,11 @@ def ppo_fields(release: str, era: str, v2: bool) -> dict[str, str] | None:
     if era == "classic":
         names = ("trl.PPOConfig",)
     elif v2:
-        names = ("trl.PPOv2Config",)
+        names = ("trl.PPOv2Config", "trl.trainer.ppov2_config.PPOv2Config")  # 0.9.3-0.10: not exported from `trl`
+    elif era == "experimental":
+        names = ("trl.experimental.ppo.PPOConfig",)
     else:
-        names = () if classic_release else ("trl.PPOConfig", "trl.experimental.ppo.PPOConfig")
+        names = () if classic_release else ("trl.PPOConfig",)
     for name in names:
         if not atlas.has(release, name):
             continue
@@ -117,7 +120,9 @@ def field_default(field: str, releases: list[str], era: str, v2: bool) -> object
 
 
 def trl_imports(module) -> set[str]:  # type: ignore[no-untyped-def]
-    """`trl.x.NAME` for every `from trl[.x] import NAME` of a module (libcst), at any depth."""
+    """`trl.x.NAME` for every `from trl[.x] import NAME` of a module (libcst), at any depth, except inside a `try`
+    statement: there an import may be one of several alternatives (`try: from trl.experimental.ppo import ...
+    except ImportError: from trl import ...`), so it says nothing about the releases the file runs on."""
     import libcst as cst
 
     from migrations.kinds.cst import dotted
@@ -125,6 +130,12 @@ def trl_imports(module) -> set[str]:  # type: ignore[no-untyped-def]
     found: set[str] = set()
 
     class _V(cst.CSTVisitor):
+        def visit_Try(self, node: cst.Try) -> bool:
+            return False
+
+        def visit_TryStar(self, node: cst.TryStar) -> bool:
+            return False
+
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             mod = dotted(node.module) if node.module is not None and not node.relative else None
             if mod and (mod == "trl" or mod.startswith("trl.")) and not isinstance(node.names, cst.ImportStar):

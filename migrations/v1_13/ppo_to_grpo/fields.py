@@ -230,12 +230,17 @@ def map_config(
     `static=False` when the entries are not the whole config (a `**kwargs` spread, a parser): defaults are then not
     written out and the batch constraint is flagged instead of solved. `extra` are target entries found elsewhere (the
     step loop's generation kwargs, the number of epochs). `own_fields` are fields a user subclass declares itself
-    (never renamed). `old_defaults`: the classic PPOConfig defaults of the releases the file could run on (from the
-    atlas, `defaults.field_default`: a value, or `Unknown` where they differ); `CLASSIC_DEFAULTS` where absent.
+    (never renamed). `old_defaults`: the PPO config defaults of the releases the file could run on (from the atlas,
+    `defaults.field_default`: a value, or `Unknown` where they differ); `CLASSIC_DEFAULTS` / the trainer-style
+    learning rate of the file's import path where absent.
     """
     out = ConfigMapping()
     grpo = target == "grpo"
-    classic_default = _classic_defaults(old_defaults or {}, entries, out)
+    if era == "classic":
+        fallback: dict[str, object] = CLASSIC_DEFAULTS
+    else:
+        fallback = {"learning_rate": TRAINER_LR_EXPERIMENTAL if experimental else TRAINER_LR_TOP_LEVEL}
+    old_default = _old_defaults(old_defaults or {}, fallback, entries, out)
     given = {k: v for k, v in entries}
     out.values = dict(given)
     extra = dict(extra or {})
@@ -342,7 +347,7 @@ def map_config(
     # ---- defaults that differ: the old value, written out ----
     if static:
         if era == "classic":
-            new.setdefault("learning_rate", _num(classic_default("learning_rate")))
+            new.setdefault("learning_rate", _num(old_default("learning_rate")))
             new.setdefault("seed", _num(0))
             if grpo:
                 new.setdefault("num_iterations", _num(CLASSIC_DEFAULTS["ppo_epochs"]))
@@ -361,8 +366,7 @@ def map_config(
             if "bf16" not in new and "fp16" not in new:
                 new["bf16"] = cst.Name("False")  # classic PPO trained in fp32 unless accelerate was told otherwise
         else:
-            lr = TRAINER_LR_EXPERIMENTAL if experimental else TRAINER_LR_TOP_LEVEL
-            new.setdefault("learning_rate", _num(lr))
+            new.setdefault("learning_rate", _num(old_default("learning_rate")))
             new.setdefault("temperature", _num(TRAINER_DEFAULTS["temperature"]))
             new.setdefault(
                 "max_completion_length" if grpo else "max_new_tokens", _num(TRAINER_DEFAULTS["response_length"])
@@ -401,13 +405,13 @@ def map_config(
             new.setdefault("max_new_tokens", v)
 
     # ---- batch arithmetic ----
-    _map_batches(era, grpo, given, lit, new, out, static, classic_default)
+    _map_batches(era, grpo, given, lit, new, out, static, old_default)
     if era == "classic" and "steps" in given:
         if "num_train_epochs" in extra:  # the converted step loop set the length; the trainer never read `steps`
             out.dropped.append(f"steps={code(given['steps'])} (classic: samples, not read by the trainer; the step "
                                "loop's length became num_train_epochs)")
         else:
-            _map_steps(grpo, given, lit, new, out, classic_default)
+            _map_steps(grpo, given, lit, new, out, old_default)
 
     if out.dropped:
         what = "; ".join(out.dropped)
@@ -420,25 +424,30 @@ def map_config(
 _DYNAMIC = object()
 
 
-def _classic_defaults(old_defaults: dict[str, object], entries, out: ConfigMapping):  # type: ignore[no-untyped-def]
-    """`default(name)`: the classic default of a field the call does not set, `_DYNAMIC` where the releases the file
-    could run on disagree (then marked once, with the values per release). Known values come from `old_defaults`,
-    else `CLASSIC_DEFAULTS`."""
+def _old_defaults(old_defaults: dict[str, object], fallback: dict[str, object], entries,  # type: ignore[no-untyped-def]
+                  out: ConfigMapping):
+    """`default(name)`: the old config's default of a field the call does not set, `_DYNAMIC` where the releases the
+    file could run on disagree (then marked once, with the values per release). Known values come from
+    `old_defaults`, else `fallback` (the era's newest defaults)."""
     given = {k for k, _ in entries}
     marked: set[str] = set()
 
     def default(name: str) -> object:
-        value = old_defaults.get(name, CLASSIC_DEFAULTS.get(name))
+        value = old_defaults.get(name, fallback.get(name))
         if type(value).__name__ != "Unknown":
             return value
-        if name == "learning_rate":  # a learning rate is needed: the newest classic default, marked
-            value = CLASSIC_DEFAULTS[name]
+        if name == "learning_rate":  # a learning rate is needed: the era's newest default, marked
+            value = fallback[name]
         else:
             value = _DYNAMIC
         if name not in given and name not in marked:
             marked.add(name)
-            wrote = f"; {value!r} written" if value is not _DYNAMIC else ""
-            out.todos.append((f"{name} was not set: {old_defaults[name].why}{wrote}", "ppo-config-fields"))  # type: ignore[union-attr]
+            why = old_defaults[name].why  # type: ignore[union-attr]
+            if value is _DYNAMIC:
+                out.todos.append((f"{name} was not set: {why}", "ppo-config-fields"))
+            else:
+                out.todos.append((f"{name}={value!r} written, old default uncertain (pin trl); {why}",
+                                  "ppo-config-fields"))
         return value
 
     return default

@@ -98,6 +98,19 @@ def test_split_import_from_renames_moves_and_drops():
     out = split_import_from(node, lambda module, name: table.get(name))
     assert out is not None
     assert [cst.Module([]).code_for_node(s) for s in out] == [
-        "from trl import A2, D, New", "from transformers import B2 as BB"]
+        "from trl import (A2, D, New)", "from transformers import B2 as BB"]  # its parentheses kept
     assert split_import_from(node, lambda module, name: None) is None
     assert split_import_from(cst.parse_statement("from .trl import A\n").body[0], lambda m, n: ("x", "y")) is None  # type: ignore[attr-defined]
+
+
+def test_with_kept_aliases_keeps_the_layout():
+    from migrations.kinds.imports import with_kept_aliases
+
+    def keep(src: str, names: set[str]) -> str:
+        node = cst.parse_statement(src).body[0]  # type: ignore[attr-defined]
+        return cst.Module([]).code_for_node(with_kept_aliases(node, [a for a in node.names if a.name.value in names]))
+
+    assert keep("from m import (\n    a,\n    b,\n    c,\n)\n", {"a", "b"}) == "from m import (\n    a,\n    b,\n)"
+    assert keep("from m import (a,\n    b, c)\n", {"a", "b"}) == "from m import (a,\n    b)"
+    assert keep("from m import (\n    a,\n    b,\n)\n", {"b"}) == "from m import b"
+    assert keep("from m import a, b, c\n", {"a", "c"}) == "from m import a, c"

@@ -157,3 +157,78 @@ def test_table_noops():
     noop(TABLE, "class OldTrainer:\n    pass\n\n\nOldTrainer()\n")
     noop(TABLE, "from mylib.old_pkg import OldTrainer\nOldTrainer()\n")
     noop(TABLE, "from trl.experimental.old_pkg import OldTrainer\n", target="1.13.0")
+
+
+def test_table_keeps_a_parenthesised_import_layout():
+    """Names moved out of a multi-line `from trl import (...)` leave it as it was laid out: one name per line and the
+    magic trailing comma before `)` (not `last_name)`)."""
+    check(TABLE, """\
+        from trl.experimental.old_pkg import (
+            Keep,
+            OldTrainer,
+            Other,
+        )
+        from trl.experimental.old_pkg import (Keep2,
+            OldTrainer as OT2, Other2)
+    """, """\
+        # TODO(trl-compat): trl.experimental.old_pkg was removed in TRL 1.14 [test-table]
+        from trl.experimental.old_pkg import (
+            Keep,
+            Other,
+        )
+        from compat.trl import NewTrainer
+        # TODO(trl-compat): trl.experimental.old_pkg was removed in TRL 1.14 [test-table]
+        from trl.experimental.old_pkg import (Keep2,
+            Other2)
+        from compat.trl import NewTrainer as OT2
+    """)
+
+
+def test_table_moves_join_an_import_line_of_the_same_module():
+    """A moved name joins a one-line top-level `from compat.trl import ...` of the import block (two rules moving
+    names there leave one line); not when the names are aliased, the import is in a block, or another import of the
+    block binds the same name (the order of the bindings would change)."""
+    check(TABLE, """\
+        from compat.trl import Helper
+        from trl.experimental.old_pkg import OldTrainer
+
+        a = OldTrainer()
+    """, """\
+        from compat.trl import Helper, NewTrainer
+
+        a = NewTrainer()
+    """)
+    check(TABLE, """\
+        from trl.experimental.old_pkg import OldTrainer as OT
+        from compat.trl import Helper
+        try:
+            from trl.experimental.old_pkg import OldTrainer
+        except ImportError:
+            OldTrainer = None
+    """, """\
+        from compat.trl import NewTrainer as OT
+        from compat.trl import Helper
+        try:
+            from compat.trl import NewTrainer
+        except ImportError:
+            OldTrainer = None
+    """)
+    check(TABLE, """\
+        from compat.trl import Helper
+        from trl.experimental.old_pkg import OldTrainer
+        from other import NewTrainer
+    """, """\
+        from compat.trl import Helper
+        from compat.trl import NewTrainer
+        from other import NewTrainer
+    """)
+    # the statement's own comment stays with it: the moved import keeps its line
+    check(TABLE, """\
+        from compat.trl import Helper
+        # the trainer
+        from trl.experimental.old_pkg import OldTrainer
+    """, """\
+        from compat.trl import Helper
+        # the trainer
+        from compat.trl import NewTrainer
+    """)

@@ -31,8 +31,7 @@ def test_script_arguments_move_to_compat(target):
         parser = TrlParser((SFTScriptArguments, DPOScriptArguments, RSA, ModelConfig))
     """, """\
         from compat.trl import SFTScriptArguments
-        from trl import TrlParser
-        from trl import ModelConfig
+        from trl import ModelConfig, TrlParser
         from compat.trl import DPOScriptArguments
         from compat.trl import RewardScriptArguments as RSA
         parser = TrlParser((SFTScriptArguments, DPOScriptArguments, RSA, ModelConfig))

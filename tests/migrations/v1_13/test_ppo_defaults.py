@@ -3,7 +3,8 @@
 Oracle: the values below were read by hand from the release wheels' `trl/trainer/ppo_config.py`
 (`unzip -p trl-0.7.10-py3-none-any.whl trl/trainer/ppo_config.py`): `model_name: Optional[str] = None` and
 `batch_size: int = 256` in 0.7.10; `"gpt2"` and `128` in 0.7.11; `query_dataset` first declared in 0.7.2;
-`trl.import_utils.is_npu_available` exported 0.7.5 .. 0.10.1.
+`trl.import_utils.is_npu_available` exported 0.7.5 .. 0.10.1; `trl/experimental/ppo/ppo_config.py` declares no
+`learning_rate` in 0.28.0 (TrainingArguments' 5e-5) and `learning_rate: float = field(default=3e-6, ...)` in 0.29.0.
 """
 
 from __future__ import annotations
@@ -93,6 +94,53 @@ def test_the_pin_decides_the_written_defaults(tmp_path) -> None:
 def test_unpinned_defaults_are_marked(tmp_path) -> None:
     text = _migrate_pinned(tmp_path, "transformers==4.40.2")
     lines = text.splitlines()
-    assert any(ln.startswith("# TODO(trl-compat): learning_rate was not set") for ln in lines)
+    assert any(ln.startswith("# TODO(trl-compat): learning_rate=1.41e-05 written, old default uncertain") for ln in lines)
     assert any(ln.startswith("# TODO(trl-compat): batch_size was not set") for ln in lines)
     assert "config.batch_size" in text  # the read stays (marked), never a guessed default
+
+
+EXPERIMENTAL = """\
+from trl.experimental.ppo import PPOConfig, PPOTrainer
+
+config = PPOConfig(output_dir="out", per_device_train_batch_size=2)
+trainer = PPOTrainer(args=config, processing_class=tok, model=policy, ref_model=ref, reward_model=rm,
+                     value_model=vm, train_dataset=ds)
+"""
+
+
+def _migrate_experimental(folder, pin: str | None) -> str:  # type: ignore[no-untyped-def]
+    from compat.migrate.engine import migrate_source
+    from migrations import get
+    from migrations.base import Options
+
+    folder.mkdir()
+    if pin:
+        (folder / "requirements.txt").write_text(f"{pin}\n")
+    result = migrate_source(EXPERIMENTAL, options=Options(), rules=[get("ppo-to-grpo")],
+                            path=str(folder / "ppo.py"), verify_idempotent=True)
+    assert result.ok, result.errors
+    return result.text
+
+
+def test_experimental_learning_rate_follows_the_release(tmp_path) -> None:
+    """`trl.experimental.ppo.PPOConfig`'s learning rate: 5e-5 in 0.26-0.28, 3e-6 from 0.29; never guessed silently."""
+    assert field_default("learning_rate", ["0.27.0", "0.28.0"], "experimental", False) == 5e-5
+    assert field_default("learning_rate", ["0.29.0", "1.12.0"], "experimental", False) == 3e-6
+    old = _migrate_experimental(tmp_path / "old", "trl==0.28.0")
+    assert "learning_rate=5e-5," in old and "uncertain" not in old
+    new = _migrate_experimental(tmp_path / "new", "trl>=1.0,<1.13")
+    assert "learning_rate=3e-6," in new and "uncertain" not in new
+    unpinned = _migrate_experimental(tmp_path / "unpinned", None)
+    assert "learning_rate=3e-6," in unpinned
+    assert "# TODO(trl-compat): learning_rate=3e-06 written, old default uncertain (pin trl)" in unpinned
+
+
+def test_alternative_imports_in_a_try_do_not_narrow_the_releases() -> None:
+    import libcst as cst
+
+    from migrations.v1_13.ppo_to_grpo.defaults import trl_imports
+
+    module = cst.parse_module(
+        "try:\n    from trl.experimental.ppo import PPOConfig\nexcept ImportError:\n    from trl import PPOConfig\n"
+        "from trl import AutoModelForCausalLMWithValueHead\n")
+    assert trl_imports(module) == {"trl.AutoModelForCausalLMWithValueHead"}

@@ -35,6 +35,24 @@ def test_set_seed_moves_and_length_sampler_is_defined_locally():
     assert [f.message for f in findings if f.changed] == ["trl.core.LengthSampler is now defined locally"]
 
 
+def test_wandb_padding_is_defined_locally():
+    """TRL 0.4-0.13 `trl.core.WANDB_PADDING = -1` (read in the 0.10.1 wheel's trl/core.py); a DPO subclass of the
+    era pads its stats with it."""
+    check(RULE, '''\
+        from trl.core import WANDB_PADDING
+
+        pad = WANDB_PADDING
+    ''', '''\
+        WANDB_PADDING = -1  # trl.core.WANDB_PADDING (removed in TRL 0.14), kept by trl-compat: stats padding value
+
+
+        pad = WANDB_PADDING
+    ''')
+    # already defined by the module: the import goes, no second definition
+    out, _ = run(RULE, "from trl.core import WANDB_PADDING\nWANDB_PADDING = -2\npad = WANDB_PADDING\n")
+    assert out.count("WANDB_PADDING =") == 1 and "-2" in out
+
+
 def test_helper_without_successor_is_flagged():
     out, findings = run(RULE, "from trl.core import stack_dicts\n\nstats = stack_dicts(batch)\n")
     assert "from trl.core" not in out

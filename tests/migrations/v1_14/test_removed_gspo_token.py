@@ -14,8 +14,7 @@ def test_gspo_token_import_and_config_value():
         args = GRPOConfig(importance_sampling_level="sequence_token", loss_type="grpo")
         GRPOTrainer(model, reward_funcs=f, args=args)
     """, """\
-        from trl import GRPOConfig
-        from trl import GRPOTrainer
+        from trl import GRPOConfig, GRPOTrainer
 
         args = GRPOConfig(importance_sampling_level="sequence", loss_type="grpo")
         GRPOTrainer(model, reward_funcs=f, args=args)

@@ -1,7 +1,6 @@
 # trl 0.1 (nbdev era): trl.gpt2 / trl.ppo
 import torch
-from transformers import GPT2Tokenizer
-from transformers import GPT2LMHeadModel
+from transformers import GPT2Tokenizer, GPT2LMHeadModel
 from trl import GRPOTrainer
 
 

@@ -18,7 +18,7 @@ def describe(config):
 # trl-compat: PPO config values read below (GRPOConfig has no such fields)
 query_dataset = args.dataset
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
-# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
+# TODO(trl-compat): learning_rate=1.41e-05 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
 # TODO(trl-compat): PPO scored 8 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(

@@ -11,7 +11,7 @@ def main(args):
     # trl-compat: PPO config values read below (GRPOConfig has no such fields)
     ppo_config_model_name = args.base_model
     # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
-    # TODO(trl-compat): learning_rate was not set: its default differs across the... [ppo-to-grpo]
+    # TODO(trl-compat): learning_rate=1.41e-05 written, old default uncertain [ppo-to-grpo]
     # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
     # TODO(trl-compat): PPO batch_size=args.batch_size prompts per step [ppo-to-grpo]
     ppo_config = GRPOConfig(

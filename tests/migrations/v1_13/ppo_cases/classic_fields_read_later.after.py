@@ -2,10 +2,9 @@
 from dataclasses import dataclass, field
 from typing import Optional
 
-from transformers import AutoTokenizer, HfArgumentParser
+from transformers import AutoTokenizer, HfArgumentParser, AutoModelForCausalLM
 
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
 
 
 @dataclass

@@ -1,6 +1,5 @@
 import torch
-from transformers import AutoTokenizer, pipeline
-from transformers import AutoModelForCausalLM
+from transformers import AutoTokenizer, pipeline, AutoModelForCausalLM
 from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 
 # TODO(trl-compat): PPO config fields with no Online DPO successor were removed [ppo-to-grpo]

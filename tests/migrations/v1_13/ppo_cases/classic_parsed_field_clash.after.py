@@ -3,11 +3,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from datasets import load_dataset
-from transformers import AutoTokenizer, HfArgumentParser
+from transformers import AutoTokenizer, HfArgumentParser, AutoModelForCausalLM, set_seed
 
 from trl import GRPOConfig, GRPOTrainer
-from transformers import set_seed
-from transformers import AutoModelForCausalLM
 
 
 @dataclass

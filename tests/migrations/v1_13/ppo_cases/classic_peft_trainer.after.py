@@ -1,8 +1,7 @@
 import torch
 from peft import LoraConfig, get_peft_model
-from transformers import AutoTokenizer
+from transformers import AutoTokenizer, AutoModelForCausalLM
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
 import random
 
 

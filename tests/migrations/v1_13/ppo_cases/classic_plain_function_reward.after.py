@@ -1,6 +1,5 @@
-from transformers import AutoTokenizer
+from transformers import AutoTokenizer, AutoModelForCausalLM
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
 
 
 def length_reward(texts):

@@ -1,7 +1,6 @@
 import torch
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
-from transformers import set_seed
+from transformers import AutoModelForCausalLM, set_seed
 
 
 def respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0):
@@ -13,7 +12,7 @@ def respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0):
 
 
 set_seed(0)
-# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
+# TODO(trl-compat): learning_rate=1.41e-05 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1.41e-5,

@@ -1,11 +1,10 @@
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, AutoModelForCausalLM
 
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
-# TODO(trl-compat): learning_rate was not set: its default differs across the TRL... [ppo-to-grpo]
+# TODO(trl-compat): learning_rate=1.41e-05 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.05 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
 # TODO(trl-compat): PPO scored 16 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(

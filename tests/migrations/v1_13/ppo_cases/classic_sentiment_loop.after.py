@@ -1,9 +1,8 @@
 import torch
 from datasets import load_dataset
-from transformers import AutoTokenizer, pipeline
+from transformers import AutoTokenizer, pipeline, AutoModelForCausalLM
 
 from trl import GRPOConfig, GRPOTrainer
-from transformers import AutoModelForCausalLM
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
 # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]

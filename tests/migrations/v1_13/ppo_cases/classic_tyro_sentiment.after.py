@@ -6,11 +6,9 @@ import torch
 import tyro
 from datasets import load_dataset
 from peft import LoraConfig, get_peft_model
-from transformers import AutoTokenizer, pipeline
+from transformers import AutoTokenizer, pipeline, AutoModelForCausalLM, set_seed
 
 from trl import GRPOConfig, GRPOTrainer
-from transformers import set_seed
-from transformers import AutoModelForCausalLM
 import random
 
 

@@ -2,6 +2,7 @@ from transformers import AutoModelForCausalLM
 from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
 
 # TODO(trl-compat): PPO config fields with no Online DPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): learning_rate=3e-06 written, old default uncertain (pin trl) [ppo-to-grpo]
 config = OnlineDPOConfig(output_dir="o", temperature=0.9, learning_rate=3e-6, max_new_tokens=53)
 policy = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B")
 # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids

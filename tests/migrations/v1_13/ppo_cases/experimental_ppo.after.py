@@ -2,6 +2,7 @@ from transformers import AutoModelForCausalLM, AutoModelForSequenceClassificatio
 from trl import GRPOConfig, GRPOTrainer
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): learning_rate=3e-06 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.01 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 training_args = GRPOConfig(
     output_dir="qwen-ppo",

@@ -3,6 +3,7 @@ try:
 except ImportError:  # trl >= 0.29
     from trl import GRPOConfig, GRPOTrainer
 
+# TODO(trl-compat): learning_rate=3e-06 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="o",

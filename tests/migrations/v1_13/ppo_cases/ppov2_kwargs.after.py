@@ -1,6 +1,7 @@
 from trl import GRPOConfig, GRPOTrainer
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]
+# TODO(trl-compat): learning_rate=5e-05 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.1 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
 config = GRPOConfig(
     output_dir="out",
