@@ -11,7 +11,8 @@ read: `ProjectConfiguration(project_dir=None, logging_dir=X)` keeps `logging_dir
 `project_config=ProjectConfiguration(logging_dir=X)`, the field every release 0.20.3-1.15.0 has
 (`accelerate.utils.ProjectConfiguration`).
 
-Rewritten in place (same argument position, so evaluation order is kept) when the call passes no `project_config=`,
+Rewritten in place (same argument position, so evaluation order is kept; a call grown past 100 columns is put one
+argument per line) when the call passes no `project_config=`,
 no `*args`/`**kwargs` splat and no positional argument, and `ProjectConfiguration` is free or already accelerate's
 in the module; marked otherwise (with `project_config=` the old code mutated the caller's configuration object).
 """
@@ -22,7 +23,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import kwarg
+from migrations.kinds.cst import kwarg, replace_args
 from migrations.kinds.imports import ensure_imports, imported_names, top_level_imports
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
@@ -54,7 +55,7 @@ class _Transformer(MigrationTransformer):
         self.needs_import = True
         self.note(original_node, "Accelerator(logging_dir=X) -> project_config=ProjectConfiguration(logging_dir=X) "
                                  "(accelerate 0.20 removed logging_dir=)")
-        return updated_node.with_changes(args=[new if a is arg else a for a in updated_node.args])
+        return replace_args(updated_node, [new if a is arg else a for a in updated_node.args])
 
 
 class AcceleratorLoggingDir(PythonMigration):

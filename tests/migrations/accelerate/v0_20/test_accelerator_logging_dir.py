@@ -12,14 +12,13 @@ def test_moved_into_a_project_configuration():
     check(RULE, "from accelerate import Accelerator  # type: ignore\n\n"
                 "acc = Accelerator(log_with=config.train.tracker, logging_dir=config.train.logging_dir)\n",
           "from accelerate import Accelerator  # type: ignore\nfrom accelerate.utils import ProjectConfiguration\n\n"
-          "acc = Accelerator(log_with=config.train.tracker, "
-          "project_config=ProjectConfiguration(logging_dir=config.train.logging_dir))\n")
+          "acc = Accelerator(\n    log_with=config.train.tracker,\n"
+          "    project_config=ProjectConfiguration(logging_dir=config.train.logging_dir),\n)\n")
     # in place (evaluation order kept), project_dir= beside it kept, an existing import reused
     check(RULE, "import accelerate\nfrom accelerate.utils import ProjectConfiguration\n\n"
-                "acc = accelerate.Accelerator(logging_dir=d(), project_dir=p(), mixed_precision='bf16')\n",
+                "acc = accelerate.Accelerator(logging_dir=d(), project_dir=p())\n",
           "import accelerate\nfrom accelerate.utils import ProjectConfiguration\n\n"
-          "acc = accelerate.Accelerator(project_config=ProjectConfiguration(logging_dir=d()), project_dir=p(), "
-          "mixed_precision='bf16')\n")
+          "acc = accelerate.Accelerator(project_config=ProjectConfiguration(logging_dir=d()), project_dir=p())\n")
 
 
 def test_marked_when_not_the_same():
