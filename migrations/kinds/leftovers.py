@@ -18,17 +18,21 @@ Markers only, never a rewrite.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from migrations.base import TODO_PREFIX, MigrationTransformer, Migration, RuleContext
+from migrations.base import TODO_PREFIX, Migration, MigrationTransformer, RuleContext
+
+if TYPE_CHECKING:
+    from compat.check.analyze import Checker, Problem
 
 __all__ = ["LeftoverMarker", "checker", "mark_lines", "trl_owned"]
 
 
 @lru_cache(maxsize=8)
-def checker(trl: str, libraries: tuple[tuple[str, str], ...]):  # type: ignore[no-untyped-def]
+def checker(trl: str, libraries: tuple[tuple[str, str], ...]) -> Checker:
     """The static check's analyzer for TRL `trl` and the (library, release) pairs given (cached)."""
     from compat.check.analyze import Checker
 
@@ -47,7 +51,7 @@ def _training_arguments_fields() -> frozenset[str]:
     return frozenset(fields)
 
 
-def trl_owned(problem) -> bool:  # type: ignore[no-untyped-def]
+def trl_owned(problem: Problem) -> bool:
     """A problem of a TRL name that is not a keyword inherited from `TrainingArguments` (those are the stack's)."""
     name = problem.name
     if not (name == "trl" or name.startswith("trl.")):

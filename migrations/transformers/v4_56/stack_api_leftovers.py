@@ -22,11 +22,16 @@ Markers only, never a rewrite (safe).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 from packaging.version import Version
 
 from migrations.base import RUNS_LAST, Options, PythonMigration, RuleContext
 from migrations.kinds.leftovers import checker, mark_lines, trl_owned
+
+if TYPE_CHECKING:
+    from compat.check.analyze import Problem
 
 LIBRARIES = ("transformers", "peft", "accelerate")
 
@@ -56,7 +61,7 @@ def _ends(options: Options) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[st
     return tuple(floors), tuple(targets)
 
 
-def _added_after(problem, floor: str) -> str | None:  # type: ignore[no-untyped-def]
+def _added_after(problem: Problem, floor: str) -> str | None:
     """The release that added what `problem` (found at `floor`) names, when it came after the floor (for a TRL
     config keyword, the release of transformers whose `TrainingArguments` added it: `trackio_space_id`, 4.57)."""
     from migrations.atlas import Atlas
@@ -71,11 +76,11 @@ def _added_after(problem, floor: str) -> str | None:  # type: ignore[no-untyped-
         return None
     atlas = Atlas.load(name.split(".")[0])
     added = [e.release for e in atlas.history(name, keyword)
-             if e.kind in ("added", "renamed") and atlas._index(e.release) > atlas._index(floor)]
+             if e.kind in ("added", "renamed") and Version(e.release) > Version(floor)]
     return added[0] if added else None
 
 
-def _message(problem) -> str:  # type: ignore[no-untyped-def]
+def _message(problem: Problem) -> str:
     """The check's message with a missing name spelled short (`CLIPFeatureExtractor`, the import below says
     where from), so that the marker's first clause names it within the width."""
     if problem.code != "missing-name":

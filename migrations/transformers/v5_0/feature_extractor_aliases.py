@@ -18,11 +18,12 @@ around, `X.__name__`) leaves the file as it is, for `stack-api-leftovers` to mar
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 import libcst as cst
 
 from migrations.base import RuleContext
-from migrations.kinds.symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Action, Moved, SymbolMigration
 from migrations.transformers.v5_0._feature_extractors import ALIASES
 
 NAMES = frozenset(q.rsplit(".", 1)[-1] for q in ALIASES)
@@ -57,7 +58,7 @@ class FeatureExtractorAliases(SymbolMigration):
     summary = "<Model>FeatureExtractor vision aliases (removed in transformers 5.0) -> <Model>ImageProcessor"
     triggers = ("FeatureExtractor",)
     requires = ("transformers",)
-    symbols = {qual: Moved("transformers", new) for qual, new in ALIASES.items()}
+    symbols: ClassVar[dict[str, Action]] = {qual: Moved("transformers", new) for qual, new in ALIASES.items()}
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         try:

@@ -16,7 +16,7 @@ from tests.migrations._driver import noop, run
 
 def _marks(out: str) -> list[tuple[str, str]]:
     lines = out.splitlines()
-    return [(lines[i].strip(), lines[i + 1].strip()) for i, ln in enumerate(lines) if "TODO(trl-compat)" in ln]
+    return [(ln.strip(), lines[i + 1].strip()) for i, ln in enumerate(lines) if "TODO(trl-compat)" in ln]
 
 
 def test_removed_at_the_target_and_added_after_the_floor():
@@ -43,13 +43,13 @@ def test_removed_at_the_target_and_added_after_the_floor():
 def test_a_4x_target_checks_4x_only():
     # transformers target 4.57.6: the manifest gets `<5`, so a 5.0 removal is no problem; the floor still is 4.56.2
     src = "from transformers import CLIPFeatureExtractor\nfrom transformers import Qwen3VLForConditionalGeneration\n"
-    out, findings = run(RULE, src, stack={"transformers": "4.57.6"})
+    out, _ = run(RULE, src, stack={"transformers": "4.57.6"})
     assert [m[1] for m in _marks(out)] == ["from transformers import Qwen3VLForConditionalGeneration"]
     noop(RULE, "from transformers import CLIPFeatureExtractor\n", stack={"transformers": "4.57.6"})
 
 
 def test_peft_accelerate_and_inherited_config_keywords():
-    out, findings = run(RULE, """\
+    out, _ = run(RULE, """\
         from accelerate import Accelerator
         from peft import prepare_model_for_int8_training
         from trl import SFTConfig
