@@ -22,3 +22,17 @@ def test_tables_are_regenerated_from_the_atlas():
     assert attention_classes(t) == ATTENTION
     assert tokenizer_classes(t) == TOKENIZERS
     assert moved_names(t) == MOVED
+
+
+def test_feature_extractor_table_is_regenerated_from_the_floor_wheel():
+    import os
+
+    import pytest
+
+    from migrations.atlas.stack_tables import FLOOR, WHEELS, feature_extractor_aliases
+    from migrations.transformers.v5_0._feature_extractors import ALIASES
+
+    wheel = os.path.join(WHEELS, f"transformers-{FLOOR}-py3-none-any.whl")
+    if not os.path.isfile(wheel):
+        pytest.skip(f"{wheel} not downloaded (python -m migrations.atlas.generate fetches it)")
+    assert feature_extractor_aliases(Atlas.load("transformers"), wheel) == ALIASES

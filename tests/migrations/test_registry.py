@@ -175,3 +175,11 @@ def test_a_runs_last_rule_follows_every_release_folder():
     assert last and [rules[i].id for i in last] == ["trl-api-leftovers"]
     assert last[-1] == len(rules) - 1 and rules[last[0]].release == "1.13"  # after the 1.14-1.16 folders' rules
     assert any(Version(r.release) > Version("1.13") for r in rules[:last[0]])
+
+
+def test_the_stack_leftovers_rule_runs_after_every_rule():
+    """stack-api-leftovers (transformers' RUNS_LAST rule) follows every library folder and TRL's own last rule."""
+    rules = migrations.all_migrations()
+    assert rules[-1].id == "stack-api-leftovers" and rules[-1].library == "transformers"
+    assert [r.library for r in rules].index("transformers") > [r.library for r in rules].index("accelerate")
+    assert rules.index(migrations.get("trl-api-leftovers")) < rules.index(migrations.get("dataloader-configuration"))

@@ -8,7 +8,8 @@ the `Trainer.tokenizer` property (4.46-4.57: a deprecated alias of `processing_c
 * calls of the project's own subclass of one (`class RewardTrainer(Trainer)`, chains of them, defined in the file or
   in a project module file it imports: `from .trainer import PairwiseTrainer`), when no class on the way takes
   `tokenizer` itself (`migrations.kinds.trainer_subclasses`);
-* `super().__init__(..., tokenizer=...)` / `Trainer.__init__(self, ..., tokenizer=...)` inside such a subclass;
+* `super().__init__(..., tokenizer=...)` (or `super(ThisClass, self).__init__`) / `Trainer.__init__(self, ...,
+  tokenizer=...)` inside such a subclass;
 * `self.tokenizer` inside such a subclass, unless the class assigns `self.tokenizer` itself.
 
 TRL's trainers have their own rule (`tokenizer-to-processing-class`). Marked: both keywords passed.
@@ -44,6 +45,9 @@ class _Transformer(MigrationTransformer):
         super().__init__(rule, ctx)
         self._local: dict[str, str] = {}  # the project's subclasses reachable here: local name -> library trainer
         self._classes: list[tuple[str | None, bool]] = []  # per enclosing class: (its trainer base, own .tokenizer)
+        self._class_names: list[tuple[str, int]] = []  # per enclosing class: (its name, functions around it)
+        self._methods: list[tuple[bool, str | None]] = []  # per enclosing function: (a method of the innermost
+        # class, its first parameter)
         self.changed = False
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -73,10 +77,36 @@ class _Transformer(MigrationTransformer):
         if base is not None:
             node.body.visit(own)
         self._classes.append((base, own.found))
+        self._class_names.append((node.name.value, len(self._methods)))
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._classes.pop()
+        self._class_names.pop()
         return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params.posonly_params or node.params.params
+        method = bool(self._class_names) and self._class_names[-1][1] == len(self._methods)
+        self._methods.append((method, params[0].name.value if params else None))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef,
+                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self._methods.pop()
+        return updated_node
+
+    def _is_super(self, value: cst.BaseExpression) -> bool:
+        """`super()`, or `super(C, self)` in a method of class C (the same MRO step, spelled out)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super"):
+            return False
+        if not value.args:
+            return True
+        if len(value.args) != 2 or any(a.keyword is not None or a.star for a in value.args) \
+                or not self._methods or not self._class_names:
+            return False
+        method, first = self._methods[-1]
+        cls, obj = value.args[0].value, value.args[1].value
+        return (method and isinstance(cls, cst.Name) and cls.value == self._class_names[-1][0]
+                and isinstance(obj, cst.Name) and obj.value == first)
 
     def _in_subclass(self) -> tuple[str | None, bool]:
         return self._classes[-1] if self._classes else (None, False)
@@ -90,8 +120,7 @@ class _Transformer(MigrationTransformer):
         if base is None or not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
             return None
         value = func.value
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super" \
-                and not value.args:
+        if self._is_super(value):
             return base
         if self._base_of(value) is not None:  # Trainer.__init__(self, ...)
             return base

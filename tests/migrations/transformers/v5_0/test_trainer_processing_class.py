@@ -87,3 +87,24 @@ def test_subclass_noops():
     # a parameter shadowing the class name
     noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n    pass\n\n\n"
                "def f(T):\n    return T(tokenizer=tok)\n")
+
+
+def test_super_spelled_out_with_the_class_and_self():
+    # firefly's component/trainer.py: a subclass named like the library class takes tokenizer= itself (its callers
+    # keep it) and passes it on through `super(Trainer, self).__init__`
+    src = ("import transformers\n\n\nclass Trainer(transformers.Trainer):\n"
+           "    def __init__(self, model=None, tokenizer=None, compute_loss=None):\n"
+           "        super(Trainer, self).__init__(model=model, tokenizer=tokenizer)\n"
+           "        self.loss_func = compute_loss\n\n\nt = Trainer(model=m, tokenizer=tok)\n")
+    check(RULE, src, src.replace("super(Trainer, self).__init__(model=model, tokenizer=tokenizer)",
+                                 "super(Trainer, self).__init__(model=model, processing_class=tokenizer)"))
+
+
+def test_super_of_another_class_or_object_is_left_alone():
+    # `super(Base, self)` skips a step of the MRO, `super(T, other)` is not this instance: not what the rule follows
+    noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n"
+               "    def __init__(self, tok):\n        super(Trainer, self).__init__(tokenizer=tok)\n")
+    noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n"
+               "    def __init__(self, tok, other):\n        super(T, other).__init__(tokenizer=tok)\n")
+    noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n"
+               "    def __init__(self, tok):\n        def inner(x):\n            super(T, x).__init__(tokenizer=tok)\n")

@@ -1,0 +1,1 @@
+"""Migrations forced by accelerate 0.20."""
