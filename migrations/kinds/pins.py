@@ -1,4 +1,4 @@
-"""The repository's own TRL pin, read from its manifests as committed: which TRL releases could this code run on?
+"""The repository's own pins, read from its manifests as committed: which TRL releases could this code run on?
 
 Rules that reason about the TRL a file was written for (a default of that release, a field that release had) read
 the nearest manifest at or above the file's folder that pins `trl`, up to the repository root, from git's HEAD when
@@ -6,7 +6,7 @@ the file is tracked (so a manifest the migration itself just raised still says w
 
 * `committed_text(path)`: a file as committed at HEAD, else as on disk;
 * `trl_spec(folder)`: the `trl` specifier set of the nearest pinning manifest; None when none pins it (or it does not
-  parse);
+  parse); `requirement_spec(folder, package)` the same for any package (`transformers`, `peft`, ...);
 * `pinned(folder, releases)`: the given releases that spec admits; None when no manifest pins TRL.
 """
 
@@ -21,13 +21,14 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-__all__ = ["MANIFESTS", "TRL_REQUIREMENT", "committed_text", "pinned", "trl_spec"]
+__all__ = ["MANIFESTS", "TRL_REQUIREMENT", "committed_text", "pinned", "requirement_spec", "trl_spec"]
 
 #: The manifests read, in order of preference within one folder.
 MANIFESTS = ("requirements.txt", "requirements-dev.txt", "requirements_dev.txt", "pyproject.toml", "setup.py",
              "setup.cfg", "environment.yml")
+_REQUIREMENT = r"""(?<![\w.\-/]){name}(?:\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\w.*+!]+\s*,?\s*)+)"""
 #: `trl` followed by its specifiers, wherever a manifest spells it (`trl==0.8.6`, `"trl>=0.7,<0.9"`, `trl[peft]>=`).
-TRL_REQUIREMENT = re.compile(r"""(?<![\w.\-/])trl(?:\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\w.*+!]+\s*,?\s*)+)""")
+TRL_REQUIREMENT = re.compile(_REQUIREMENT.format(name="trl"))
 
 
 def committed_text(path: Path) -> str | None:
@@ -45,16 +46,23 @@ def committed_text(path: Path) -> str | None:
         return None
 
 
-@functools.lru_cache(maxsize=256)
 def trl_spec(folder: str) -> SpecifierSet | None:
     """The `trl` specifiers of the nearest manifest at or above `folder` (stopping at the repository root)."""
+    return requirement_spec(folder, "trl")
+
+
+@functools.lru_cache(maxsize=256)
+def requirement_spec(folder: str, package: str) -> SpecifierSet | None:
+    """The specifiers of `package` in the nearest manifest at or above `folder` that names it with a version
+    (stopping at the repository root); None when none does (or they do not parse)."""
+    pattern = TRL_REQUIREMENT if package == "trl" else re.compile(_REQUIREMENT.format(name=re.escape(package)))
     here = Path(folder).resolve()
     for directory in (here, *here.parents):
         for name in MANIFESTS:
             candidate = directory / name
             if not candidate.is_file():
                 continue
-            match = TRL_REQUIREMENT.search(committed_text(candidate) or "")
+            match = pattern.search(committed_text(candidate) or "")
             if match is None:
                 continue
             try:

@@ -10,7 +10,8 @@ one (`migrations.kinds.leftovers`), so a file that does not pass the check says 
 
 Which releases: the rewritten code must work on every release the rewritten manifest allows, which is the floor the
 manifest rule writes (`migrations.kinds.requirements.floors_for`: transformers >= 4.56.2, with `<5` for a 4.x
-transformers target; peft, accelerate) up to the run's target. The check runs at both ends, the floor's lowest release
+transformers target; peft, accelerate), narrowed by the repository's own pin where it admits some of those releases
+(`migrations.kinds.pins.requirement_spec`), up to the run's target. The check runs at both ends, the floor's lowest release
 in the atlas and the target: a name added after the floor (`transformers.Qwen3VLForConditionalGeneration`, 4.57) fails
 at the floor, one removed after it (`transformers.CLIPFeatureExtractor`, 5.0) at the target. A problem only the floor
 has is marked "needs transformers>=X": raise the manifest's pin by hand if the project means to (this rule does not:
@@ -22,6 +23,7 @@ Markers only, never a rewrite (safe).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -36,9 +38,14 @@ if TYPE_CHECKING:
 LIBRARIES = ("transformers", "peft", "accelerate")
 
 
-def _ends(options: Options) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    """(floors, targets): the (library, atlas release) pairs at the two ends of what the rewritten manifest allows."""
+def _ends(options: Options, path: str | None) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """(floors, targets): the (library, atlas release) pairs at the two ends of what the rewritten manifest allows.
+
+    The lower end is the lowest release both the floor and the repository's own pin of the library admit (a
+    repository that already requires `transformers>=4.57` keeps that pin, so 4.56.2 is not its floor); where the pin
+    admits none of the floor's releases (`transformers==4.38.2`), the manifest rule replaces it and the floor stands."""
     from migrations.atlas import Atlas, AtlasError
+    from migrations.kinds.pins import requirement_spec
     from migrations.kinds.requirements import floors_for
 
     table = floors_for(options.target_trl, transformers=options.target("transformers"))
@@ -56,6 +63,9 @@ def _ends(options: Options) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[st
         floor = table.get(library)
         admitted = [r for r in atlas.releases() if Version(r) <= Version(target)
                     and (floor is None or floor.specifier.contains(r, prereleases=True))]
+        own = requirement_spec(str(Path(path).parent), library) if path else None
+        pinned = [r for r in admitted if own is not None and own.contains(r, prereleases=True)]
+        admitted = pinned or admitted
         targets.append((library, target))
         floors.append((library, admitted[0] if admitted else target))
     return tuple(floors), tuple(targets)
@@ -98,7 +108,7 @@ class StackApiLeftovers(PythonMigration):
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         module = wrapper.module
         options = ctx.options
-        floors, targets = _ends(options)
+        floors, targets = _ends(options, ctx.path)
         if not targets:
             return module
         trl = str(options.target_trl)

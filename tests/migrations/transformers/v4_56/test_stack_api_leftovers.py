@@ -129,3 +129,19 @@ def test_an_inherited_config_keyword_newer_than_the_floor():
     out, findings = run(RULE, 'from trl import SFTConfig\nargs = SFTConfig(output_dir="o", trackio_space_id="me/x")\n')
     assert _marks(out)[0][0].startswith("# TODO(trl-compat): needs transformers>=4.57.6 (raise the manifest's pin)")
     assert "takes no `trackio_space_id=`" in findings[0].message
+
+
+def test_the_repository_pin_narrows_the_floor(tmp_path):
+    """A repository that already requires transformers>=4.57.6 keeps that pin (it admits releases the floor does):
+    a name 4.57.6 added is not marked. A pin the floor replaces (==4.38.2) leaves the floor at 4.56.2."""
+    src = "from transformers import Qwen3VLForConditionalGeneration\n"
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (newer / "requirements.txt").write_text("transformers>=4.57.6\n")
+    out, _ = run(RULE, src, path=str(newer / "vl.py"))
+    assert "TODO(trl-compat)" not in out
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "requirements.txt").write_text("transformers==4.38.2\n")
+    out, _ = run(RULE, src, path=str(old / "vl.py"))
+    assert out.startswith("# TODO(trl-compat): needs transformers>=4.57.6")
