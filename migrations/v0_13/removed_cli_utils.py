@@ -8,16 +8,32 @@ successor in TRL (`trl.ScriptArguments` has other fields and defaults), so they 
 0.12.2 dataclasses (`compat/_script_args.py`: same fields, defaults and order but `config`, which TRL >= 0.13's
 `TrlParser` reserves and reads itself as `--config FILE`; so the same command line). Code written against 0.11 sees
 one change: `dataset_name` is required (0.11 gave SFT/reward a default dataset), hence "unsafe".
-Anything else of the module (`YamlConfigParser`, `ChatArguments`, the 0.8 `SftScriptArguments` /
-`DpoScriptArguments`, ...) is marked.
+The rest is marked, each name with what to do instead: the 0.8 - 0.9 `SftScriptArguments` / `DpoScriptArguments`
+(their training fields are config fields now: `--packing`, `--beta`, ... would clash with `SFTConfig` / `DPOConfig` in
+one parser, so no drop-in copy exists), `ChatArguments` (`trl chat`, removed in 0.19) and `YamlConfigParser`.
 """
 
 from __future__ import annotations
 
-from migrations.kinds.symbols import Moved, SymbolMigration
+from migrations.kinds.symbols import Gone, Moved, SymbolMigration
 
 _MOD = "trl.commands.cli_utils"
 _SCRIPT_ARGS = ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")
+_GONE = {
+    "SftScriptArguments": "SftScriptArguments gone, its fields split: --dataset_text_field, --packing and --max_length "
+                          "(was --max_seq_length) are SFTConfig fields now (a copy would clash with them in one "
+                          "parser); keep dataset_name and the splits on a dataclass of your own (trl.ScriptArguments "
+                          "has dataset_name, dataset_train_split, dataset_test_split) and read the rest from the "
+                          "config",
+    "DpoScriptArguments": "DpoScriptArguments gone, its fields split: --beta and --max_length are DPOConfig fields now "
+                          "(a copy would clash with them in one parser); keep dataset_name, sanity_check, "
+                          "ignore_bias_buffers on a dataclass of your own (or trl.ScriptArguments); "
+                          "max_prompt_length, max_target_length and generate_during_eval have no TRL 1.x successor",
+    "ChatArguments": "ChatArguments gone with `trl chat` (removed in TRL 0.19; `transformers chat` replaces it): keep "
+                     "a copy of the dataclass, its `config` field renamed (trl.TrlParser reserves --config); "
+                     "TrlParser.update_dataclasses_with_config() is gone too",
+    "YamlConfigParser": "YamlConfigParser gone: trl.TrlParser.parse_args_and_config() reads --config FILE itself",
+}
 _NOTE = "removed from TRL in 0.13; trl-compat keeps the 0.12.2 dataclass (the project now needs trl-compat)"
 
 
@@ -31,6 +47,7 @@ class RemovedCliUtils(SymbolMigration):
         f"{_MOD}.init_zero_verbose": Moved("trl", "init_zero_verbose", "the module was removed in TRL 0.13"),
         **{p: Moved("compat.trl", n, _NOTE) for n in _SCRIPT_ARGS
            for p in (f"{_MOD}.{n}", f"trl.{n}", f"trl.commands.{n}")},
+        **{f"{_MOD}.{n}": Gone(message) for n, message in _GONE.items()},
     }
 
 

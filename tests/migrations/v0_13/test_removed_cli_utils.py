@@ -54,8 +54,22 @@ def test_other_cli_utils_names_stay_marked():
         from trl.commands.cli_utils import SftScriptArguments, YamlConfigParser
         args = SftScriptArguments()
     """)
-    assert out.splitlines()[0].startswith("# TODO(trl-compat): trl.commands.cli_utils was removed in TRL 0.13")
+    lines = out.splitlines()
+    assert lines[0].startswith("# TODO(trl-compat): SftScriptArguments gone, its fields split")
+    assert lines[1].startswith("# TODO(trl-compat): YamlConfigParser gone")
     assert findings and not any(f.changed for f in findings)
+    assert any("--packing" in f.message and "SFTConfig" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("DpoScriptArguments", "--beta and --max_length are DPOConfig fields"),
+    ("ChatArguments", "trl chat"),
+    ("some_private_helper", "trl.commands.cli_utils was removed in TRL 0.13"),
+])
+def test_each_gone_name_says_what_to_do(name, says):
+    out, findings = run(RULE, f"from trl.commands.cli_utils import {name}, TrlParser\n")
+    assert any(says in f.message for f in findings), [f.message for f in findings]
+    assert "from trl import TrlParser" in out and f"from trl.commands.cli_utils import {name}" in out
 
 
 def test_noops():
