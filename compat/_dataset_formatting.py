@@ -78,14 +78,14 @@ def get_formatting_func_from_dataset(dataset: Any, tokenizer: Any, tools: list |
         return None
     features = dataset.features
     if "messages" in features and features["messages"] == FORMAT_MAPPING["chatml"]:
-        logging.info("Formatting dataset with chatml format")
+        logging.info("Formatting dataset with chatml format")  # noqa: LOG015 (TRL logged on the root logger)
         return conversations_formatting_function(tokenizer, "messages", tools)
     # TRL's `if "conversations" ... elif instruction`: the instruction test runs only without a conversations column
     if "conversations" in features:
         if features["conversations"] == FORMAT_MAPPING["chatml"]:
-            logging.info("Formatting dataset with chatml format")
+            logging.info("Formatting dataset with chatml format")  # noqa: LOG015 (TRL logged on the root logger)
             return conversations_formatting_function(tokenizer, "conversations", tools)
     elif features == FORMAT_MAPPING["instruction"]:
-        logging.info("Formatting dataset with instruction format")
+        logging.info("Formatting dataset with instruction format")  # noqa: LOG015 (as TRL)
         return instructions_formatting_function(tokenizer)
     return None

@@ -423,29 +423,18 @@ class _AttributeBindings(cst.CSTVisitor):
         target.visit(_Find())
         return found
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if any(self._hit(t.target) for t in node.targets):
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.Del)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        else:
+            targets = []
+        if any(self._hit(t) for t in targets):
             self.bindings.append(node)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self._hit(node.target):
-            self.bindings.append(node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if self._hit(node.target):
-            self.bindings.append(node)
-
-    def visit_For(self, node: cst.For) -> None:
-        if self._hit(node.target):
-            self.bindings.append(node)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        if self._hit(node.name):
-            self.bindings.append(node)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        if self._hit(node.target):
-            self.bindings.append(node)
+        return True
 
 
 def _keywordize(trainer: str, call: cst.Call) -> list[cst.Arg] | None:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import warnings
 
+import datasets
 import pytest
 
-datasets = pytest.importorskip("datasets")
-
-import compat.trl  # noqa: E402
-from compat.tiny import tiny_tokenizer  # noqa: E402
+import compat.trl
+from compat.tiny import tiny_tokenizer
 
 _CONV = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
