@@ -362,6 +362,16 @@ def test_parser_of_the_trainers_own_config_assigns_before_the_trainer():
         SFTTrainer(model=m, args=training_args, packing=True)
     """)
     assert "move packing= to args" in out and "training_args.packing" not in out
+    # already migrated: nothing on the trainer to move
+    noop(RULE, """\
+        from transformers import HfArgumentParser
+        from trl import SFTConfig, SFTTrainer
+
+        parser = HfArgumentParser((ScriptArguments, SFTConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        training_args.max_length = script_args.seq_length
+        SFTTrainer(model=m, args=training_args)
+    """)
 
 
 def test_config_bound_to_an_attribute_in_the_same_method():
