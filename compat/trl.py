@@ -75,6 +75,8 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     )},
     # removed in 0.13 with trl.commands.cli_utils: the 0.12.2 dataclasses
     **{n: (("compat._script_args", n),) for n in ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")},
+    # removed in 0.9.2: the 0.8 - 0.9 dataclasses without the fields that are config fields now (see the module)
+    **{n: (("compat._script_args", n),) for n in ("SftScriptArguments", "DpoScriptArguments")},
     # trl.experimental.judges (0.29 - 1.0; `trl` before), removed in 1.1: the 1.0.0 classes (backends imported lazily)
     **{n: (("compat._judges", n),) for n in (
         "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",

@@ -289,7 +289,9 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         else:
             return
         plan.attr_target = value.value
-        plan.late = list(plan.moves)
+        # `beta=training_args.beta` (the option parsed into the config, see old-script-arguments) moves nothing
+        plan.late = [m for m in plan.moves if code(m[2]).strip() != f"{value.value}.{m[0]}"]
+        plan.drop |= {kw for fld, kw, v in plan.moves if code(v).strip() == f"{value.value}.{fld}"}
 
     def _config_kind(self, func: cst.BaseExpression) -> str | None:
         q = self.qnames(func)

@@ -304,3 +304,34 @@ def test_script_arguments_parse_like_trl_0_12_2(name, tmp_path):
                        gradient_checkpointing_use_reentrant=True, ignore_bias_buffers=True)
     with pytest.raises(SystemExit):
         TrlParser((cls,)).parse_args_and_config([])  # dataset_name is required, as in 0.12.2
+
+
+# -- TRL 0.8's SftScriptArguments / DpoScriptArguments, without the fields the configs hold now ------------------
+
+
+@pytest.mark.parametrize("name, config, argv, moved", [
+    ("SftScriptArguments", "SFTConfig",
+     ["--dataset_text_field", "t", "--packing", "true", "--max_seq_length", "128"],
+     {"dataset_text_field": "t", "packing": True}),
+    ("DpoScriptArguments", "DPOConfig",
+     ["--beta", "0.3", "--max_length", "256", "--max_prompt_length", "64", "--sanity_check", "true"],
+     {"beta": 0.3, "max_length": 256}),
+])
+def test_0_8_script_arguments_parse_beside_the_config(name, config, argv, moved):
+    # the migrated 0.8 examples/scripts/sft.py / dpo.py: one TrlParser over the copy, the config and ModelConfig;
+    # the old options all still parse, the moved ones into the config (TRL 1.16 here)
+    import trl
+
+    import compat.trl
+
+    cls = getattr(compat.trl, name)
+    parser = trl.TrlParser((cls, getattr(trl, config), trl.ModelConfig))
+    args, training_args, _ = parser.parse_args_and_config(["--output_dir", "o", "--bf16", "false", *argv])
+    assert {k: getattr(training_args, k) for k in moved} == moved
+    assert not set(moved) & {f.name for f in __import__("dataclasses").fields(cls)}
+    if name == "SftScriptArguments":
+        assert (args.max_seq_length, args.dataset_name, args.dataset_train_name) == (
+            128, "timdettmers/openassistant-guanaco", "train")
+    else:
+        assert (args.max_prompt_length, args.sanity_check, args.max_target_length, args.dataset_name) == (
+            64, True, 128, None)
