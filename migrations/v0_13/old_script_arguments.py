@@ -31,8 +31,19 @@ from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProv
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import dotted
-from migrations.kinds.imports import drop_unused_import, ensure_imports, imported_names, split_import_from
-from migrations.kinds.options import ARGUMENT_PARSERS, DPO_CONFIGS, PARSE_METHODS, SFT_CONFIGS
+from migrations.kinds.imports import (
+    drop_unused_import,
+    ensure_imports,
+    imported_names,
+    split_import_from,
+)
+from migrations.kinds.options import (
+    ARGUMENT_PARSERS,
+    DPO_CONFIGS,
+    PARSE_METHODS,
+    SFT_CONFIGS,
+)
+from migrations.v0_13.trainer_kwargs_to_config import parsed_defaults_message
 
 _MOD = "trl.commands.cli_utils"
 _TRAINING_ARGS = {"transformers.TrainingArguments", "transformers.training_args.TrainingArguments"}
@@ -53,7 +64,6 @@ _KINDS = {
         "--max_length now sets DPOConfig.max_length, default 1024 (was 512)",
         "sanity_check defaults to False (True in TRL 0.8.0-0.8.1): pass --sanity_check if you relied on it")),
 }
-_TA_DEFAULTS = ("learning_rate", "logging_steps", "gradient_checkpointing", "bf16")
 
 
 @dataclass
@@ -176,8 +186,7 @@ class _Transformer(MigrationTransformer):
         plan = self.configs.get(id(original_node))
         if plan is not None and plan.switch:
             config = _KINDS[plan.kind].config
-            self.todo(original_node, f"TrainingArguments -> {config}: its defaults differ ({', '.join(_TA_DEFAULTS)})"
-                                     "; pass them if you relied on them")
+            self.todo(original_node, parsed_defaults_message(config))
             return updated_node.with_changes(value=cst.Name(config))
         return updated_node
 

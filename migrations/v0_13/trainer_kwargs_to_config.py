@@ -397,6 +397,12 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         return classes.elements[index].value
 
 
+def parsed_defaults_message(config: str) -> str:
+    """The marker of a parser's TrainingArguments switched to `config`: what the command line no longer gets."""
+    return (f"TrainingArguments -> {config}: its defaults differ ({', '.join(_TA_DEFAULTS)}); pass them if you "
+            "relied on them")
+
+
 def _is_signature_default(trainer: str, keyword: str, value: cst.BaseExpression) -> bool:
     """True when the 0.x trainer keyword is passed as a literal equal (same type) to its signature default."""
     defaults = _SIGNATURE_DEFAULTS[trainer]
@@ -628,8 +634,7 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
             return updated_node
         config = _CONFIG[plan.trainer]
         self.needed.append(("trl", config))
-        self.todo(original_node, f"TrainingArguments -> {config}: its defaults differ (learning_rate, "
-                                 "logging_steps, gradient_checkpointing, bf16); pass them if you relied on them")
+        self.todo(original_node, parsed_defaults_message(config))
         return updated_node.with_changes(value=cst.Name(config))
 
     def leave_SimpleStatementLine(self, original_node, updated_node):  # type: ignore[override]
