@@ -14,7 +14,8 @@ qualified name, the rule:
 * makes the parser's `TrainingArguments` the trainer's config (`SFTConfig` / `DPOConfig`; a marker says that its
   defaults differ, as `trainer-kwargs-to-config` does) and points every read of a moved field at it
   (`args.packing` -> `training_args.packing`): the same option, parsed into the object that now owns it;
-* marks the defaults that changed under the same option: `--dataset_text_field` ("text" on SFTConfig; None in TRL
+* marks the options the script never read (TRL 0.8 parsed and ignored them; now they set the config) and the
+  defaults that changed under the same option: `--dataset_text_field` ("text" on SFTConfig; None in TRL
   0.8.4 - 0.8.6), `--max_length` (DPOConfig 1024, was 512), DPO `sanity_check` (True in 0.8.0 - 0.8.1).
 
 It runs before `removed-cli-utils` and `trainer-kwargs-to-config` (which then moves `packing=training_args.packing` off
@@ -183,6 +184,10 @@ class _Transformer(MigrationTransformer):
                                      f"{', '.join(spec.moved)}, which {spec.config} parses now)")
             for message in spec.defaults:
                 self.todo(original_node, message)
+            unread = [f for f in spec.moved if f not in {r.attr.value for r in plan.reads}]
+            if unread:
+                self.todo(original_node, f"{', '.join('--' + f for f in unread)} now set {spec.config} fields: this "
+                                         "script never read them from the script arguments, so TRL 0.8 ignored them")
         plan = self.configs.get(id(original_node))
         if plan is not None and plan.switch:
             config = _KINDS[plan.kind].config

@@ -44,6 +44,19 @@ def test_sft_script_arguments_move_and_moved_fields_read_from_the_config():
     assert any(m.startswith("TrainingArguments -> SFTConfig: its defaults differ") for m in manual)
 
 
+def test_options_the_script_never_read_are_marked():
+    # TRL 0.8's vsft_llava.py: the script reads only args.dataset_name; --packing was parsed and ignored
+    out, findings = run(RULE, """\
+        from transformers import TrainingArguments
+        from trl.commands.cli_utils import SftScriptArguments, TrlParser
+        parser = TrlParser((SftScriptArguments, TrainingArguments))
+        args, training_args = parser.parse_args_and_config()
+        raw = load_dataset(args.dataset_name)
+    """)
+    assert "from compat.trl import SftScriptArguments" in out
+    assert any(f.message.startswith("--dataset_text_field, --packing now set SFTConfig fields") for f in findings)
+
+
 def test_whole_pipeline_leaves_no_trainer_keyword_and_no_self_assignment():
     out = migrate_source(textwrap.dedent(_SFT)).text
     assert "from trl import init_zero_verbose, TrlParser" in out and "from compat.trl import SftScriptArguments" in out
