@@ -8,9 +8,10 @@ successor in TRL (`trl.ScriptArguments` has other fields and defaults), so they 
 0.12.2 dataclasses (`compat/_script_args.py`: same fields, defaults and order but `config`, which TRL >= 0.13's
 `TrlParser` reserves and reads itself as `--config FILE`; so the same command line). Code written against 0.11 sees
 one change: `dataset_name` is required (0.11 gave SFT/reward a default dataset), hence "unsafe".
-The rest is marked, each name with what to do instead: the 0.8 - 0.9 `SftScriptArguments` / `DpoScriptArguments`
-(their training fields are config fields now: `--packing`, `--beta`, ... would clash with `SFTConfig` / `DPOConfig` in
-one parser, so no drop-in copy exists), `ChatArguments` (`trl chat`, removed in 0.19) and `YamlConfigParser`.
+The rest is marked, each name with what to do instead: TRL 0.8's `SftScriptArguments` / `DpoScriptArguments` where
+`old-script-arguments` (which runs first) could not take them over (their training fields are config fields now:
+`--packing`, `--beta`, ... would clash with `SFTConfig` / `DPOConfig` in one parser), `ChatArguments` (`trl chat`,
+removed in 0.19) and `YamlConfigParser`.
 """
 
 from __future__ import annotations
