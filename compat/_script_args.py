@@ -17,9 +17,9 @@ field only. Pure dataclasses: importing this module costs nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["DPOScriptArguments", "DpoScriptArguments", "RewardScriptArguments", "SFTScriptArguments", "SftScriptArguments"]
+__all__ = ["ChatArguments", "DPOScriptArguments", "DpoScriptArguments", "RewardScriptArguments", "SFTScriptArguments", "SftScriptArguments"]
 
 
 @dataclass
@@ -91,3 +91,38 @@ class DpoScriptArguments:
     ignore_bias_buffers: bool = False
     generate_during_eval: bool = False
     gradient_checkpointing_use_reentrant: bool = False
+
+
+# -- `ChatArguments` (TRL 0.8.5 - 0.12.2, identical there; `trl.scripts.chat` 0.13 - 0.18, removed in 0.19) --------
+
+
+@dataclass
+class ChatArguments:
+    """TRL 0.12.2 `trl.commands.cli_utils.ChatArguments` (the `trl chat` / `examples/scripts/chat.py` options) without
+    `config`: same fields, types, defaults and `--torch_dtype` choices. TRL 0.11-0.12's `TrlParser` took `--config`
+    off the command line before parsing, so that field only ever held "default"; TRL >= 0.13's `TrlParser` reads
+    `--config FILE` itself (and `examples`, a mapping, comes from that file as before)."""
+
+    model_name_or_path: str = field(metadata={"help": "Name of the pre-trained model"})
+    user: str = None  # type: ignore[assignment]  # TRL's annotations, None defaults
+    system_prompt: str = None  # type: ignore[assignment]
+    save_folder: str = "./chat_history/"
+    device: str = "cpu"
+    examples: str = None  # type: ignore[assignment]
+    max_new_tokens: int = 256
+    do_sample: bool = True
+    num_beams: int = 1
+    temperature: float = 1.0
+    top_k: int = 50
+    top_p: float = 1.0
+    repetition_penalty: float = 1.0
+    eos_tokens: str = None  # type: ignore[assignment]
+    eos_token_ids: str = None  # type: ignore[assignment]
+    model_revision: str = "main"
+    torch_dtype: str = field(default=None, metadata={"choices": ["auto", "bfloat16", "float16", "float32"]})  # type: ignore[assignment]
+    trust_remote_code: bool = False
+    attn_implementation: str = None  # type: ignore[assignment]
+    load_in_8bit: bool = False
+    load_in_4bit: bool = False
+    bnb_4bit_quant_type: str = "nf4"
+    use_bnb_nested_quant: bool = False

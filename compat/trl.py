@@ -77,6 +77,8 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     **{n: (("compat._script_args", n),) for n in ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")},
     # removed in 0.9.2: the 0.8 - 0.9 dataclasses without the fields that are config fields now (see the module)
     **{n: (("compat._script_args", n),) for n in ("SftScriptArguments", "DpoScriptArguments")},
+    # trl.commands.cli_utils (0.8 - 0.12), trl.scripts.chat (0.13 - 0.18): the 0.12.2 dataclass without `config`
+    "ChatArguments": (("compat._script_args", "ChatArguments"),),
     # trl.experimental.judges (0.29 - 1.0; `trl` before), removed in 1.1: the 1.0.0 classes (backends imported lazily)
     **{n: (("compat._judges", n),) for n in (
         "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",

@@ -335,3 +335,28 @@ def test_0_8_script_arguments_parse_beside_the_config(name, config, argv, moved)
     else:
         assert (args.max_prompt_length, args.sanity_check, args.max_target_length, args.dataset_name) == (
             64, True, 128, None)
+
+
+def test_chat_arguments_are_the_0_12_2_dataclass_without_config(tmp_path):
+    import ast
+    import dataclasses
+
+    from trl import TrlParser
+
+    import compat.trl
+    from migrations.atlas import Atlas
+
+    old = Atlas.load("trl").config_fields("0.12.2", "trl.commands.cli_utils.ChatArguments")
+    cls = compat.trl.ChatArguments
+    copy = {f.name: f for f in dataclasses.fields(cls)}
+    assert list(copy) == [n for n in old if n != "config"]
+    for name, f in copy.items():
+        want = dataclasses.MISSING if old[name].default is None else ast.literal_eval(old[name].default)
+        assert f.default == want, name
+    # the 0.11-0.12 chat.py: `--config FILE` appended to the command line, `examples` (a mapping) read from it
+    (tmp_path / "chat.yaml").write_text("examples:\n  llama:\n    text: hi\nmax_new_tokens: 8\n")
+    (args,) = TrlParser(cls).parse_args_and_config(
+        ["--model_name_or_path", "m", "--torch_dtype", "bfloat16", "--config", str(tmp_path / "chat.yaml")])
+    assert (args.examples, args.max_new_tokens, args.torch_dtype) == ({"llama": {"text": "hi"}}, 8, "bfloat16")
+    with pytest.raises(SystemExit):
+        TrlParser(cls).parse_args_and_config(["--model_name_or_path", "m", "--torch_dtype", "int8"])  # choices kept
