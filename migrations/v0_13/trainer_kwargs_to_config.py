@@ -105,8 +105,8 @@ _MOVED: dict[str, dict[str, str]] = {
                    "max_seq_length": "max_length"},
     "RewardTrainer": {"max_length": "max_length"},
 }
-# the 0.x trainer signatures' defaults of the moved keywords, the same in every release from 0.8.6 to 0.12.2 (read
-# from the wheels; `loss_type` is not listed: its default went from "sigmoid" to None in 0.9). A keyword passed with
+# the 0.x trainer signatures' defaults of the moved keywords, the same in every release up to 0.12.2 that has the
+# keyword (read from the wheels; `loss_type` is not listed: its default went from "sigmoid" to None in 0.9). A keyword passed with
 # exactly its default did what leaving it out did, so it is dropped, not moved: `SFTTrainer(max_seq_length=None)`
 # never overrode `SFTConfig.max_seq_length`, and `SFTConfig(max_length=None)` on TRL 1.x would turn truncation off.
 _SIGNATURE_DEFAULTS: dict[str, dict[str, object]] = {

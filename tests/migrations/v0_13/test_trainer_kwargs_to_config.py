@@ -314,16 +314,25 @@ def test_keywords_passed_with_their_0x_default_are_dropped():
 
 @pytest.mark.parametrize("trainer", sorted(mod._SIGNATURE_DEFAULTS))
 def test_signature_defaults_match_every_0x_wheel(trainer):
-    """The table holds the trainer signature's default in every release from 0.8.6 to 0.12.2 (the atlas)."""
+    """The table holds the trainer signature's default in every release up to 0.12.2 that has the keyword (the
+    atlas), and every keyword is there in 0.8.6 - 0.12.2."""
     from migrations.atlas import Atlas
 
     atlas = Atlas.load("trl")
-    releases = [r for r in atlas.releases() if Version("0.8.6") <= Version(r) <= Version("0.12.2")]
-    assert releases
+    releases = [r for r in atlas.releases() if Version(r) <= Version("0.12.2")]
+    checked = 0
     for release in releases:
-        params = {p.name: p.default for p in atlas.signature(release, f"trl.{trainer}").params}
+        signature = atlas.signature(release, f"trl.{trainer}")
+        if signature is None:
+            continue  # no such trainer yet
+        params = {p.name: p.default for p in signature.params}
         for keyword, default in mod._SIGNATURE_DEFAULTS[trainer].items():
-            assert ast.literal_eval(params[keyword]) == default, (release, keyword)
+            if keyword in params:
+                assert ast.literal_eval(params[keyword]) == default, (release, keyword)
+                checked += 1
+            else:
+                assert Version(release) < Version("0.8.6"), (release, keyword)
+    assert checked
 
 
 def test_parser_of_the_trainers_own_config_assigns_before_the_trainer():
