@@ -10,7 +10,8 @@ Two small helpers TRL removed in 1.15 without a replacement function (`prepare_m
 these names and explain the TRL-native successor in MIGRATION.md. TRL 0.x helpers that no supported line has
 (`setup_chat_format`, `get_kbit_device_map`, ...) are kept the same way; the bigger ones live in their own modules,
 imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `ConstantLengthDataset`, TRL 0.19.1),
-`compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
+`compat._dataset_formatting` (`trl.extras.dataset_formatting`: the 0.26.2 formatting functions, 1.12.0's
+`FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
 `compat._judges` (the judges of TRL 1.0.0).
 """
 
@@ -67,8 +68,17 @@ _CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
+    # trl.extras.dataset_formatting: the functions removed in 0.27 (0.26.2 bodies), FORMAT_MAPPING in 1.13 (1.12.0)
+    **{n: (("compat._dataset_formatting", n),) for n in (
+        "FORMAT_MAPPING", "conversations_formatting_function", "instructions_formatting_function",
+        "get_formatting_func_from_dataset",
+    )},
     # removed in 0.13 with trl.commands.cli_utils: the 0.12.2 dataclasses
     **{n: (("compat._script_args", n),) for n in ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")},
+    # removed in 0.9.2: the 0.8 - 0.9 dataclasses without the fields that are config fields now (see the module)
+    **{n: (("compat._script_args", n),) for n in ("SftScriptArguments", "DpoScriptArguments")},
+    # trl.commands.cli_utils (0.8 - 0.12), trl.scripts.chat (0.13 - 0.18): the 0.12.2 dataclass without `config`
+    "ChatArguments": (("compat._script_args", "ChatArguments"),),
     # trl.experimental.judges (0.29 - 1.0; `trl` before), removed in 1.1: the 1.0.0 classes (backends imported lazily)
     **{n: (("compat._judges", n),) for n in (
         "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",

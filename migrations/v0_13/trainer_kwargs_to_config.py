@@ -19,6 +19,12 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   assigned to the config object right before the trainer is built (`training_args.beta = 0.1`), which is what the old
   trainer did with its keyword (it overrode the config);
 * no `args` at all: `args=<Config>(output_dir="tmp_trainer", ...)` (the output dir transformers' Trainer used);
+* `args=self.x` with `self.x = TrainingArguments(...)` / a config call earlier in the same function, the only binding
+  of any `.x` in the module: as a name bound once;
+* `args` unpacked from a parser of the trainer's own config (`HfArgumentParser((ScriptArguments, SFTConfig))`): the
+  values are assigned to it before the trainer, with no class switch;
+* a keyword passed with its 0.x signature default (`max_seq_length=None`, `beta=0.1`; `_SIGNATURE_DEFAULTS`) did what
+  leaving it out did: it is dropped, not moved;
 * an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
   signature forwards the keyword; where it should go is the subclass author's decision).
@@ -99,6 +105,19 @@ _MOVED: dict[str, dict[str, str]] = {
                    "max_seq_length": "max_length"},
     "RewardTrainer": {"max_length": "max_length"},
 }
+# the 0.x trainer signatures' defaults of the moved keywords, the same in every release up to 0.12.2 that has the
+# keyword (read from the wheels; `loss_type` is not listed: its default went from "sigmoid" to None in 0.9). A keyword passed with
+# exactly its default did what leaving it out did, so it is dropped, not moved: `SFTTrainer(max_seq_length=None)`
+# never overrode `SFTConfig.max_seq_length`, and `SFTConfig(max_length=None)` on TRL 1.x would turn truncation off.
+_SIGNATURE_DEFAULTS: dict[str, dict[str, object]] = {
+    "DPOTrainer": {"beta": 0.1, "label_smoothing": 0, "truncation_mode": "keep_end", "max_length": None,
+                   "disable_dropout": True, "precompute_ref_log_probs": False, "dataset_num_proc": None,
+                   "model_init_kwargs": None},
+    "SFTTrainer": {"dataset_text_field": None, "packing": False, "dataset_num_proc": None,
+                   "neftune_noise_alpha": None, "model_init_kwargs": None, "dataset_kwargs": None,
+                   "eval_packing": None, "max_seq_length": None},
+    "RewardTrainer": {"max_length": None},
+}
 # old trainer keywords with no field on the target config -> what to do (marker text)
 _GONE: dict[str, dict[str, str]] = {
     "DPOTrainer": {
@@ -156,6 +175,8 @@ class _Plan:
     create: bool = False
     switch: bool = False  # the config call is a transformers.TrainingArguments(...)
     drop: set[str] = field(default_factory=set)  # trainer keywords to drop
+    defaulted: set[str] = field(default_factory=set)  # trainer keywords passed with their 0.x default: dropped
+    parsed: bool = False  # `args` is unpacked from a parser of the trainer's own config class (no switch needed)
 
 
 class _Planner(LazyMetadata, cst.CSTVisitor):
@@ -215,11 +236,14 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return
         for a in args:
             if a.keyword is not None and a.keyword.value in _MOVED[trainer]:
-                plan.moves.append((_MOVED[trainer][a.keyword.value], a.keyword.value, a.value))
+                if _is_signature_default(trainer, a.keyword.value, a.value):
+                    plan.defaulted.add(a.keyword.value)
+                else:
+                    plan.moves.append((_MOVED[trainer][a.keyword.value], a.keyword.value, a.value))
         gone = any(a.keyword is not None and a.keyword.value in _GONE[trainer] for a in args)
         if plan.moves or trainer in _NEEDS_CONFIG:
             self._locate_args(plan, args)
-        if plan.moves or gone or plan.switch or plan.parser_class is not None:
+        if plan.moves or gone or plan.switch or plan.parser_class is not None or plan.defaulted:
             self.plans.append(plan)
 
     def _locate_args(self, plan: _Plan, args: list[cst.Arg]) -> None:
@@ -235,26 +259,39 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             plan.config_call, plan.inline = value, True
             plan.switch = self._config_kind(value.func) == "TrainingArguments"
             return
-        if not isinstance(value, cst.Name):
+        if isinstance(value, cst.Attribute):
+            assignment = self._single_attribute_assignment(value, plan.call)
+        elif isinstance(value, cst.Name):
+            assignment = self._single_assignment(value)
+        else:
             return
-        assignment = self._single_assignment(value)
         if assignment is None:
             return
         target, assigned = assignment
         if isinstance(assigned, cst.Call) and self._config_kind(assigned.func) is not None \
-                and isinstance(target, cst.Name):
+                and isinstance(target, (cst.Name, cst.Attribute)):
             plan.config_call = assigned
             plan.switch = self._config_kind(assigned.func) == "TrainingArguments"
             line = self.lazy_metadata(PositionProvider, assigned).start.line  # type: ignore[attr-defined]
             plan.late = [m for m in plan.moves if not self._bound_before(m[2], line)]
             if plan.late:
-                plan.attr_target = value.value
+                plan.attr_target = code(value)
             return
-        parser_class = self._parsed_training_args(assigned, target, value.value)
-        if parser_class is not None:
-            plan.parser_class = parser_class
-            plan.attr_target = value.value
-            plan.late = list(plan.moves)
+        if not isinstance(value, cst.Name):
+            return
+        parsed = self._parsed_class(assigned, target, value.value)
+        if parsed is None:
+            return
+        if self.qnames(parsed) & _TRAINING_ARGS:
+            plan.parser_class = parsed
+        elif self._config_kind(parsed) == _CONFIG[plan.trainer]:
+            plan.parsed = True
+        else:
+            return
+        plan.attr_target = value.value
+        # `beta=training_args.beta` (the option parsed into the config, see old-script-arguments) moves nothing
+        plan.late = [m for m in plan.moves if code(m[2]).strip() != f"{value.value}.{m[0]}"]
+        plan.drop |= {kw for fld, kw, v in plan.moves if code(v).strip() == f"{value.value}.{fld}"}
 
     def _config_kind(self, func: cst.BaseExpression) -> str | None:
         q = self.qnames(func)
@@ -305,8 +342,41 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         value.visit(_Names())
         return ok
 
-    def _parsed_training_args(self, assigned: cst.BaseExpression, target: cst.CSTNode, name: str) -> cst.CSTNode | None:
-        """The TrainingArguments element of `HfArgumentParser((..., TrainingArguments))` whose parse bound `name`."""
+    def _single_attribute_assignment(self, attr: cst.Attribute, call: cst.Call
+                                     ) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
+        """(target, value) of `self.x = ...` when `args=self.x` reads the only binding of any `.x` in the module, made
+        by a plain assignment earlier in the same function as the trainer call."""
+        if not isinstance(attr.value, cst.Name):
+            return None
+        function = self._enclosing(call, cst.FunctionDef)
+        if function is None:
+            return None
+        finder = _AttributeBindings(attr.attr.value)
+        self._module.visit(finder)
+        if len(finder.bindings) != 1:
+            return None
+        assign = finder.bindings[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and code(assign.targets[0].target) == code(attr)
+                and self._enclosing(assign, cst.FunctionDef) is function):
+            return None
+        before = self.lazy_metadata(PositionProvider, assign).start.line  # type: ignore[attr-defined]
+        if before >= self.lazy_metadata(PositionProvider, call).start.line:  # type: ignore[attr-defined]
+            return None
+        return assign.targets[0].target, assign.value
+
+    def _enclosing(self, node: cst.CSTNode, kind: type) -> cst.CSTNode | None:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and not isinstance(parent, kind):
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        return parent
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+
+    def _parsed_class(self, assigned: cst.BaseExpression, target: cst.CSTNode, name: str) -> cst.CSTNode | None:
+        """The class element of `HfArgumentParser((..., TrainingArguments))` (or `TrlParser`) whose parse bound
+        `name`."""
         if not (isinstance(assigned, cst.Call) and isinstance(assigned.func, cst.Attribute)
                 and assigned.func.attr.value in _PARSE_METHODS and isinstance(assigned.func.value, cst.Name)):
             return None
@@ -324,8 +394,55 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         classes = parser[1].args[0].value
         if not isinstance(classes, (cst.Tuple, cst.List)) or len(classes.elements) != len(names):
             return None
-        element = classes.elements[index].value
-        return element if self.qnames(element) & _TRAINING_ARGS else None
+        return classes.elements[index].value
+
+
+def parsed_defaults_message(config: str) -> str:
+    """The marker of a parser's TrainingArguments switched to `config`: what the command line no longer gets."""
+    return (f"TrainingArguments -> {config}: its defaults differ ({', '.join(_TA_DEFAULTS)}); pass them if you "
+            "relied on them")
+
+
+def _is_signature_default(trainer: str, keyword: str, value: cst.BaseExpression) -> bool:
+    """True when the 0.x trainer keyword is passed as a literal equal (same type) to its signature default."""
+    defaults = _SIGNATURE_DEFAULTS[trainer]
+    if keyword not in defaults:
+        return False
+    found = literal_value(value, _MISSING)
+    return found is not _MISSING and type(found) is type(defaults[keyword]) and found == defaults[keyword]
+
+
+class _AttributeBindings(cst.CSTVisitor):
+    """Every statement that binds an attribute named `name` (`a.name = ...`, `a.name += ...`, `a.name: T = ...`,
+    `for a.name in`, `with ... as a.name`, a `del`), on any object."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name, self.bindings = name, []
+
+    def _hit(self, target: cst.CSTNode) -> bool:
+        found = False
+
+        class _Find(cst.CSTVisitor):
+            def visit_Attribute(inner, node: cst.Attribute) -> None:
+                nonlocal found
+                found = found or node.attr.value == self.name
+
+        target.visit(_Find())
+        return found
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.Del)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        else:
+            targets = []
+        if any(self._hit(t) for t in targets):
+            self.bindings.append(node)
+        return True
 
 
 def _keywordize(trainer: str, call: cst.Call) -> list[cst.Arg] | None:
@@ -471,13 +588,19 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
                                         f"{_GONE[plan.trainer][kw]}")
                 else:
                     self.todo(original, f"{plan.trainer}({kw}=): {_GONE[plan.trainer][kw]}")
+        if plan.defaulted:
+            gone |= plan.defaulted
+            self.note(original, f"{plan.trainer}({', '.join(k + '=' for k in sorted(plan.defaulted))}) dropped: "
+                                "passed with its TRL 0.x default, it did what leaving it out does")
         if gone:
             args = [a for a in args if a.keyword is None or a.keyword.value not in gone]
         late_ok = bool(self._stmt_stack) and isinstance(self._stmt_stack[-1], cst.SimpleStatementLine)
-        if plan.moves and ((plan.config_call is None and not plan.create and plan.parser_class is None)
+        if plan.moves and ((plan.config_call is None and not plan.create and plan.parser_class is None
+                            and not plan.parsed)
                            or (plan.late and not late_ok)):
             keys = ", ".join(f"{kw}=" for _, kw, _ in plan.moves)
-            self.todo(original, f"{plan.trainer} no longer takes {keys}: set them on its args ({config})")
+            self.todo(original, f"move {keys} to args, a trl.{config} ({plan.trainer} takes none of them since "
+                                "TRL 0.13)")
             unchanged = len(args) == len(updated.args) and all(a is b for a, b in zip(args, updated.args))
             return updated if unchanged else replace_args(updated, args)
         if plan.inline:
@@ -511,8 +634,7 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
             return updated_node
         config = _CONFIG[plan.trainer]
         self.needed.append(("trl", config))
-        self.todo(original_node, f"TrainingArguments -> {config}: its defaults differ (learning_rate, "
-                                 "logging_steps, gradient_checkpointing, bf16); pass them if you relied on them")
+        self.todo(original_node, parsed_defaults_message(config))
         return updated_node.with_changes(value=cst.Name(config))
 
     def leave_SimpleStatementLine(self, original_node, updated_node):  # type: ignore[override]

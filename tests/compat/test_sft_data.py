@@ -304,3 +304,59 @@ def test_script_arguments_parse_like_trl_0_12_2(name, tmp_path):
                        gradient_checkpointing_use_reentrant=True, ignore_bias_buffers=True)
     with pytest.raises(SystemExit):
         TrlParser((cls,)).parse_args_and_config([])  # dataset_name is required, as in 0.12.2
+
+
+# -- TRL 0.8's SftScriptArguments / DpoScriptArguments, without the fields the configs hold now ------------------
+
+
+@pytest.mark.parametrize("name, config, argv, moved", [
+    ("SftScriptArguments", "SFTConfig",
+     ["--dataset_text_field", "t", "--packing", "true", "--max_seq_length", "128"],
+     {"dataset_text_field": "t", "packing": True}),
+    ("DpoScriptArguments", "DPOConfig",
+     ["--beta", "0.3", "--max_length", "256", "--max_prompt_length", "64", "--sanity_check", "true"],
+     {"beta": 0.3, "max_length": 256}),
+])
+def test_0_8_script_arguments_parse_beside_the_config(name, config, argv, moved):
+    # the migrated 0.8 examples/scripts/sft.py / dpo.py: one TrlParser over the copy, the config and ModelConfig;
+    # the old options all still parse, the moved ones into the config (TRL 1.16 here)
+    import trl
+
+    import compat.trl
+
+    cls = getattr(compat.trl, name)
+    parser = trl.TrlParser((cls, getattr(trl, config), trl.ModelConfig))
+    args, training_args, _ = parser.parse_args_and_config(["--output_dir", "o", "--bf16", "false", *argv])
+    assert {k: getattr(training_args, k) for k in moved} == moved
+    assert not set(moved) & {f.name for f in __import__("dataclasses").fields(cls)}
+    if name == "SftScriptArguments":
+        assert (args.max_seq_length, args.dataset_name, args.dataset_train_name) == (
+            128, "timdettmers/openassistant-guanaco", "train")
+    else:
+        assert (args.max_prompt_length, args.sanity_check, args.max_target_length, args.dataset_name) == (
+            64, True, 128, None)
+
+
+def test_chat_arguments_are_the_0_12_2_dataclass_without_config(tmp_path):
+    import ast
+    import dataclasses
+
+    from trl import TrlParser
+
+    import compat.trl
+    from migrations.atlas import Atlas
+
+    old = Atlas.load("trl").config_fields("0.12.2", "trl.commands.cli_utils.ChatArguments")
+    cls = compat.trl.ChatArguments
+    copy = {f.name: f for f in dataclasses.fields(cls)}
+    assert list(copy) == [n for n in old if n != "config"]
+    for name, f in copy.items():
+        want = dataclasses.MISSING if old[name].default is None else ast.literal_eval(old[name].default)
+        assert f.default == want, name
+    # the 0.11-0.12 chat.py: `--config FILE` appended to the command line, `examples` (a mapping) read from it
+    (tmp_path / "chat.yaml").write_text("examples:\n  llama:\n    text: hi\nmax_new_tokens: 8\n")
+    (args,) = TrlParser(cls).parse_args_and_config(
+        ["--model_name_or_path", "m", "--torch_dtype", "bfloat16", "--config", str(tmp_path / "chat.yaml")])
+    assert (args.examples, args.max_new_tokens, args.torch_dtype) == ({"llama": {"text": "hi"}}, 8, "bfloat16")
+    with pytest.raises(SystemExit):
+        TrlParser(cls).parse_args_and_config(["--model_name_or_path", "m", "--torch_dtype", "int8"])  # choices kept

@@ -51,7 +51,7 @@ dpo_trainer = DPOTrainer(
     model,
     ref_model,
     args=training_args,
-    beta=0.1,
+    beta=0.2,
     loss_type="sigmoid",
     train_dataset=dataset,
     tokenizer=tokenizer,
@@ -123,7 +123,7 @@ def test_dpo_08_script(tmp_path):
     from compat.tiny import tiny_model, tiny_tokenizer
 
     code = _migrate(DPO_08, tmp_path)
-    assert "DPOConfig(" in code and "beta=0.1" in code and "TrainingArguments" not in code
+    assert "DPOConfig(" in code and "beta=0.2" in code and "TrainingArguments" not in code
     tok = tiny_tokenizer()
     _run(code, tmp_path, model=tiny_model(vocab_size=len(tok)), ref_model=tiny_model(vocab_size=len(tok), seed=1),
          tokenizer=tok, dataset=_preference_data())

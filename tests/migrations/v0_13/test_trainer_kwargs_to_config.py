@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import textwrap
 
 import pytest
+from packaging.version import Version
 
 from migrations.v0_13 import trainer_kwargs_to_config as mod
 from migrations.v0_13.trainer_kwargs_to_config import MIGRATION as RULE
@@ -24,7 +27,7 @@ def test_assigned_training_arguments_becomes_dpo_config():
             model,
             ref_model,
             args=training_args,
-            beta=0.1,  # the beta
+            beta=0.2,  # the beta
             loss_type="sigmoid",
             tokenizer=tok,
         )
@@ -34,7 +37,7 @@ def test_assigned_training_arguments_becomes_dpo_config():
         training_args = DPOConfig(
             output_dir="out",  # where
             learning_rate=5e-7,
-            beta=0.1,
+            beta=0.2,
             loss_type="sigmoid",
             logging_steps=500,
             gradient_checkpointing=False,
@@ -90,9 +93,9 @@ def test_existing_config_same_value_dropped_and_conflict_marked():
     out, _ = run(RULE, """\
         from trl import DPOConfig, DPOTrainer
         cfg = DPOConfig(output_dir="o", beta=0.2)
-        DPOTrainer(model, args=cfg, beta=0.1)
+        DPOTrainer(model, args=cfg, beta=0.3)
     """)
-    assert "beta=0.2" in out and "beta=0.1" in out and out.count("# TODO(trl-compat)") == 1
+    assert "beta=0.2" in out and "beta=0.3" in out and out.count("# TODO(trl-compat)") == 1
     code_lines = [ln for ln in out.splitlines() if not ln.startswith("#")]
     assert "\n".join(code_lines).count("beta=") == 2  # never duplicated on the config
 
@@ -169,8 +172,6 @@ def test_old_positional_layout_and_missing_args():
             train_dataset=ds,
             args=DPOConfig(
                 output_dir="tmp_trainer",
-                beta=0.1,
-                label_smoothing=0,
                 loss_type="hinge",
                 learning_rate=5e-05,
                 logging_steps=500,
@@ -188,13 +189,13 @@ def test_invisible_args_and_gone_keywords_are_marked():
         def build(args, model):
             return SFTTrainer(model, args=args, packing=True)
 
-        DPOTrainer(model, args=make_args(), max_prompt_length=128, beta=0.1)
+        DPOTrainer(model, args=make_args(), max_prompt_length=128, beta=0.2)
     """)
     lines = out.splitlines()
-    assert lines[3].strip().startswith("# TODO(trl-compat): SFTTrainer no longer takes packing=")
+    assert lines[3].strip().startswith("# TODO(trl-compat): move packing= to args, a trl.SFTConfig")
     # max_prompt_length= is a TypeError on every target: its plain value is dropped, and the line says so
-    assert "DPOTrainer(model, args=make_args(), beta=0.1)" in lines
-    marker = lines[lines.index("DPOTrainer(model, args=make_args(), beta=0.1)") - 2]
+    assert "DPOTrainer(model, args=make_args(), beta=0.2)" in lines
+    marker = lines[lines.index("DPOTrainer(model, args=make_args(), beta=0.2)") - 2]
     assert marker.startswith("# TODO(trl-compat): DPOTrainer(max_prompt_length=) dropped"), marker
     assert sum(f.severity == "manual" for f in findings) == 3
 
@@ -282,6 +283,177 @@ def test_noops():
         from trl import DPOConfig, DPOTrainer
         DPOTrainer(model, args=DPOConfig(output_dir="o", beta=0.1))
     """)
+
+
+def test_keywords_passed_with_their_0x_default_are_dropped():
+    # SFTTrainer(max_seq_length=None) is SFTTrainer() on every 0.x release: dropped, not moved (SFTConfig(max_length=
+    # None) would turn truncation off on TRL 1.x), even where `args` is out of sight
+    out, findings = run(RULE, """\
+        from trl import DPOTrainer, SFTConfig, SFTTrainer
+
+        cfg = SFTConfig(output_dir="o", packing=True)
+        SFTTrainer(model, args=cfg, max_seq_length=None, packing=False, dataset_text_field="text")
+
+        def build(args):
+            return DPOTrainer(model, ref, args=args, beta=0.1, label_smoothing=0, truncation_mode="keep_end")
+    """)
+    assert 'cfg = SFTConfig(output_dir="o", packing=True, dataset_text_field="text")' in out
+    assert "SFTTrainer(model, args=cfg)" in out
+    assert "return DPOTrainer(model, ref, args=args)" in out
+    assert not [f for f in findings if f.severity == "manual"]
+    # not the default: another type (0.0 is no `0`, 0 is no `False`) or another value is moved as before
+    out, _ = run(RULE, """\
+        from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
+        cfg = DPOConfig(output_dir="o")
+        DPOTrainer(model, ref, args=cfg, label_smoothing=0.0, beta=0.2)
+        SFTTrainer(model, args=SFTConfig(output_dir="o"), packing=0)
+    """)
+    assert 'DPOConfig(output_dir="o", label_smoothing=0.0, beta=0.2)' in out
+    assert 'SFTConfig(output_dir="o", packing=0)' in out
+
+
+@pytest.mark.parametrize("trainer", sorted(mod._SIGNATURE_DEFAULTS))
+def test_signature_defaults_match_every_0x_wheel(trainer):
+    """The table holds the trainer signature's default in every release up to 0.12.2 that has the keyword (the
+    atlas), and every keyword is there in 0.8.6 - 0.12.2."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    releases = [r for r in atlas.releases() if Version(r) <= Version("0.12.2")]
+    checked = 0
+    for release in releases:
+        signature = atlas.signature(release, f"trl.{trainer}")
+        if signature is None:
+            continue  # no such trainer yet
+        params = {p.name: p.default for p in signature.params}
+        for keyword, default in mod._SIGNATURE_DEFAULTS[trainer].items():
+            if keyword in params:
+                assert ast.literal_eval(params[keyword]) == default, (release, keyword)
+                checked += 1
+            else:
+                assert Version(release) < Version("0.8.6"), (release, keyword)
+    assert checked
+
+
+def test_parser_of_the_trainers_own_config_assigns_before_the_trainer():
+    # TRL 0.9-0.12's stack_llama_2/sft_llama2.py: HfArgumentParser((ScriptArguments, SFTConfig)), the SFT keywords on
+    # the trainer (TRL 0.x set `args.<field> = value` from them)
+    out, findings = run(RULE, """\
+        from transformers import HfArgumentParser
+        from trl import SFTConfig, SFTTrainer
+
+        parser = HfArgumentParser((ScriptArguments, SFTConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        trainer = SFTTrainer(model=m, max_seq_length=script_args.seq_length, max_seq_length_x=1, args=training_args)
+    """)
+    assert "training_args.max_length = script_args.seq_length\n" \
+           "trainer = SFTTrainer(model=m, max_seq_length_x=1, args=training_args)" in out
+    assert "HfArgumentParser((ScriptArguments, SFTConfig))" in out
+    assert not [f for f in findings if f.severity == "manual"]
+    # a parser of a local class named SFTConfig (alignment-handbook's TrainingArguments subclass): out of sight
+    out, findings = run(RULE, """\
+        from alignment import H4ArgumentParser, SFTConfig
+        from transformers import HfArgumentParser
+        from trl import SFTTrainer
+
+        parser = HfArgumentParser((ModelArguments, SFTConfig))
+        model_args, training_args = parser.parse_args_into_dataclasses()
+        trainer = SFTTrainer(model=m, args=training_args, packing=True)
+    """)
+    assert "# TODO(trl-compat): move packing= to args, a trl.SFTConfig" in out and "packing=True" in out
+    # another trainer's config in the tuple: not this trainer's fields
+    out, _ = run(RULE, """\
+        from transformers import HfArgumentParser
+        from trl import DPOConfig, SFTTrainer
+
+        parser = HfArgumentParser((ScriptArguments, DPOConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        SFTTrainer(model=m, args=training_args, packing=True)
+    """)
+    assert "move packing= to args" in out and "training_args.packing" not in out
+    # already migrated: nothing on the trainer to move
+    noop(RULE, """\
+        from transformers import HfArgumentParser
+        from trl import SFTConfig, SFTTrainer
+
+        parser = HfArgumentParser((ScriptArguments, SFTConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        training_args.max_length = script_args.seq_length
+        SFTTrainer(model=m, args=training_args)
+    """)
+
+
+def test_config_bound_to_an_attribute_in_the_same_method():
+    # pykoi's supervised_finetuning.py: self.training_args = TrainingArguments(...) then SFTTrainer(args=self...)
+    check(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+
+        class Step:
+            def __init__(self, cfg):
+                self.training_args = TrainingArguments(
+                    output_dir=cfg.out,
+                    learning_rate=cfg.lr,
+                    logging_steps=cfg.log,
+                    gradient_checkpointing=cfg.gc,
+                    bf16=cfg.bf16,
+                )
+                self.trainer = SFTTrainer(model=m, args=self.training_args, packing=True)
+    """, """\
+        from trl import SFTTrainer, SFTConfig
+
+        class Step:
+            def __init__(self, cfg):
+                self.training_args = SFTConfig(
+                    output_dir=cfg.out,
+                    learning_rate=cfg.lr,
+                    logging_steps=cfg.log,
+                    gradient_checkpointing=cfg.gc,
+                    bf16=cfg.bf16,
+                    packing=True,
+                )
+                self.trainer = SFTTrainer(model=m, args=self.training_args)
+    """)
+
+
+@pytest.mark.parametrize("source", [
+    # bound twice in the module (another method may rebind it before the trainer is built)
+    """\
+        class Step:
+            def __init__(self):
+                self.training_args = TrainingArguments(output_dir="o")
+                self.trainer = SFTTrainer(model=m, args=self.training_args, packing=True)
+
+            def reset(self):
+                self.training_args = TrainingArguments(output_dir="p")
+    """,
+    # bound in another method
+    """\
+        class Step:
+            def setup(self):
+                self.training_args = TrainingArguments(output_dir="o")
+
+            def build(self):
+                self.trainer = SFTTrainer(model=m, args=self.training_args, packing=True)
+    """,
+    # bound after the trainer call
+    """\
+        def build(self):
+            self.trainer = SFTTrainer(model=m, args=self.training_args, packing=True)
+            self.training_args = TrainingArguments(output_dir="o")
+    """,
+    # an attribute of an attribute
+    """\
+        def build(self):
+            self.cfg.training_args = TrainingArguments(output_dir="o")
+            self.trainer = SFTTrainer(model=m, args=self.cfg.training_args, packing=True)
+    """,
+])
+def test_attribute_config_out_of_sight_is_marked(source):
+    out, findings = run(RULE, "from transformers import TrainingArguments\nfrom trl import SFTTrainer\n"
+                        + textwrap.dedent(source))
+    assert "TrainingArguments(" in out and "packing=True" in out
+    assert [f.severity for f in findings].count("manual") == 1
 
 
 @pytest.mark.slow  # importing trl costs ~20 s on a loaded 2-core machine
