@@ -8,11 +8,12 @@ whose adapters keep TRL 1.13's constructor and call signatures. Lazy, cached, on
 from __future__ import annotations
 
 import compat
+from compat._exports import LOSS_NAMES
 from compat.resolve import NameTable
 
 compat._check_deferred()  # compat loaded by the migrator library first: check now (see compat/__init__.py)
 
-NAMES = ("FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss")
+NAMES = LOSS_NAMES
 
 TABLE = NameTable(__name__, {n: (("trl.losses", n), ("reference_impl.losses", n)) for n in NAMES})
 TABLE.install(globals())

@@ -28,13 +28,14 @@ __all__ = ["CheckReport", "FileResult", "Problem", "Target", "check_paths", "che
 
 SCHEMA = "trl-compat/check-report/1"
 _MANIFEST = re.compile(r"^(requirements.*\.txt|pyproject\.toml|setup\.cfg|environment\.ya?ml)$")
-#: An absolute TRL import statement somewhere (`from trl...`, `import trl`, `import os, trl.x as t`); a file without
-#: one cannot reach TRL's names (relative imports and strings do not count), so it is not parsed.
-_TRL_IMPORT = re.compile(r"(?:^|;)[ \t]*(?:from[ \t]+(?:trl|transformers|peft|accelerate)\b"
+#: An absolute TRL import statement somewhere (`from trl...`, `import trl`, `import os, trl.x as t`, or of a checked
+#: library, or `from compat.trl` / `compat.losses`); a file without one cannot reach those names (relative imports and
+#: strings do not count), so it is not parsed.
+_TRL_IMPORT = re.compile(r"(?:^|;)[ \t]*(?:from[ \t]+(?:trl|transformers|peft|accelerate|compat\.losses)\b"
                          r"|import[ \t]+[^\n#]*\b(?:trl|transformers|peft|accelerate)\b)", re.M)
 #: The packages besides TRL whose imports and calls are checked (each against its own target release).
 LIBRARIES = ("transformers", "peft", "accelerate")
-_PREFILTER = (b"trl", b"transformers", b"peft", b"accelerate")
+_PREFILTER = (b"trl", b"transformers", b"peft", b"accelerate", b"compat.losses")  # compat.trl: "trl"
 _MAGIC = re.compile(r"^\s*[%!]|^\s*[\w.]+\?{1,2}\s*$")
 
 
@@ -248,7 +249,8 @@ def check_source(path: str, text: str, checker: Checker) -> FileResult:
             result.checked = True
             return result
     for cell, source in units:
-        if cell is None and not _TRL_IMPORT.search(source) or not any(w in source for w in LIBRARIES + ("trl",)):
+        if cell is None and not _TRL_IMPORT.search(source) or not any(
+                w in source for w in LIBRARIES + ("trl", "compat.losses")):
             continue
         code = _mask_magics(source) if cell is not None else source
         if code is None:

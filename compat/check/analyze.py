@@ -7,6 +7,8 @@ What is checked (each at its line and column in the text as it is):
   are not TRL;
 * attribute chains on a name bound to a TRL module (``trl.PPOTrainer``, ``t.utils.foo`` after
   ``import trl.trainer as t``), up to the first attribute that is not a module (``missing-name``);
+* ``from compat.trl import NAME`` / ``from compat.losses import NAME``: NAME must be one trl-compat exports
+  (``missing-name``);
 * calls of a TRL function or class (constructor): every keyword must be accepted (:meth:`Atlas.accepts`:
   a parameter, a ``@deprecate_kwarg`` alias, a key the body reads out of ``**kwargs``, or forwarded through
   ``super().__init__(**kwargs)`` to a constructor that takes it; a trainer's ``**kwargs`` that ends in
@@ -36,6 +38,8 @@ from compat._shadow import own_first
 own_first("migrations")  # a repository's own migrations/ package must not shadow the atlas
 
 from migrations.atlas import Atlas, Event, Signature  # noqa: E402
+
+from compat._exports import EXPORTS as COMPAT_EXPORTS  # noqa: E402
 
 ROOT = "trl"
 #: What each checked package is called in messages.
@@ -395,6 +399,7 @@ class Checker:
         problems.extend(self._imports(collector, cell))
         problems.extend(self._chains(collector, cell))
         problems.extend(self._calls(collector, cell))
+        problems.extend(self._compat_imports(tree, cell))
         problems.sort(key=lambda p: (p.line, p.column, p.code, p.name))
         return problems
 
@@ -428,6 +433,19 @@ class Checker:
                 qual = f"{module}.{alias.name}"
                 if not self.has(qual):
                     yield self._missing(alias if hasattr(alias, "lineno") else node, qual, cell)
+
+    def _compat_imports(self, tree: ast.AST, cell: int | None) -> Iterator[Problem]:
+        """`from compat.trl import NAME` (and `compat.losses`): NAME must be one trl-compat exports (what migrated
+        code imports; read from `compat._exports`, so nothing is imported or resolved)."""
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.level or node.module not in COMPAT_EXPORTS:
+                continue
+            exported = COMPAT_EXPORTS[node.module]
+            for alias in node.names:
+                if alias.name != "*" and alias.name not in exported:
+                    yield self._problem(alias, "missing-name", f"{node.module}.{alias.name}",
+                                        f"trl-compat has no `{node.module}.{alias.name}` ({node.module} provides "
+                                        f"{len(exported)} names, its `__all__`)", None, cell)
 
     def _chains(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
         for node, scope in c.chains:

@@ -305,3 +305,27 @@ def test_a_pathological_file_fails_alone(tmp_path, capsys):
     assert files["deep.py"]["errors"] == ["too deeply nested to parse"]
     assert "does not parse" in files["parens.py"]["errors"][0]
     assert files["ok.py"]["problems"][0]["name"] == "trl.PPOTrainer"
+
+
+def test_compat_imports_are_held_against_what_trl_compat_exports(c116, tmp_path):
+    """What migrated code imports from `compat.trl` / `compat.losses` must exist (the names of `compat._exports`,
+    read without importing those modules, which check the floors)."""
+    assert problems(c116, """\
+        from compat.trl import get_kbit_device_map, Nope
+        from compat.losses import FusedLinearDPOLoss, FusedLinearBad
+        from compat.trl import *
+        from .compat.trl import Local
+        """) == [(1, "missing-name", "compat.trl.Nope"), (2, "missing-name", "compat.losses.FusedLinearBad")]
+    only_compat = tmp_path / "only_compat.py"
+    only_compat.write_text("from compat.losses import Nope\n")
+    result = check_source(str(only_compat), only_compat.read_text(), c116)
+    assert [p.name for p in result.problems] == ["compat.losses.Nope"]
+
+
+def test_the_export_table_is_what_the_modules_resolve():
+    import compat.losses
+    import compat.trl
+    from compat._exports import EXPORTS
+
+    assert EXPORTS["compat.trl"] == set(compat.trl.TABLE.names())
+    assert EXPORTS["compat.losses"] == set(compat.losses.TABLE.names())

@@ -1,0 +1,82 @@
+"""What `compat.trl` and `compat.losses` export, as data: name -> the places it resolves to, in order.
+
+Kept apart from those modules (which check the installed stack against the floors when imported) so that
+`trl-compat check` can hold `from compat.trl import NAME` against the names that exist without importing them: the
+check must run in an environment that violates the floors. Nothing here imports anything.
+"""
+
+from __future__ import annotations
+
+_EXP = "trl.experimental"
+
+_REF = "reference_impl"
+
+TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
+    # stable trainers and configs (top level throughout 1.9 - 1.16); reference_impl only when TRL is absent
+    **{n: (("trl", n), (_REF, n)) for n in (
+        "GRPOTrainer", "GRPOConfig", "RLOOTrainer", "RLOOConfig", "KTOTrainer", "KTOConfig", "DPOTrainer",
+        "DPOConfig", "SFTTrainer", "SFTConfig", "RewardTrainer", "RewardConfig",
+    )},
+    # Online DPO only exists under trl.experimental.online_dpo since 0.29
+    "OnlineDPOTrainer": ((f"{_EXP}.online_dpo", "OnlineDPOTrainer"), (_REF, "OnlineDPOTrainer")),
+    "OnlineDPOConfig": ((f"{_EXP}.online_dpo", "OnlineDPOConfig"), (_REF, "OnlineDPOConfig")),
+    # Distillation: stable from 1.10, experimental before
+    "DistillationTrainer": (("trl", "DistillationTrainer"), (f"{_EXP}.distillation", "DistillationTrainer"),
+                            (_REF, "DistillationTrainer")),
+    "DistillationConfig": (("trl", "DistillationConfig"), (f"{_EXP}.distillation", "DistillationConfig"),
+                           (_REF, "DistillationConfig")),
+    # BCO: trl.experimental.bco until 1.13, removed in 1.14 (#7136) -> the reference implementation
+    "BCOTrainer": ((f"{_EXP}.bco", "BCOTrainer"), (_REF, "BCOTrainer")),
+    "BCOConfig": ((f"{_EXP}.bco", "BCOConfig"), (_REF, "BCOConfig")),
+    # the real implementation lives in trl.experimental.utils; trl.create_reference_model is a FutureWarning wrapper
+    "create_reference_model": ((f"{_EXP}.utils", "create_reference_model"), ("trl", "create_reference_model"),
+                               (_REF, "create_reference_model")),
+    # removed in 1.15 (no TRL successor function): TRL's while it exists, then the copies in compat/trl.py
+    "prepare_multimodal_messages_vllm": (
+        ("trl.data_utils", "prepare_multimodal_messages_vllm"),
+        ("compat.trl", "_prepare_multimodal_messages_vllm"),
+    ),
+    "dft_loss": (("trl.trainer.sft_trainer", "dft_loss"), ("compat.trl", "_dft_loss")),
+    # TRL 0.x helpers that no supported TRL line (1.13+) has: the copies in compat/trl.py, faithful to TRL's last body
+    # (the removal release in the comment); no TRL candidate, since every supported line lacks them
+    "setup_chat_format": (("compat.trl", "_setup_chat_format"),),  # removed in 0.26 (the 0.8-0.12 body)
+    "SIMPLE_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_CHAT_TEMPLATE"),),  # removed in 0.27
+    "SIMPLE_SFT_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_SFT_CHAT_TEMPLATE"),),  # removed in 0.25
+    "SIMPLE_QUERY_CHAT_TEMPLATE": (("compat.trl", "_SIMPLE_QUERY_CHAT_TEMPLATE"),),  # removed in 0.11
+    "get_exp_cap": (("compat.trl", "_get_exp_cap"),),  # removed in 0.29
+    "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
+    "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
+    "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
+    # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
+    "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
+    "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
+    # trl.extras.dataset_formatting: the functions removed in 0.27 (0.26.2 bodies), FORMAT_MAPPING in 1.13 (1.12.0)
+    **{n: (("compat._dataset_formatting", n),) for n in (
+        "FORMAT_MAPPING", "conversations_formatting_function", "instructions_formatting_function",
+        "get_formatting_func_from_dataset",
+    )},
+    # removed in 0.13 with trl.commands.cli_utils: the 0.12.2 dataclasses
+    **{n: (("compat._script_args", n),) for n in ("SFTScriptArguments", "DPOScriptArguments", "RewardScriptArguments")},
+    # removed in 0.9.2: the 0.8 - 0.9 dataclasses without the fields that are config fields now (see the module)
+    **{n: (("compat._script_args", n),) for n in ("SftScriptArguments", "DpoScriptArguments")},
+    # trl.commands.cli_utils (0.8 - 0.12), trl.scripts.chat (0.13 - 0.18): the 0.12.2 dataclass without `config`
+    "ChatArguments": (("compat._script_args", "ChatArguments"),),
+    # trl.experimental.judges (0.29 - 1.0; `trl` before), removed in 1.1: the 1.0.0 classes (backends imported lazily)
+    **{n: (("compat._judges", n),) for n in (
+        "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",
+        "OpenAIPairwiseJudge", "PairRMJudge",
+    )},
+    # the fused losses (trl.losses, 1.13 only): see compat.losses
+    **{n: (("trl.losses", n), ("reference_impl.losses", n)) for n in (
+        "FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss",
+    )},
+}
+
+#: `compat.losses`: TRL 1.13's fused linear losses (`trl.losses`), else `reference_impl.losses`.
+LOSS_NAMES = ("FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss")
+
+#: module -> the names `from module import NAME` may import.
+EXPORTS: dict[str, frozenset[str]] = {
+    "compat.trl": frozenset(TRL_CANDIDATES),
+    "compat.losses": frozenset(LOSS_NAMES),
+}
