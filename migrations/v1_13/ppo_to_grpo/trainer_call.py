@@ -172,7 +172,7 @@ class TrainerCall:
                and v.func.value in self.an.local_classes]
         if own:  # an instance of the file's own class (a torch-style Dataset): no columns to test or map
             cls = own[0].func.value  # type: ignore[union-attr]
-            self.todo(original, f"{self.TrainerName} needs a datasets.Dataset with a text `prompt` column: `{name}` is "
+            self.todo(original, f"{self.TrainerName} needs a datasets.Dataset with a `prompt` column: `{name}` is "
                       f"a {cls} (a class of this file), with no columns to rebuild it from", "ppo-dataset-prompt")
             return
         if name is None or t.stmt is None or tok is None or not isinstance(t.stmt, cst.SimpleStatementLine):

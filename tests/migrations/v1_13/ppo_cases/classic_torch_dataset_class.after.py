@@ -46,7 +46,7 @@ def reward_fn(prompts, completions, **kwargs):
 
 
 # TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)`... [ppo-to-grpo]
-# TODO(trl-compat): GRPOTrainer needs a datasets.Dataset with a text `prompt` column [ppo-to-grpo]
+# TODO(trl-compat): GRPOTrainer needs a datasets.Dataset with a `prompt` column [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,
