@@ -191,10 +191,11 @@ def _mask_magics(source: str) -> str | None:
     cell magic (`%%bash`: the whole cell is not Python)."""
     if source.lstrip().startswith("%%"):
         return None
-    out, continued = [], False
+    out, continued, indent = [], False, ""
     for line in source.splitlines():
         if continued or _MAGIC.match(line):
-            indent = line[: len(line) - len(line.lstrip())]
+            if not continued:  # a `\` continuation line of the magic keeps the magic's own indent, not its own
+                indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}pass")
             continued = line.rstrip().endswith("\\")
         else:

@@ -364,10 +364,15 @@ class _Outcome:
 
 def vendored_trl(path: str) -> str | None:
     """The `trl` a Python file beside it imports when run as a script (`sys.path[0]` is the file's folder): a
-    repository's own copy (`trl/__init__.py` or `trl.py` next to the file), or None for the installed TRL."""
-    folder = os.path.dirname(os.path.abspath(path))
+    repository's own copy (`trl/__init__.py` or `trl.py` next to the file), or None for the installed TRL.
+
+    A file that is itself `trl.py` (a package's `pkg/trl.py` wrapping TRL's trainers) is not a copy of TRL: run as a
+    script its `from trl import X` would import the file itself, half initialised, and fail, so the only `trl` it can
+    work with is the installed one (imported as `pkg.trl`, its absolute `import trl` is the installed TRL)."""
+    here = os.path.abspath(path)
+    folder = os.path.dirname(here)
     for candidate in (os.path.join(folder, "trl", "__init__.py"), os.path.join(folder, "trl.py")):
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and candidate != here:
             return candidate
     return None
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import libcst as cst
@@ -85,7 +86,9 @@ class DependencyManifests(ManifestMigration):
         why = "the migrated code imports compat (trl-compat's package)"
         if filename == "pyproject.toml":
             new = _pyproject_add(text, requirement)
-        elif filename in ("setup.cfg", "setup.py") or filename.endswith((".yml", ".yaml")):
+        elif filename.endswith((".yml", ".yaml")):
+            new = _environment_yml_add(text, requirement)
+        elif filename in ("setup.cfg", "setup.py"):
             new = None
         else:
             new = _requirements_add(text, requirement)
@@ -513,8 +516,8 @@ _PIP_KEY = re.compile(r"^(?P<indent>\s*)-\s*pip\s*:\s*(#.*)?$")
 _ITEM = re.compile(r"^(?P<indent>\s*)-\s+(?P<quote>['\"]?)(?P<req>.*?)(?P=quote)(?P<tail>\s*(#.*)?)$")
 
 
-def _environment_yml(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
-    lines = text.splitlines(keepends=True)
+def _pip_items(lines: list[str]) -> Iterator[tuple[int, re.Match[str]]]:
+    """(index, item match) of every requirement of an environment.yml's `pip:` lists (conda packages are not pip's)."""
     pip_indent: int | None = None
     for n, line in enumerate(lines):
         body = line.rstrip("\r\n")
@@ -533,13 +536,36 @@ def _environment_yml(rule: DependencyManifests, text: str, table: dict[str, Pack
         item = _ITEM.match(body)
         if item is None or item.group("req").startswith("-"):
             continue
+        yield n, item
+
+
+def _environment_yml(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
+    lines = text.splitlines(keepends=True)
+    for n, item in _pip_items(lines):
         rw = rewrite_requirement(item.group("req"), table)
         if rw is None:
             continue
         start, end = item.span("req")
-        lines[n] = line[:start] + rw.text + line[end:]
+        lines[n] = lines[n][:start] + rw.text + lines[n][end:]
         rule.report(ctx, rw, n + 1)
     return "".join(lines)
+
+
+def _environment_yml_add(text: str, requirement: str) -> str | None:
+    """`requirement` as a new item of the `pip:` list right after its `trl` item, with the same indent and dash
+    (None when no pip list holds trl)."""
+    lines = text.splitlines(keepends=True)
+    for n, item in _pip_items(lines):
+        declared = _Declared()
+        rewrite_requirement(item.group("req"), declared)
+        if declared.names == {"trl"}:
+            line = lines[n]
+            newline = "\r\n" if line.endswith("\r\n") else "\n"
+            if not line.endswith(("\n", "\r")):
+                lines[n] = line + newline
+            lines.insert(n + 1, line[: item.start("req")] + requirement + item.group("quote") + newline)
+            return "".join(lines)
+    return None
 
 
 MIGRATION = DependencyManifests()

@@ -261,6 +261,18 @@ def test_notebook_cells_share_one_namespace(c116):
     assert [(p.cell, p.line, p.column, p.name) for p in result.problems] == [(2, 3, 5, "trl.SFTTrainer(tokenizer=)")]
 
 
+def test_notebook_magic_continuation_lines_keep_the_magic_indent(c116):
+    """`%pip install \\` followed by indented package lines (a course notebook's install cell) is masked as one
+    statement per line at the magic's indent: the cell parses, and the problems of the other cells are found."""
+    nb = {"cells": [
+        {"cell_type": "code", "source": ["%pip install --quiet \\\n", "    torch \\\n", "    trl==0.4.7\n", "x = 1\n"]},
+        {"cell_type": "code", "source": ["from trl import PPOTrainer\n"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = check_source("n.ipynb", json.dumps(nb), c116)
+    assert result.errors == []
+    assert [(p.cell, p.line, p.name) for p in result.problems] == [(1, 1, "trl.PPOTrainer")]
+
+
 def test_console_script_subcommand_and_pre_commit_hook(tmp_path, capsys):
     import yaml
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compat.migrate.cli import main
+from compat.migrate.runner import vendored_trl
 from compat.migrate.target import project_uses_trl
 
 FSDP_YAML = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_backward_prefetch_policy: BACKWARD_PRE\n"
@@ -52,3 +53,22 @@ def test_scripts_beside_a_vendored_trl_copy_are_left_alone(tmp_path: Path, capsy
     assert not project_uses_trl([str(root)])
     assert main(["--allow-dirty", "--allow-no-vcs", str(root)]) == 0
     assert all((root / n).read_text(encoding="utf-8") == t for n, t in files.items())
+
+
+def test_a_module_named_trl_inside_a_package_is_migrated(tmp_path: Path) -> None:
+    """`pkg/trainers/trl.py` doing `from trl import X` wraps the installed TRL (imported as a package module
+    its absolute import is the installed TRL; run as a script it would import itself): it is not a vendored copy.
+    Its siblings still see `trl.py` beside them when run as scripts, and stay left alone."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/trainers/__init__.py": "",
+        "pkg/trainers/trl.py": "from trl import SFTConfig\n\nargs = SFTConfig(output_dir='o', max_seq_length=512)\n",
+        "pkg/trainers/other.py": "from trl import SFTTrainer\n",
+    }
+    root = _tree(tmp_path / "pkg_trl", files)
+    assert vendored_trl(str(root / "pkg/trainers/trl.py")) is None
+    assert vendored_trl(str(root / "pkg/trainers/other.py")) == str(root / "pkg/trainers/trl.py")
+    assert project_uses_trl([str(root)])
+    assert main(["--allow-dirty", "--allow-no-vcs", str(root)]) == 0
+    assert "max_length=512" in (root / "pkg/trainers/trl.py").read_text(encoding="utf-8")
+    assert (root / "pkg/trainers/other.py").read_text(encoding="utf-8") == files["pkg/trainers/other.py"]

@@ -100,6 +100,7 @@ class Analysis(cst.CSTVisitor):
         self._parser_classes: dict[str, list[bool]] = {}
         self._parser_names: dict[str, list[str]] = {}
         self.dataclasses: set[str] = set()  # local @dataclass classes
+        self.local_classes: set[str] = set()  # every class this module defines
         self.hosts: dict[str, tuple[str, str]] = {}  # parsed config var -> (script-args var, its dataclass)
         self.parser_ids: set[int] = set()
 
@@ -143,6 +144,7 @@ class Analysis(cst.CSTVisitor):
         super().on_leave(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.local_classes.add(node.name.value)
         if any(dotted(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func) in
                ("dataclass", "dataclasses.dataclass") for d in node.decorators):
             self.dataclasses.add(node.name.value)

@@ -141,6 +141,11 @@ class Attributes:
             return planned
         recv = dotted(original_node.value)
         attr = original_node.attr.value
+        if self.is_self_trainer(recv) and attr == "tokenizer" and not self._assigned_on_self(attr):
+            # the subclass's own tokenizer reads: the base class keeps the tokenizer it was given as processing_class
+            # (transformers 5's Trainer has no `.tokenizer`), as a trainer variable's `.tokenizer` below
+            self.changed = True
+            return updated_node.with_changes(attr=cst.Name("processing_class"))
         if self.is_self_trainer(recv) and attr in GONE_ATTRIBUTES and not self._assigned_on_self(attr):
             parent = self.parent(original_node)
             if not (isinstance(parent, cst.Call) and parent.func is original_node):

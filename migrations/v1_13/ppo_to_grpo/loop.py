@@ -46,6 +46,7 @@ class LoopPlan:
     generate_call: cst.Call | None = None
     removed: list[str] = field(default_factory=list)
     reason: str = ""
+    stops_early: list[str] = field(default_factory=list)  # first lines of the statements that `break` out early
 
 
 def _calls_method(node: cst.CSTNode, receiver: str, method: str) -> bool:
@@ -128,6 +129,43 @@ def _target_names(t: cst.BaseExpression) -> set[str]:
             out |= _target_names(e.value)
         return out
     return set()
+
+
+def _exits_loop(stmt: cst.BaseStatement) -> bool:
+    """`stmt` (a statement of a loop body) holds a `break` or `return` that leaves that loop: one not inside a nested
+    loop (where `break` leaves the inner loop), function or class."""
+
+    class V(cst.CSTVisitor):
+        found = False
+
+        def visit_Break(self, node: cst.Break) -> None:
+            self.found = True
+
+        def visit_Return(self, node: cst.Return) -> None:
+            self.found = True
+
+        def visit_For(self, node: cst.For) -> bool:  # a nested loop's `break` is its own
+            return False
+
+        def visit_While(self, node: cst.While) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    v = V()
+    if isinstance(stmt, (cst.For, cst.While)):  # its `else:` belongs to this loop's body
+        if stmt.orelse is not None:
+            stmt.orelse.visit(v)
+        return v.found
+    stmt.visit(v)
+    return v.found
 
 
 def _range_count(expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -296,6 +334,7 @@ def analyse_loop(loop: cst.For, trainer: str, tokenizer_names: set[str]) -> Loop
     for s in stmts:
         if id(s) not in kept:
             plan.removed.append(_first_line(s))
+    plan.stops_early = [_first_line(s) for s in stmts if _exits_loop(s)]
     return plan
 
 
@@ -541,5 +580,13 @@ class Loop:
             f"scoring code moved to `{self.reward_name}`; removed: {removed}",
             TODO_STEP_LOOP,
         )
+        if plan.stops_early:
+            self.todo(
+                original_node,
+                f"set max_steps= in the config: the PPO loop stopped early "
+                f"({'; '.join(dict.fromkeys(plan.stops_early))} ... break) and {plan.trainer}.train() runs "
+                "num_train_epochs over the whole dataset; max_steps counts optimizer steps, not PPO batches",
+                TODO_STEP_LOOP,
+            )
         stmt = cst.parse_statement(f"{plan.trainer}.train()\n")
         return stmt.with_changes(leading_lines=original_node.leading_lines)

@@ -167,6 +167,14 @@ class TrainerCall:
         if self.tokenize_rewrites:
             return  # the visible tokenizing map now yields `prompt`
         name = dotted(ds)
+        built = self.an.assignments.get(name or "", [])
+        own = [v for v in built if isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
+               and v.func.value in self.an.local_classes]
+        if own:  # an instance of the file's own class (a torch-style Dataset): no columns to test or map
+            cls = own[0].func.value  # type: ignore[union-attr]
+            self.todo(original, f"{self.TrainerName} needs a datasets.Dataset with a `prompt` column: `{name}` is "
+                      f"a {cls} (a class of this file), with no columns to rebuild it from", "ppo-dataset-prompt")
+            return
         if name is None or t.stmt is None or tok is None or not isinstance(t.stmt, cst.SimpleStatementLine):
             self.todo(original, f"{self.TrainerName} reads a `prompt` column (text or chat messages); PPO datasets "
                       "held `input_ids`: make sure this dataset has `prompt`", "ppo-dataset-prompt")

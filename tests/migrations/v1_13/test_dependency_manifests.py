@@ -376,6 +376,22 @@ def test_trl_compat_not_added_twice_nor_without_trl_nor_unasked():
     assert migrate("trl>=1.16.0\n", "requirements.txt").text == "trl>=1.16.0\n"  # no rewritten file imports compat
 
 
+def test_trl_compat_joins_the_pip_list_of_an_environment_yml():
+    """A conda environment.yml's `pip:` list gets the trl-compat item right after trl's, same indent and quoting;
+    a conda (non-pip) `trl` is no pip requirement, and no pip list holding trl leaves the text alone."""
+    from compat._version import __version__
+
+    text = "name: rl\ndependencies:\n  - python=3.11\n  - pip:\n      - 'trl==0.7.4'\n      - wandb\n"
+    result = _needs(text, "environment.yml")
+    assert result.text == ("name: rl\ndependencies:\n  - python=3.11\n  - pip:\n      - 'trl==1.16.0'\n"
+                           f"      - 'trl-compat>={__version__}'\n      - wandb\n")
+    assert not [f for f in result.findings if f.severity == "manual"]
+    last = _needs("dependencies:\n  - pip:\n    - trl", "environment.yml")
+    assert last.text == f"dependencies:\n  - pip:\n    - trl>=1.16.0\n    - trl-compat>={__version__}\n"
+    conda = "dependencies:\n  - trl=0.7.4\n  - pip:\n    - wandb\n"
+    assert _needs(conda, "environment.yml").text == conda
+
+
 def test_trl_compat_in_other_formats_is_a_manual_step():
     result = _needs('from setuptools import setup\nsetup(name="x", install_requires=["trl>=1.16.0"])\n', "setup.py")
     assert "trl-compat" not in result.text
