@@ -10,15 +10,16 @@ A file is "v1" when it calls `RLOOTrainer` with a v1 keyword (`config`, `policy`
 `RLOOConfig` with a field 1.16 lacks. In such a file, by qualified name (aliases and every import form):
 
 * the trainer call: `config=` -> `args=`, `policy=` -> `model=`, `reward_model=` -> `reward_funcs=` (1.16 accepts a
-  sequence-classification model there), `tokenizer=` -> `processing_class=`; `ref_policy=` / `data_collator=`
-  dropped (the reference is built from the model when `beta > 0`; v2 has no collator) with a marker; the datasets
+  sequence-classification model there) plus `reward_processing_classes=<the tokenizer>` (v1 scored with the policy's
+  tokenizer, v2 would load one from the reward model's name), `tokenizer=` -> `processing_class=`; `ref_policy=` / `data_collator=`
+  dropped (when `beta > 0`, 1.16 loads the reference from the policy's `name_or_path`; v2 has no collator) with a marker; the datasets
   kept with a marker (v1 took `input_ids`, v2 takes a `prompt` column); a positional call is only marked;
 * `RLOOConfig(...)`: the same-meaning renames (`rloo_k`, `response_length`, `cliprange`, `num_ppo_epochs`), the
   renames whose meaning changed (`kl_coef`, `normalize_reward`, `num_mini_batches`, `exp_name`) with a marker, the
   fields without successor dropped and listed with their values in one marker, and the v1 defaults that changed
-  (`temperature`, `learning_rate`, `response_length`, `num_ppo_epochs`, `gradient_checkpointing`) written out, read
-  from the atlas over every v1 release (marked where those releases disagree); one marker says batch sizes now count
-  completions;
+  (`temperature`, `learning_rate`, `response_length`, `num_ppo_epochs`, `gradient_checkpointing`, `bf16`,
+  `logging_steps`) written out, read from the atlas over the v1 releases the repository's TRL pin admits (every v1
+  release without a pin; marked where those releases disagree); one marker says batch sizes now count completions;
 * a config built by `HfArgumentParser((..., RLOOConfig, ...))` / `TrlParser`: reads of renamed fields follow the
   rename, reads of removed ones are marked, and the parser call is marked (flags and defaults changed);
 * v1 trainer attributes (`trainer.generate_completions()`, `.policy`, `.ref_policy`, `.reward_model`) marked.
@@ -27,6 +28,7 @@ A file is "v1" when it calls `RLOOTrainer` with a v1 keyword (`config`, `policy`
 from __future__ import annotations
 
 import functools
+import os
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
@@ -43,6 +45,7 @@ from migrations.kinds.cst import (
 )
 from migrations.kinds.imports import imported_names
 from migrations.kinds.options import RLOO_CONFIGS, config_paths
+from migrations.kinds.pins import pinned
 
 RLOO_TRAINERS = config_paths("RLOOTrainer", "rloo_trainer")
 # v1 scripts (TRL's own examples) import the config from the trainer module
@@ -51,7 +54,7 @@ V1_RELEASES = ("0.11.0", "0.11.4", "0.12.2", "0.13.0", "0.14.0", "0.15.2", "0.16
                "0.20.0", "0.21.0")
 V1_KEYWORDS = frozenset({"config", "policy", "ref_policy", "reward_model"})
 TRAINER_RENAMES = {"config": "args", "policy": "model", "reward_model": "reward_funcs", "tokenizer": "processing_class"}
-TRAINER_DROPPED = {"ref_policy": "the reference is a copy of model=", "data_collator": "v2 collates itself"}
+TRAINER_DROPPED = {"ref_policy": "v2 reloads the reference from model's path", "data_collator": "v2 collates itself"}
 V1_ATTRIBUTES = frozenset({"generate_completions", "policy", "ref_policy", "reward_model"})
 
 # v1 field -> successor with the same meaning (TRL 0.22's `RLOOConfig.__post_init__` table and 1.16's docstrings)
@@ -79,7 +82,8 @@ DROPPED = {
     "mini_batch_size": "computed", "normalize_advantage": "use normalize_advantages",
 }
 # v1 fields whose default the v2 successor changed: written out when not passed
-KEPT_DEFAULTS = ("learning_rate", "temperature", "response_length", "num_ppo_epochs", "gradient_checkpointing")
+KEPT_DEFAULTS = ("learning_rate", "temperature", "response_length", "num_ppo_epochs", "gradient_checkpointing", "bf16",
+                 "logging_steps")
 BATCH_NOTE = ("batch sizes count completions now (v1: prompts, each sampled rloo_k times): "
               "per_device_train_batch_size * GA * processes must divide by num_generations")
 
@@ -90,9 +94,9 @@ def _atlas() -> Atlas:
 
 
 @functools.cache
-def v1_default(field: str) -> str | None:
-    """The default source text of v1 `RLOOConfig.field` when every v1 release agrees, else None."""
-    seen = {(_atlas().config_fields(r, "trl.RLOOConfig") or {}).get(field) for r in V1_RELEASES}
+def v1_default(field: str, releases: tuple[str, ...] = V1_RELEASES) -> str | None:
+    """The default source text of v1 `RLOOConfig.field` when every one of `releases` agrees, else None."""
+    seen = {(_atlas().config_fields(r, "trl.RLOOConfig") or {}).get(field) for r in releases}
     defaults = {f.default for f in seen if f is not None}
     return defaults.pop() if len(defaults) == 1 and None not in seen else None
 
@@ -133,6 +137,11 @@ class _Detector(cst.CSTVisitor):
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
+    def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
+        super().__init__(rule, ctx)
+        admitted = pinned(os.path.dirname(ctx.path), V1_RELEASES) if ctx.path else None
+        self.releases = admitted or V1_RELEASES  # the v1 releases the repository's TRL pin admits
+
     def _qnames(self, node: cst.CSTNode) -> set[str]:
         return _resolved(self, node)
 
@@ -167,6 +176,14 @@ class _Transformer(MigrationTransformer):
             if key in ("train_dataset", "eval_dataset"):
                 self.todo(original, f"{key}=: v2 needs a prompt column, not input_ids")
             args.append(a.with_changes(keyword=cst.Name(new)) if new else a)
+        tok = next((a.value for a in updated.args if a.keyword is not None
+                    and a.keyword.value in ("tokenizer", "processing_class")), None)
+        if "reward_model" in keys and "reward_processing_classes" not in keys:
+            # v1 scored with the policy's tokenizer; v2 would load one from the reward model's name
+            if tok is not None and side_effect_free(tok):
+                args.append(make_kwarg("reward_processing_classes", tok))
+            else:
+                self.todo(original, "pass reward_processing_classes= (v1 scored with the policy tokenizer)")
         self.note(original, "RLOOTrainer v1 keywords -> model=, reward_funcs=, args=, processing_class=")
         return replace_args(updated, args)
 
@@ -190,16 +207,19 @@ class _Transformer(MigrationTransformer):
             args.append(a)
         if dropped:
             self.todo(original, "removed RLOO v1 fields: " + "; ".join(dropped))
+        unsure: list[str] = []
         if not any(a.star for a in updated.args):
             for field in KEPT_DEFAULTS:
                 new = successor(field)
                 if field in given or new in given:
                     continue
-                old = v1_default(field)
+                old = v1_default(field, self.releases)
                 if old is None:
-                    self.todo(original, f"{new}: the v1 default differs between releases; set it")
+                    unsure.append(f"{new}=")
                 elif old != v2_default(new):
                     args.append(make_kwarg(new, parse_expr(old)))
+        if unsure:
+            self.todo(original, f"set {', '.join(unsure)}: v1 defaults differ between TRL releases (pin trl)")
         self.todo(original, BATCH_NOTE)
         self.note(original, "RLOOConfig v1 fields -> v2 (renamed, removed, old defaults written out)")
         return replace_args(updated, args)
