@@ -233,7 +233,7 @@ class _Transformer(MigrationTransformer):
                 not holds_config(self, original_node.value, RLOO_CONFIG_PATHS, self._qnames):
             return updated_node
         if attr in DROPPED:
-            self.todo(original_node, f"RLOOConfig.{attr} is gone ({DROPPED[attr]})")
+            self.todo(original_node, f"RLOOConfig.{attr} is gone: keep it in the script's own arguments")
             return updated_node
         if attr in CHANGED:
             self.todo(original_node, CHANGED[attr][1])

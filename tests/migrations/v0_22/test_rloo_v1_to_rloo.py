@@ -81,7 +81,7 @@ def test_parsed_config_reads_and_trainer_attributes():
     assert "k = config.num_generations" in out and "path = config.sft_model_path" in out
     manual = [f.message for f in findings if f.severity == "manual"]
     assert "parsed RLOOConfig: v1 flags and defaults changed" in manual
-    assert "RLOOConfig.sft_model_path is gone (pass the model to RLOOTrainer(model=))" in manual
+    assert "RLOOConfig.sft_model_path is gone: keep it in the script's own arguments" in manual
     assert "trainer.generate_completions: v1 RLOO API, gone in 0.25" in manual
 
 
