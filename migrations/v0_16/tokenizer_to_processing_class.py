@@ -20,8 +20,8 @@ once to a TRL trainer call become `.processing_class`: transformers 5's `Trainer
 Positional uses need nothing: the parameter kept its position in every trainer except DPOTrainer, whose 0.x positional
 layout is rewritten by `trainer-kwargs-to-config` (it runs first). Marked, not rewritten: both `tokenizer=` and
 `processing_class=` passed; `**kwargs` holding a `"tokenizer"` key is invisible to a static rule and left alone.
-The old RLOO API (`RLOOTrainer(config=, tokenizer=, policy=, ref_policy=, reward_model=)`, replaced in 0.22, its aliases removed in 0.25) is marked:
-renaming one keyword would not make it run. PPO and GRPO trainers belong to the PPO rules.
+The old RLOO API (`RLOOTrainer(config=, tokenizer=, policy=, ref_policy=, reward_model=)`, replaced in 0.22, its
+aliases removed in 0.25) is left to `rloo-v1-to-rloo`, which rewrites the whole call. PPO and GRPO trainers belong to the PPO rules.
 """
 
 from __future__ import annotations
@@ -176,8 +176,7 @@ class _Transformer(MigrationTransformer):
             return updated_node
         keywords = {a.keyword.value for a in updated_node.args if a.keyword is not None}
         if trainer == "RLOOTrainer" and keywords & set(_RLOO_V1):
-            self.todo(original_node, "old RLOO API (gone in TRL 0.25): use RLOOTrainer(model=, reward_funcs=, args=)")
-            return updated_node
+            return updated_node  # the v1 RLOO call belongs to rloo-v1-to-rloo
         if "tokenizer" not in keywords:
             return updated_node
         if "processing_class" in keywords:

@@ -23,9 +23,8 @@ from libcst.metadata import (
 )
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.bindings import holds_config
 from migrations.kinds.imports import imported_names
-from migrations.kinds.options import ARGUMENT_PARSERS as _PARSERS
-from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
 
 ANCHOR = "sft-max-seq-length"
 
@@ -85,48 +84,7 @@ class _Transformer(MigrationTransformer):
         if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" \
                 and value.attr.value == "args":
             return bool(self._sft_class) and self._sft_class[-1]
-        if not isinstance(value, cst.Name):
-            return False
-        scope = self.get_metadata(ScopeProvider, value, None)
-        if scope is None:
-            return False
-        assignments = [a for a in scope[value.value] if hasattr(a, "node")]
-        if len(assignments) != 1:
-            return False
-        node = assignments[0].node
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        while parent is not None and not isinstance(parent, (cst.Assign, cst.BaseStatement)):
-            parent = self.get_metadata(ParentNodeProvider, parent, None)
-        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-            return False
-        target, assigned = parent.targets[0].target, parent.value
-        if isinstance(target, cst.Name):
-            return isinstance(assigned, cst.Call) and bool(self._qnames(assigned.func) & _CONFIGS)
-        return self._parsed_sft_config(target, assigned, value.value)
-
-    def _parsed_sft_config(self, target: cst.BaseExpression, assigned: cst.BaseExpression, name: str) -> bool:
-        if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assigned, cst.Call)
-                and isinstance(assigned.func, cst.Attribute) and assigned.func.attr.value in _PARSE_METHODS):
-            return False
-        names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
-        parser = assigned.func.value
-        classes: cst.BaseExpression | None = None
-        if isinstance(parser, cst.Call) and self._qnames(parser.func) & _PARSERS and parser.args:
-            classes = parser.args[0].value
-        elif isinstance(parser, cst.Name):
-            scope = self.get_metadata(ScopeProvider, parser, None)
-            found = [a for a in (scope[parser.value] if scope is not None else ()) if hasattr(a, "node")]
-            if len(found) == 1:
-                p = self.get_metadata(ParentNodeProvider, found[0].node, None)
-                if isinstance(p, cst.AssignTarget):
-                    p = self.get_metadata(ParentNodeProvider, p, None)
-                if isinstance(p, cst.Assign) and isinstance(p.value, cst.Call) and \
-                        self._qnames(p.value.func) & _PARSERS and p.value.args:
-                    classes = p.value.args[0].value
-        if not isinstance(classes, (cst.Tuple, cst.List)) or len(classes.elements) != len(names):
-            return False
-        index = names.index(name)
-        return bool(self._qnames(classes.elements[index].value) & _CONFIGS)
+        return holds_config(self, value, _CONFIGS, self._qnames)
 
 
 class SftMaxSeqLength(PythonMigration):

@@ -72,15 +72,15 @@ def test_subclass_super_init_and_explicit_base_init():
     """)
 
 
-def test_both_given_and_old_rloo_are_marked():
+def test_both_given_is_marked_old_rloo_left_to_its_rule():
     out, findings = run(RULE, """\
         from trl import SFTTrainer, RLOOTrainer
         SFTTrainer(model, tokenizer=a, processing_class=b)
         RLOOTrainer(config=cfg, tokenizer=tok, policy=p, ref_policy=r, reward_model=rm)
     """)
-    assert out.count("# TODO(trl-compat)") == 2
+    assert out.count("# TODO(trl-compat)") == 1
     assert "tokenizer=a, processing_class=b" in out and "config=cfg, tokenizer=tok" in out
-    assert [f.severity for f in findings] == ["manual", "manual"]
+    assert [f.severity for f in findings] == ["manual"]
 
 
 def test_noops():

@@ -1,0 +1,143 @@
+"""Before/after and no-op cases for `rloo-v1-to-rloo` (RLOO v1, TRL 0.11-0.21 -> the 0.22+ RLOOTrainer)."""
+
+from __future__ import annotations
+
+from migrations.v0_22.rloo_v1_to_rloo import MIGRATION as RULE
+from migrations.v0_22.rloo_v1_to_rloo import v1_default
+from tests.migrations._driver import check, noop, run
+
+
+def test_trainer_call_keywords():
+    out, findings = run(RULE, """\
+        from trl import RLOOTrainer
+        trainer = RLOOTrainer(config=cfg, tokenizer=tok, policy=p, ref_policy=ref, reward_model=rm, train_dataset=ds)
+    """)
+    assert "    model=p,\n    reward_funcs=rm,\n    train_dataset=ds,\n    reward_processing_classes=tok,\n)" in out
+    assert "ref_policy" not in out.splitlines()[-1]
+    messages = [f.message for f in findings if f.severity == "manual"]
+    assert messages == ["ref_policy= dropped: v2 reloads the reference from model's path",
+                        "train_dataset=: v2 needs a prompt column, not input_ids"]
+
+
+def test_config_fields_renamed_dropped_and_old_defaults():
+    findings = check(RULE, """\
+        from trl import RLOOConfig, RLOOTrainer
+        cfg = RLOOConfig(output_dir="o", rloo_k=4, kl_coef=0.1, total_episodes=100, response_length=20)
+        print(cfg.rloo_k, cfg.num_ppo_epochs)
+        RLOOTrainer(config=cfg, processing_class=tok, policy=p, reward_model=rm)
+    """, """\
+        from trl import RLOOConfig, RLOOTrainer
+        # TODO(trl-compat): kl_coef= -> beta=: v1 KL was in the reward, now in the loss [rloo-v1-to-rloo]
+        # TODO(trl-compat): removed RLOO v1 fields: total_episodes=100 (set max_steps) [rloo-v1-to-rloo]
+        # TODO(trl-compat): set bf16=, logging_steps=: v1 defaults differ between TRL... [rloo-v1-to-rloo]
+        # TODO(trl-compat): batch sizes count completions now [rloo-v1-to-rloo]
+        cfg = RLOOConfig(
+            output_dir="o",
+            num_generations=4,
+            beta=0.1,
+            max_completion_length=20,
+            learning_rate=5e-05,
+            temperature=0.7,
+            num_iterations=4,
+            gradient_checkpointing=False,
+        )
+        print(cfg.num_generations, cfg.num_iterations)
+        RLOOTrainer(args=cfg, processing_class=tok, model=p, reward_funcs=rm, reward_processing_classes=tok)
+    """)
+    assert any("per_device_train_batch_size" in f.message for f in findings)
+
+
+def test_old_defaults_come_from_the_atlas():
+    assert (v1_default("temperature"), v1_default("response_length"), v1_default("num_ppo_epochs")) == \
+        ("0.7", "53", "4")
+    assert v1_default("logging_steps") is None  # 500 up to 0.18, 10 from 0.19: no single v1 default
+    assert v1_default("logging_steps", ("0.14.0", "0.15.2")) == "500"
+
+
+def test_the_repository_pin_decides_release_dependent_defaults(tmp_path):
+    (tmp_path / "requirements.txt").write_text("trl==0.19.1\n", encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    out, _ = run(RULE, """\
+        from trl import RLOOConfig
+        cfg = RLOOConfig(output_dir="o", rloo_k=2)
+    """, path=str(tmp_path / "train.py"))
+    # 0.19.1: bf16=None and logging_steps=10 are 1.16's defaults too; nothing to write or mark for them
+    assert "bf16" not in out and "logging_steps" not in out and "temperature=0.7" in out
+
+
+def test_parsed_config_reads_and_trainer_attributes():
+    out, findings = run(RULE, """\
+        from transformers import HfArgumentParser
+        from trl import ModelConfig
+        from trl.trainer.rloo_trainer import RLOOConfig, RLOOTrainer
+
+        parser = HfArgumentParser((RLOOConfig, ModelConfig))
+        config, model_config = parser.parse_args_into_dataclasses()
+        k = config.rloo_k
+        path = config.sft_model_path
+        trainer = RLOOTrainer(config=config, tokenizer=tok, policy=p, ref_policy=r, reward_model=rm)
+        trainer.generate_completions()
+    """)
+    assert "k = config.num_generations" in out and "path = config.sft_model_path" in out
+    manual = [f.message for f in findings if f.severity == "manual"]
+    assert "parsed RLOOConfig: v1 flags and defaults changed" in manual
+    assert "RLOOConfig.sft_model_path is gone: keep it in the script's own arguments" in manual
+    assert "trainer.generate_completions: v1 RLOO API, gone in 0.25" in manual
+
+
+def test_aliased_import_and_both_given():
+    out, _ = run(RULE, """\
+        import trl as t
+        t.RLOOTrainer(config=c, policy=p, model=m, reward_model=rm)
+    """)
+    assert "# TODO(trl-compat): both policy= and model= given" in out and "config=c, policy=p" in out
+    out, _ = run(RULE, """\
+        from trl import RLOOTrainer as R
+        R(config=c, policy=p, reward_model=rm)
+    """)
+    assert "R(args=c, model=p, reward_funcs=rm)" in out
+
+
+def test_positional_v1_call_is_only_marked():
+    out, findings = run(RULE, """\
+        from trl import RLOOTrainer
+        RLOOTrainer(cfg, tok, policy=p, ref_policy=r, reward_model=rm)
+    """)
+    assert "RLOOTrainer(cfg, tok, policy=p, ref_policy=r, reward_model=rm)" in out
+    assert [f.severity for f in findings] == ["manual"]
+
+
+def test_noops():
+    # RLOO v2 code (already migrated)
+    noop(RULE, """\
+        from trl import RLOOConfig, RLOOTrainer
+        cfg = RLOOConfig(output_dir="o", num_generations=4, beta=0.0)
+        trainer = RLOOTrainer(model="m", reward_funcs=rm, args=cfg, train_dataset=ds)
+        trainer.train()
+    """)
+    # a local class named RLOOTrainer / RLOOConfig
+    noop(RULE, """\
+        class RLOOConfig:
+            def __init__(self, **kw): ...
+        class RLOOTrainer:
+            def __init__(self, **kw): ...
+        cfg = RLOOConfig(rloo_k=2, kl_coef=0.1)
+        RLOOTrainer(config=cfg, policy=p, ref_policy=r, reward_model=rm)
+    """)
+    # shadowed import, another package's RLOOTrainer
+    noop(RULE, """\
+        from trl import RLOOTrainer
+        from mylib import RLOOTrainer
+        RLOOTrainer(config=cfg, policy=p, reward_model=rm)
+    """)
+    noop(RULE, """\
+        from openrlhf import RLOOTrainer, RLOOConfig
+        RLOOTrainer(config=RLOOConfig(rloo_k=2), policy=p, reward_model=rm)
+    """)
+    # a v2 file: a script's own dataclass field named rloo_k is not a config read
+    noop(RULE, """\
+        from trl import RLOOTrainer
+        args = MyArgs()
+        print(args.rloo_k)
+        RLOOTrainer(model="m", reward_funcs=rm, args=cfg)
+    """)
