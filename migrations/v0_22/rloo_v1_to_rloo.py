@@ -50,8 +50,6 @@ from migrations.kinds.pins import pinned
 RLOO_TRAINERS = config_paths("RLOOTrainer", "rloo_trainer")
 # v1 scripts (TRL's own examples) import the config from the trainer module
 RLOO_CONFIG_PATHS = RLOO_CONFIGS | {"trl.trainer.rloo_trainer.RLOOConfig"}
-V1_RELEASES = ("0.11.0", "0.11.4", "0.12.2", "0.13.0", "0.14.0", "0.15.2", "0.16.1", "0.17.0", "0.18.2", "0.19.1",
-               "0.20.0", "0.21.0")
 V1_KEYWORDS = frozenset({"config", "policy", "ref_policy", "reward_model"})
 TRAINER_RENAMES = {"config": "args", "policy": "model", "reward_model": "reward_funcs", "tokenizer": "processing_class"}
 TRAINER_DROPPED = {"ref_policy": "v2 reloads the reference from model's path", "data_collator": "v2 collates itself"}
@@ -93,9 +91,19 @@ def _atlas() -> Atlas:
     return Atlas.load("trl")
 
 
+@functools.lru_cache(maxsize=1)
+def v1_releases() -> tuple[str, ...]:
+    """The atlas releases whose `RLOOTrainer` takes v1's `policy=` and not v2's `reward_funcs=` (0.11.0 - 0.21.0)."""
+    atlas = _atlas()
+    return tuple(r for r in atlas.releases() if (sig := atlas.signature(r, "trl.RLOOTrainer")) is not None
+                 and "policy" in sig.names() and "reward_funcs" not in sig.names())
+
+
 @functools.cache
-def v1_default(field: str, releases: tuple[str, ...] = V1_RELEASES) -> str | None:
-    """The default source text of v1 `RLOOConfig.field` when every one of `releases` agrees, else None."""
+def v1_default(field: str, releases: tuple[str, ...] | None = None) -> str | None:
+    """The default source text of v1 `RLOOConfig.field` when every one of `releases` (default: every v1 release)
+    agrees, else None."""
+    releases = v1_releases() if releases is None else releases
     seen = {(_atlas().config_fields(r, "trl.RLOOConfig") or {}).get(field) for r in releases}
     defaults = {f.default for f in seen if f is not None}
     return defaults.pop() if len(defaults) == 1 and None not in seen else None
@@ -139,8 +147,8 @@ class _Transformer(MigrationTransformer):
 
     def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
-        admitted = pinned(os.path.dirname(ctx.path), V1_RELEASES) if ctx.path else None
-        self.releases = admitted or V1_RELEASES  # the v1 releases the repository's TRL pin admits
+        admitted = pinned(os.path.dirname(ctx.path), v1_releases()) if ctx.path else None
+        self.releases = admitted or v1_releases()  # the v1 releases the repository's TRL pin admits
 
     def _qnames(self, node: cst.CSTNode) -> set[str]:
         return _resolved(self, node)
