@@ -24,6 +24,7 @@ moves (`tests/migrations/v1_13/test_atlas_moves.py` proves it for every register
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from functools import lru_cache
 
 import libcst as cst
@@ -36,7 +37,14 @@ from migrations.base import (
     dedupe_header_todos,
 )
 from migrations.kinds.cst import dotted, kwarg
-from migrations.kinds.imports import imported_names, module_name
+from migrations.kinds.imports import (
+    binding_paths,
+    code_words,
+    import_statements,
+    imported_names,
+    module_name,
+    reachable,
+)
 from migrations.kinds.symbols import Action, Moved, SymbolMigration
 
 #: The release whose removals this rule marks (its folder); later removals are left to later folders' rules.
@@ -135,6 +143,32 @@ def renamed_keywords() -> frozenset[str]:
     return frozenset(old for sig in atlas._signatures for old, _ in sig[3])
 
 
+@lru_cache(maxsize=None)
+def _paths_under(path: str) -> tuple[str, ...]:
+    """Every `module.name` the atlas records (any release) at or under the dotted `path`: the names `successor`
+    can answer for that a binding with that path may reach."""
+    names = (key.replace(":", ".", 1) for key in _atlas()._names)
+    return tuple(q for q in names if q == path or q.startswith(path + "."))
+
+
+@lru_cache(maxsize=1)
+def _module_aliases() -> frozenset[str]:
+    """`module.name` bindings that some release makes an import or lazy entry of a module (directly or through such
+    bindings): the only names under which `atlas.resolve` reaches a definition by attribute parts that no
+    `module.name` of the atlas spells (`_paths_under` cannot list those). None in the atlas of TRL 0.4 - 1.16."""
+    atlas = _atlas()
+    targets: dict[str, set[str]] = {}
+    for key, runs in atlas._names.items():
+        for run in runs:
+            kind, target = atlas._values[run[2]] if len(run) > 2 else (None, None)
+            if kind in ("import", "lazy") and target:
+                targets.setdefault(key.replace(":", ".", 1), set()).add(target)
+    found = {q for q, ts in targets.items() if any(atlas.is_module(t) for t in ts)}
+    while more := {q for q, ts in targets.items() if q not in found and ts & found}:
+        found |= more
+    return frozenset(found)
+
+
 class AtlasMoves(SymbolMigration):
     summary = ("atlas-derived: imports of TRL names the target moved (same definition) -> the target's path; "
                "@deprecate_kwarg keywords -> their new names; a marker on imports of names removed without successor")
@@ -149,19 +183,52 @@ class AtlasMoves(SymbolMigration):
         module, _, name = moved.rpartition(".")
         return Moved(module, name, f"moved in TRL: the same definition ({_definition(qname)}) is exported there")
 
+    def may_act(self, imports: Sequence[cst.Import | cst.ImportFrom], code: str) -> bool:
+        """False only when the moved-names pass would find nothing to move: the exact gate `SymbolMigration.transform`
+        tests before it resolves qualified names (afresh after every rule that changed the tree: for nothing on most
+        files, since this rule runs after every hand-written one).
+
+        Why it is exact: the pass acts on a qualified name only when `successor(target, qname)` is not None, and the
+        qualified names a module can hold are the binding paths of its imports followed by parts that are words of
+        the code (`migrations.kinds.imports.binding_paths`, `reachable`). A successor exists only for a
+        `module.name` the atlas records, or a name reached through one that resolves to a module
+        (`_module_aliases`); `_paths_under` lists the former under each binding path. So some listed name must be
+        reachable and have a successor, or a module alias must lie on the way. A test holds this gate against the
+        full pass over every case and example file."""
+        words: set[str] | None = None
+        aliases = _module_aliases()
+        for path, exact in binding_paths(imports):
+            if exact:
+                if successor(self.target, path) is not None:
+                    return True
+                continue
+            words = code_words(code) if words is None else words
+            if any(reachable(q, path, words) and successor(self.target, q) is not None for q in _paths_under(path)):
+                return True
+            if any(reachable(a, path, words) or path.startswith(a + ".") for a in aliases):
+                return True
+        return False
+
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        """Three passes, each resolving qualified names only when a metadata-free test says it may act: the
+        moved-names pass when `may_act`, the keyword pass when the code spells an old keyword `old=`, the marking
+        pass when an import names a removed TRL name or module (`_gone`). On most files none of them runs, and the
+        rule costs a walk over the import statements."""
         view = copy.copy(self)
         view.target = _atlas().release(ctx.options.target_trl)
         module = SymbolMigration.transform(view, wrapper, ctx)
-        if module is not wrapper.module:
+        if module is wrapper.module:
+            text = ctx.module_code(wrapper)
+        else:
             wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        text = module.code
+            text = module.code
+        imports = import_statements(module)
         passes: list[type[_AtlasPass]] = []
         if any(f"{old}=" in text for old in renamed_keywords()):
             passes.append(_RenameKeywords)
-        removed = _RemovedImports(view.target)
-        wrapper.module.visit(removed)  # a read-only walk: the marking pass rebuilds every node, so only when needed
-        if removed.found:
+        # the marking pass rebuilds every node, so only when an import would be marked
+        if any(_gone(view.target, _import_qnames(node) if isinstance(node, cst.Import)
+                     else _import_from_qnames(view.target, node)) for node in imports):
             passes.append(_MarkRemoved)
         for kind in passes:
             t = kind(view, ctx)
@@ -262,23 +329,6 @@ def _import_from_qnames(target: str, node: cst.ImportFrom) -> list[str]:
 
 def _import_qnames(node: cst.Import) -> list[str]:
     return [name for alias in node.names if (name := dotted(alias.name) or "").startswith("trl.")]
-
-
-class _RemovedImports(cst.CSTVisitor):
-    """Read-only: `found` is True when some import names a TRL name or module `_MarkRemoved` would mark."""
-
-    def __init__(self, target: str) -> None:
-        super().__init__()
-        self.target = target
-        self.found = False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self.found = self.found or bool(_gone(self.target, _import_from_qnames(self.target, node)))
-        return False
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self.found = self.found or bool(_gone(self.target, _import_qnames(node)))
-        return False
 
 
 MIGRATION = AtlasMoves()
