@@ -253,14 +253,10 @@ def reachable(qname: str, path: str, words: Collection[str]) -> bool:
 def star_imports(module: cst.Module) -> list[str]:
     """Modules under `trl` imported with `*` anywhere in the module."""
     found: list[str] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            mod = module_name(node)
-            if mod and (mod == "trl" or mod.startswith("trl.")) and isinstance(node.names, cst.ImportStar):
-                found.append(mod)
-
-    module.visit(_V())
+    for node in import_statements(module):
+        mod = module_name(node) if isinstance(node, cst.ImportFrom) else None
+        if mod and (mod == "trl" or mod.startswith("trl.")) and isinstance(node.names, cst.ImportStar):
+            found.append(mod)
     return found
 
 
@@ -272,41 +268,19 @@ def imports_trl(module: cst.Module, names: Iterable[str], modules: Iterable[str]
     """
     wanted = set(names)
     mods = set(modules)
-    found = False
-
-    class _V(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> bool:
-            nonlocal found
-            for a in node.names:
-                n = dotted(a.name) or ""
-                if n == "trl" or n.startswith("trl."):
-                    found = True
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            nonlocal found
-            mod = module_name(node)
-            if mod is None or not (mod == "trl" or mod.startswith("trl.")):
-                return False
-            if isinstance(node.names, cst.ImportStar) or mod in mods:
-                found = True
-                return False
-            if any((dotted(a.name) or "") in wanted for a in node.names):
-                found = True
-            return False
-
-        # nothing else holds imports worth visiting deeply, but imports can sit in any block
-        def visit_Expr(self, node: cst.Expr) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> bool:
-            return False
-
-    module.visit(_V())
-    return found
+    for node in import_statements(module):
+        if isinstance(node, cst.Import):
+            if any((n := dotted(a.name) or "") == "trl" or n.startswith("trl.") for a in node.names):
+                return True
+            continue
+        mod = module_name(node)
+        if mod is None or not (mod == "trl" or mod.startswith("trl.")):
+            continue
+        if isinstance(node.names, cst.ImportStar) or mod in mods:
+            return True
+        if any((dotted(a.name) or "") in wanted for a in node.names):
+            return True
+    return False
 
 
 def import_block_end(module: cst.Module) -> int:
