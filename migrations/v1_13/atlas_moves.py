@@ -24,7 +24,7 @@ moves (`tests/migrations/v1_13/test_atlas_moves.py` proves it for every register
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from functools import lru_cache
 
 import libcst as cst
@@ -144,18 +144,29 @@ def renamed_keywords() -> frozenset[str]:
 
 
 @lru_cache(maxsize=None)
-def _paths_under(path: str) -> tuple[str, ...]:
-    """Every `module.name` the atlas records (any release) at or under the dotted `path`: the names `successor`
-    can answer for that a binding with that path may reach."""
-    names = (key.replace(":", ".", 1) for key in _atlas()._names)
-    return tuple(q for q in names if q == path or q.startswith(path + "."))
+def _modules_under(path: str) -> tuple[str, ...]:
+    """The modules the atlas records names of (any release) that are the dotted `path` or under it."""
+    return tuple(m for m in _atlas()._by_module if m == path or m.startswith(path + "."))
+
+
+def _reachable_names(path: str, words: Collection[str]) -> Iterator[str]:
+    """Every `module.name` the atlas records (any release) that a binding with `path` can give a node of a code with
+    these `words` (`reachable`): the names `successor` can answer for. Built on the fly from the atlas's own index,
+    parts tested before a name is spelled out (the 6,300 names stay in the atlas, not in a second copy here)."""
+    atlas = _atlas()
+    module, _, name = path.rpartition(".")
+    if module and name in atlas._by_module.get(module, ()):
+        yield path
+    for m in _modules_under(path):
+        if m == path or all(p in words for p in m[len(path) + 1:].split(".")):
+            yield from (f"{m}.{n}" for n in atlas._by_module[m] if n in words)
 
 
 @lru_cache(maxsize=1)
 def _module_aliases() -> frozenset[str]:
     """`module.name` bindings that some release makes an import or lazy entry of a module (directly or through such
     bindings): the only names under which `atlas.resolve` reaches a definition by attribute parts that no
-    `module.name` of the atlas spells (`_paths_under` cannot list those). None in the atlas of TRL 0.4 - 1.16."""
+    `module.name` of the atlas spells (`_reachable_names` cannot list those). None in the atlas of TRL 0.4 - 1.16."""
     atlas = _atlas()
     targets: dict[str, set[str]] = {}
     for key, runs in atlas._names.items():
@@ -192,7 +203,7 @@ class AtlasMoves(SymbolMigration):
         qualified names a module can hold are the binding paths of its imports followed by parts that are words of
         the code (`migrations.kinds.imports.binding_paths`, `reachable`). A successor exists only for a
         `module.name` the atlas records, or a name reached through one that resolves to a module
-        (`_module_aliases`); `_paths_under` lists the former under each binding path. So some listed name must be
+        (`_module_aliases`); `_reachable_names` lists the former for each binding path. So some listed name must be
         reachable and have a successor, or a module alias must lie on the way. A test holds this gate against the
         full pass over every case and example file."""
         words: set[str] | None = None
@@ -203,7 +214,7 @@ class AtlasMoves(SymbolMigration):
                     return True
                 continue
             words = code_words(code) if words is None else words
-            if any(reachable(q, path, words) and successor(self.target, q) is not None for q in _paths_under(path)):
+            if any(successor(self.target, q) is not None for q in _reachable_names(path, words)):
                 return True
             if any(reachable(a, path, words) or path.startswith(a + ".") for a in aliases):
                 return True
