@@ -15,10 +15,10 @@ a tree, so that lookup ran about a thousand times on 150 PPO-era files and cost 
 * a visitor's no-op hooks are not looked up and called for every node: `CSTVisitor` / `CSTTransformer` dispatch
   each node to `visit_<Node>`, `leave_<Node>` and, for every child attribute, `visit_<Node>_<attr>` /
   `leave_<Node>_<attr>`, formatting the name and fetching the method each time, though nearly all of them are
-  libcst's typed no-op stubs (`mark_no_op`: `pass`, or `return updated_node`). The hook of a (visitor class, node
-  class, attribute) is looked up once; a no-op stub is then skipped (calling it does nothing), any other method is
-  called as before. Hooks are read from the visitor's class, where every visitor here defines them (libcst's
-  `get_visitors` reads them there too);
+  libcst's typed no-op stubs (`mark_no_op`: `pass`, or `return updated_node`). The hooks a visitor class really
+  defines are read once per class; a no-op stub is then skipped (calling it does nothing), any other method is
+  called as before, and a class without attribute hooks (nearly all) pays nothing per attribute. Hooks are read
+  from the visitor's class, where every visitor here defines them;
 * an empty batch is not walked: when a non-batchable provider (`PositionProvider`) is resolved, libcst's
   `_resolve_impl` still runs a batched walk over the whole tree with no provider in it (no visitor method, nothing
   computed, `{}` returned): about 3 % of the migrator's CPU on the same files. The answer is `{}` without the walk.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import libcst as cst
 from libcst._batched_visitor import BatchableCSTVisitor
 from libcst._visitors import CSTTransformer, CSTVisitor
 from libcst.metadata import wrapper as _wrapper_module
@@ -61,55 +62,57 @@ def _gen_batchable(wrapper, providers):  # type: ignore[no-untyped-def]
     return _full_batch(wrapper, providers)
 
 
-#: Where a visitor class keeps its hook cache: in its own `__dict__` (never inherited), so a class made per call
-#: (`class _V(cst.CSTVisitor)` inside a function) takes its cache with it when it is collected.
+#: Where a visitor class keeps its hooks: in its own `__dict__` (never inherited), so a class made per call
+#: (`class _V(cst.CSTVisitor)` inside a function) takes them with it when it is collected.
 _CACHE = "_trl_compat_hooks"
+#: libcst's generated stubs (`CSTTypedVisitorFunctions` ...): every method there is a no-op, none is read.
+_STUBS = "libcst._typed_visitor"
+_NODE_NAMES = frozenset(name for name, value in vars(cst).items()
+                        if isinstance(value, type) and issubclass(value, cst.CSTNode))
 
 
-def _hook(visitor: object, node: object, kind: str) -> str | None:
-    """The name of the hook `kind` ("visit", "leave", "visit/<attr>", "leave/<attr>") of `visitor` for `node`, or
-    None when it is absent or one of libcst's no-op stubs (cached per visitor class, node class and kind)."""
-    cls = type(visitor)
-    cache = cls.__dict__.get(_CACHE)
-    if cache is None:
-        cache = {}
-        setattr(cls, _CACHE, cache)
-    key = (type(node), kind)
-    try:
-        return cache[key]
-    except KeyError:
-        prefix, _, attribute = kind.partition("/")
-        name = f"{prefix}_{type(node).__name__}" + (f"_{attribute}" if attribute else "")
-        method = getattr(cls, name, None)
-        found = cache[key] = None if method is None or getattr(method, "_is_no_op", False) else name
-        return found
+def _hooks(cls: type) -> tuple[frozenset[str], bool]:
+    """(the names of the `visit_*` / `leave_*` methods of visitor class `cls` that are not libcst's no-op stubs,
+    whether any of them is an attribute hook `visit_<Node>_<attr>`), read once per class from its own classes'
+    namespaces (the stub classes skipped) and kept on the class."""
+    found = cls.__dict__.get(_CACHE)
+    if found is None:
+        names = {n for k in cls.__mro__ if k.__module__ != _STUBS for n in vars(k) if n.startswith(("visit_", "leave_"))}
+        hooks = frozenset(n for n in names if callable(method := getattr(cls, n, None))
+                          and not getattr(method, "_is_no_op", False))
+        found = (hooks, any(n.partition("_")[2] not in _NODE_NAMES for n in hooks))
+        setattr(cls, _CACHE, found)
+    return found
 
 
 def _visit(self, node):  # type: ignore[no-untyped-def]
-    name = _hook(self, node, "visit")
-    return True if name is None else getattr(self, name)(node) is not False
+    hooks, _ = _hooks(type(self))
+    name = f"visit_{type(node).__name__}"
+    return name not in hooks or getattr(self, name)(node) is not False
 
 
 def _visitor_leave(self, original_node):  # type: ignore[no-untyped-def]
-    name = _hook(self, original_node, "leave")
-    if name is not None:
+    hooks, _ = _hooks(type(self))
+    name = f"leave_{type(original_node).__name__}"
+    if name in hooks:
         getattr(self, name)(original_node)
 
 
 def _transformer_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
-    name = _hook(self, original_node, "leave")
-    return updated_node if name is None else getattr(self, name)(original_node, updated_node)
+    hooks, _ = _hooks(type(self))
+    name = f"leave_{type(original_node).__name__}"
+    return getattr(self, name)(original_node, updated_node) if name in hooks else updated_node
 
 
 def _visit_attribute(self, node, attribute):  # type: ignore[no-untyped-def]
-    name = _hook(self, node, "visit/" + attribute)
-    if name is not None:
+    hooks, any_attribute_hook = _hooks(type(self))
+    if any_attribute_hook and (name := f"visit_{type(node).__name__}_{attribute}") in hooks:
         getattr(self, name)(node)
 
 
 def _leave_attribute(self, original_node, attribute):  # type: ignore[no-untyped-def]
-    name = _hook(self, original_node, "leave/" + attribute)
-    if name is not None:
+    hooks, any_attribute_hook = _hooks(type(self))
+    if any_attribute_hook and (name := f"leave_{type(original_node).__name__}_{attribute}") in hooks:
         getattr(self, name)(original_node)
 
 

@@ -168,16 +168,19 @@ def _module_aliases() -> frozenset[str]:
     bindings): the only names under which `atlas.resolve` reaches a definition by attribute parts that no
     `module.name` of the atlas spells (`_reachable_names` cannot list those). None in the atlas of TRL 0.4 - 1.16."""
     atlas = _atlas()
-    targets: dict[str, set[str]] = {}
-    for key, runs in atlas._names.items():
-        for run in runs:
-            kind, target = atlas._values[run[2]] if len(run) > 2 else (None, None)
-            if kind in ("import", "lazy") and target:
-                targets.setdefault(key.replace(":", ".", 1), set()).add(target)
-    found = {q for q, ts in targets.items() if any(atlas.is_module(t) for t in ts)}
-    while more := {q for q, ts in targets.items() if q not in found and ts & found}:
+    found: set[str] = set()
+    while True:  # one scan when there is none (no table of every binding is built: it would outweigh the answer)
+        more = {key.replace(":", ".", 1) for key, runs in atlas._names.items() for run in runs
+                if len(run) > 2 and _aliases_module(atlas._values[run[2]], found)} - found
+        if not more:
+            return frozenset(found)
         found |= more
-    return frozenset(found)
+
+
+def _aliases_module(value: list, found: set[str]) -> bool:
+    """An atlas binding (kind, target) that imports a module, or a name already known to alias one."""
+    kind, target = value
+    return kind in ("import", "lazy") and bool(target) and (_atlas().is_module(target) or target in found)
 
 
 class AtlasMoves(SymbolMigration):
