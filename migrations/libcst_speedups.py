@@ -1,4 +1,4 @@
-"""Speed-ups of libcst internals that the rules pay for on every metadata resolution; the answers are unchanged.
+"""Speed-ups of libcst internals that the rules pay on every pass and metadata resolution; the answers are unchanged.
 
 libcst resolves its batchable metadata providers (`ScopeProvider`, `QualifiedNameProvider`, `ExpressionContextProvider`,
 `ParentNodeProvider`, ...) with one batched walk, and before every such walk it asks each provider *instance* for its
@@ -6,7 +6,7 @@ libcst resolves its batchable metadata providers (`ScopeProvider`, `QualifiedNam
 attribute of the instance (a few hundred) each time. The migrator resolves metadata again after every rule that changed
 a tree, so that lookup ran about a thousand times on 150 PPO-era files and cost 5-7 % of the migrator's CPU.
 
-`install()` puts two speed-ups in place:
+`install()` puts three speed-ups in place:
 
 * the lookup reads the method *names* once per provider class and binds them per instance (the same
   `{name: bound method}` mapping, in the same order). It is limited to libcst's own provider classes, whose methods
@@ -77,7 +77,8 @@ def _hooks(cls: type) -> tuple[frozenset[str], bool]:
     namespaces (the stub classes skipped) and kept on the class."""
     found = cls.__dict__.get(_CACHE)
     if found is None:
-        names = {n for k in cls.__mro__ if k.__module__ != _STUBS for n in vars(k) if n.startswith(("visit_", "leave_"))}
+        names = {n for k in cls.__mro__ if k.__module__ != _STUBS
+                 for n in vars(k) if n.startswith(("visit_", "leave_"))}
         hooks = frozenset(n for n in names if callable(method := getattr(cls, n, None))
                           and not getattr(method, "_is_no_op", False))
         found = (hooks, any(n.partition("_")[2] not in _NODE_NAMES for n in hooks))
