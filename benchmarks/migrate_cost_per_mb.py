@@ -6,9 +6,10 @@
 
 A scratch tree gets `--files` PPO-era files (the varied forms of `benchmarks/migrate_repo.py`: classic `step()` PPO,
 PPOv2, value heads, aliases, notebooks, deprecated options, each with some ordinary filler code), every one of them a
-candidate (it passes the prefilter and is parsed). Each checkout runs `python -m compat.migrate -q -j 1 --allow-dirty`
-over a fresh copy of that tree as a subprocess, as a user runs it; CPU is the child's user + sys time (`os.wait4`), peak
-memory its maximum resident set size, both divided by the MB of candidate source. Interpreter start-up is measured
+candidate (it passes the prefilter and is parsed). Each checkout runs `python -m compat.migrate -q -j 1 --allow-dirty
+--allow-no-vcs` over a fresh copy of that tree (a plain folder, no git) as a subprocess, as a user runs it; CPU is the
+child's user + sys time (`os.wait4`), peak memory its maximum resident set size, both divided by the MB of candidate
+source; a migrator that exits 2 (refused, or a file failed) fails the benchmark. Interpreter start-up is measured
 separately (`--list`) and subtracted from the CPU figure, so the ratio is the per-MB cost of the work itself.
 `--baseline REF` exports that commit of this repository (`git archive`, nothing checked out or changed here) into the
 scratch folder and measures it the same way, in the same run; `--repeat N` alternates the checkouts N times and keeps
@@ -86,9 +87,11 @@ def main() -> int:
                 base_cpu, base_rss, _ = _run(checkout, ["--list"], Path(scratch))
                 copy = Path(scratch) / f"copy-{k}-{round_}"
                 shutil.copytree(tree, copy)
-                cpu, rss, code = _run(checkout, ["-q", "-j", "1", "--allow-dirty", str(copy)], Path(scratch))
-                if code not in (0, 1):
-                    print(f"{label}: the migrator exited {code} (a file failed)", file=sys.stderr)
+                cpu, rss, code = _run(checkout, ["-q", "-j", "1", "--allow-dirty", "--allow-no-vcs", str(copy)],
+                                      Path(scratch))
+                if code not in (0, 1):  # a refusal (exit 2) would make the figures measure nothing
+                    print(f"{label}: the migrator exited {code} (refused, or a file failed)", file=sys.stderr)
+                    return 1
                 outputs.setdefault(label, _tree_texts(copy))
                 shutil.rmtree(copy)
                 if label not in best or cpu - base_cpu < best[label][0] - best[label][1]:

@@ -36,6 +36,10 @@ from libcst._metadata_dependent import LazyValue
 from libcst.metadata import PositionProvider
 from packaging.version import Version
 
+from migrations import libcst_speedups
+
+libcst_speedups.install()  # libcst's visitor-method lookup, once per provider class (see the module)
+
 TODO_PREFIX = "# TODO(trl-compat):"
 #: A rule's `order` at or above this runs after every other rule of its library, whatever their release folders.
 RUNS_LAST = 1000
@@ -105,6 +109,13 @@ class RuleContext:
     options: Options = field(default_factory=Options)
     path: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    # the code of the tree the rule is handed (`wrapper.module.code`), as the engine holds it already: a rule's
+    # text gate reads it instead of generating the code again; None outside the engine (`module_code` then builds it)
+    code: str | None = None
+
+    def module_code(self, wrapper: cst.MetadataWrapper) -> str:
+        """The code of `wrapper.module`: `code` when the engine gave it, else generated from the tree."""
+        return self.code if self.code is not None else wrapper.module.code
 
     def report(self, finding: Finding) -> None:
         self.findings.append(finding)

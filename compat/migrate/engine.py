@@ -234,7 +234,7 @@ def run_rules(
     for rule in rules:
         if not rule.triggered_by(code):
             continue
-        ctx = RuleContext(options=options, path=path)
+        ctx = RuleContext(options=options, path=path, code=code)
         try:
             new = rule.transform(wrapper, ctx)
         except RecursionError:

@@ -24,7 +24,7 @@ matches) and rewrites imports and uses of the symbols its rule replaces. Two way
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -42,12 +42,16 @@ from migrations.base import (
 from migrations.kinds.cst import build_dotted, code, dotted
 from migrations.kinds.imports import (
     TrlRef,
+    binding_paths,
+    code_words,
     commas,
     ensure_imports,
     import_from,
     import_block_end,
+    import_statements,
     imported_names,
     module_name,
+    reachable,
     split_import_from,
     trl_refs,
     with_kept_aliases,
@@ -415,6 +419,33 @@ class SymbolMigration(PythonMigration):
         """True when `other_call` would change this call, so the file needs the rule without a tabled name."""
         return False
 
+    def may_act(self, imports: Sequence[cst.Import | cst.ImportFrom], code: str) -> bool:
+        """False only when `transform` would find nothing to do in a module with these import statements and this
+        code: the exact gate `transform` tests before it resolves any metadata. For a table rule, some import gives
+        a name the table lists, or one under a removed module, by parts that are words of the code (`reachable`);
+        a rule that overrides `action_for` or `wants_call` (which may answer for anything) is always run, unless it
+        overrides this gate too."""
+        if type(self).action_for is not SymbolMigration.action_for or \
+                type(self).wants_call is not SymbolMigration.wants_call:
+            return True
+        return self.tabled_name_reachable(imports, code)
+
+    def tabled_name_reachable(self, imports: Sequence[cst.Import | cst.ImportFrom], code: str) -> bool:
+        """Whether a qualified name some import gives (`binding_paths`) can be one `action_for` of the table answers
+        for: a name of `symbols`, a removed module, or anything under a removed module."""
+        words: set[str] | None = None
+        for path, exact in binding_paths(imports):
+            if exact:
+                if self.action_for(path) is not None:
+                    return True
+                continue
+            if any(path == m or path.startswith(m + ".") for m in self.removed_modules):
+                return True
+            words = code_words(code) if words is None else words
+            if any(reachable(q, path, words) for q in (*self.symbols, *self.removed_modules)):
+                return True
+        return False
+
     # -- table lookup -----------------------------------------------------------------------------------
     def action_for(self, qname: str) -> Action | None:
         if qname in self.symbols:
@@ -428,6 +459,8 @@ class SymbolMigration(PythonMigration):
         return None
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        if not self.may_act(import_statements(wrapper.module), ctx.module_code(wrapper)):
+            return wrapper.module  # nothing to act on: no qualified names resolved for nothing
         collector = _Collector(self)
         wrapper.visit(collector)
         if not collector.relevant:

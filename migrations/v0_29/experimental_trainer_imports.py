@@ -19,6 +19,8 @@ give them: BCO -> `compat.trl` (the reference BCO trainer, `removed-bco`), XPO /
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 from packaging.version import Version
 
@@ -85,6 +87,10 @@ class ExperimentalTrainerImports(SymbolMigration):
             if late is not None:
                 return late
         return action
+
+    def may_act(self, imports: Sequence[cst.Import | cst.ImportFrom], code: str) -> bool:
+        """The table's gate: `action_for` only changes what the table answers for (never answers beyond it)."""
+        return self.tabled_name_reachable(imports, code)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         self._target = Version(ctx.options.target_trl.base_version)

@@ -24,6 +24,7 @@ moves (`tests/migrations/v1_13/test_atlas_moves.py` proves it for every register
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection, Iterator, Sequence
 from functools import lru_cache
 
 import libcst as cst
@@ -36,7 +37,14 @@ from migrations.base import (
     dedupe_header_todos,
 )
 from migrations.kinds.cst import dotted, kwarg
-from migrations.kinds.imports import imported_names, module_name
+from migrations.kinds.imports import (
+    binding_paths,
+    code_words,
+    import_statements,
+    imported_names,
+    module_name,
+    reachable,
+)
 from migrations.kinds.symbols import Action, Moved, SymbolMigration
 
 #: The release whose removals this rule marks (its folder); later removals are left to later folders' rules.
@@ -135,6 +143,46 @@ def renamed_keywords() -> frozenset[str]:
     return frozenset(old for sig in atlas._signatures for old, _ in sig[3])
 
 
+@lru_cache(maxsize=None)
+def _modules_under(path: str) -> tuple[str, ...]:
+    """The modules the atlas records names of (any release) that are the dotted `path` or under it."""
+    return tuple(m for m in _atlas()._by_module if m == path or m.startswith(path + "."))
+
+
+def _reachable_names(path: str, words: Collection[str]) -> Iterator[str]:
+    """Every `module.name` the atlas records (any release) that a binding with `path` can give a node of a code with
+    these `words` (`reachable`): the names `successor` can answer for. Built on the fly from the atlas's own index,
+    parts tested before a name is spelled out (the 6,300 names stay in the atlas, not in a second copy here)."""
+    atlas = _atlas()
+    module, _, name = path.rpartition(".")
+    if module and name in atlas._by_module.get(module, ()):
+        yield path
+    for m in _modules_under(path):
+        if m == path or all(p in words for p in m[len(path) + 1:].split(".")):
+            yield from (f"{m}.{n}" for n in atlas._by_module[m] if n in words)
+
+
+@lru_cache(maxsize=1)
+def _module_aliases() -> frozenset[str]:
+    """`module.name` bindings that some release makes an import or lazy entry of a module (directly or through such
+    bindings): the only names under which `atlas.resolve` reaches a definition by attribute parts that no
+    `module.name` of the atlas spells (`_reachable_names` cannot list those). None in the atlas of TRL 0.4 - 1.16."""
+    atlas = _atlas()
+    found: set[str] = set()
+    while True:  # one scan when there is none (no table of every binding is built: it would outweigh the answer)
+        more = {key.replace(":", ".", 1) for key, runs in atlas._names.items() for run in runs
+                if len(run) > 2 and _aliases_module(atlas._values[run[2]], found)} - found
+        if not more:
+            return frozenset(found)
+        found |= more
+
+
+def _aliases_module(value: list, found: set[str]) -> bool:
+    """An atlas binding (kind, target) that imports a module, or a name already known to alias one."""
+    kind, target = value
+    return kind in ("import", "lazy") and bool(target) and (_atlas().is_module(target) or target in found)
+
+
 class AtlasMoves(SymbolMigration):
     summary = ("atlas-derived: imports of TRL names the target moved (same definition) -> the target's path; "
                "@deprecate_kwarg keywords -> their new names; a marker on imports of names removed without successor")
@@ -149,19 +197,52 @@ class AtlasMoves(SymbolMigration):
         module, _, name = moved.rpartition(".")
         return Moved(module, name, f"moved in TRL: the same definition ({_definition(qname)}) is exported there")
 
+    def may_act(self, imports: Sequence[cst.Import | cst.ImportFrom], code: str) -> bool:
+        """False only when the moved-names pass would find nothing to move: the exact gate `SymbolMigration.transform`
+        tests before it resolves qualified names (afresh after every rule that changed the tree: for nothing on most
+        files, since this rule runs after every hand-written one).
+
+        Why it is exact: the pass acts on a qualified name only when `successor(target, qname)` is not None, and the
+        qualified names a module can hold are the binding paths of its imports followed by parts that are words of
+        the code (`migrations.kinds.imports.binding_paths`, `reachable`). A successor exists only for a
+        `module.name` the atlas records, or a name reached through one that resolves to a module
+        (`_module_aliases`); `_reachable_names` lists the former for each binding path. So some listed name must be
+        reachable and have a successor, or a module alias must lie on the way. A test holds this gate against the
+        full pass over every case and example file."""
+        words: set[str] | None = None
+        aliases = _module_aliases()
+        for path, exact in binding_paths(imports):
+            if exact:
+                if successor(self.target, path) is not None:
+                    return True
+                continue
+            words = code_words(code) if words is None else words
+            if any(successor(self.target, q) is not None for q in _reachable_names(path, words)):
+                return True
+            if any(reachable(a, path, words) or path.startswith(a + ".") for a in aliases):
+                return True
+        return False
+
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        """Three passes, each resolving qualified names only when a metadata-free test says it may act: the
+        moved-names pass when `may_act`, the keyword pass when the code spells an old keyword `old=`, the marking
+        pass when an import names a removed TRL name or module (`_gone`). On most files none of them runs, and the
+        rule costs a walk over the import statements."""
         view = copy.copy(self)
         view.target = _atlas().release(ctx.options.target_trl)
         module = SymbolMigration.transform(view, wrapper, ctx)
-        if module is not wrapper.module:
+        if module is wrapper.module:
+            text = ctx.module_code(wrapper)
+        else:
             wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        text = module.code
+            text = module.code
+        imports = import_statements(module)
         passes: list[type[_AtlasPass]] = []
         if any(f"{old}=" in text for old in renamed_keywords()):
             passes.append(_RenameKeywords)
-        removed = _RemovedImports(view.target)
-        wrapper.module.visit(removed)  # a read-only walk: the marking pass rebuilds every node, so only when needed
-        if removed.found:
+        # the marking pass rebuilds every node, so only when an import would be marked
+        if any(_gone(view.target, _import_qnames(node) if isinstance(node, cst.Import)
+                     else _import_from_qnames(view.target, node)) for node in imports):
             passes.append(_MarkRemoved)
         for kind in passes:
             t = kind(view, ctx)
@@ -262,23 +343,6 @@ def _import_from_qnames(target: str, node: cst.ImportFrom) -> list[str]:
 
 def _import_qnames(node: cst.Import) -> list[str]:
     return [name for alias in node.names if (name := dotted(alias.name) or "").startswith("trl.")]
-
-
-class _RemovedImports(cst.CSTVisitor):
-    """Read-only: `found` is True when some import names a TRL name or module `_MarkRemoved` would mark."""
-
-    def __init__(self, target: str) -> None:
-        super().__init__()
-        self.target = target
-        self.found = False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self.found = self.found or bool(_gone(self.target, _import_from_qnames(self.target, node)))
-        return False
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self.found = self.found or bool(_gone(self.target, _import_qnames(node)))
-        return False
 
 
 MIGRATION = AtlasMoves()

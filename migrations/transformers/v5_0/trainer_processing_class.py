@@ -41,8 +41,9 @@ _NOTE = "transformers 5.0 removed the tokenizer= alias; processing_class= works 
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider)
 
-    def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, tree: ast.Module | None) -> None:
         super().__init__(rule, ctx)
+        self._tree = tree  # the module read with `ast` (None: `ast` refuses it, no project subclass is known)
         self._local: dict[str, str] = {}  # the project's subclasses reachable here: local name -> library trainer
         self._classes: list[tuple[str | None, bool]] = []  # per enclosing class: (its trainer base, own .tokenizer)
         self._class_names: list[tuple[str, int]] = []  # per enclosing class: (its name, functions around it)
@@ -51,9 +52,8 @@ class _Transformer(MigrationTransformer):
         self.changed = False
 
     def visit_Module(self, node: cst.Module) -> None:
-        try:
-            tree = ast.parse(node.code)
-        except (SyntaxError, ValueError):
+        tree = self._tree
+        if tree is None:
             return
         imported = imported_subclasses(tree, self.ctx.path, TRAINERS, "tokenizer")
         self._local = {**imported, **subclasses_in(tree, TRAINERS, "tokenizer", imported)}
@@ -154,13 +154,34 @@ class _Transformer(MigrationTransformer):
         return updated_node.with_changes(attr=cst.Name("processing_class"))
 
 
+def _names_tokenizer(node: ast.AST) -> bool:
+    """A `tokenizer=` keyword or a `.tokenizer` attribute."""
+    if isinstance(node, ast.keyword):
+        return node.arg == "tokenizer"
+    return isinstance(node, ast.Attribute) and node.attr == "tokenizer"
+
+
 class TrainerProcessingClass(PythonMigration):
     summary = "transformers.Trainer(tokenizer=) -> processing_class= (removed in 5.0), subclasses included"
     triggers = ("tokenizer",)
     # a file calling a project subclass imported from another module may not mention transformers at all; such a
     # subclass is nearly always named `...Trainer`
     requires = ("transformers", "Trainer")
-    transformer = _Transformer
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        """The transformer, unless the module has no `tokenizer=` keyword and no `.tokenizer` attribute (read with
+        `ast`, which the transformer needs anyway): the only nodes it rewrites or marks. The trigger `tokenizer`
+        lets in every file that names a tokenizer variable; this skips the metadata the transformer would resolve
+        for nothing there (an `ast` name is the NFKC form of libcst's, so an ASCII `tokenizer` is found by both)."""
+        try:
+            tree: ast.Module | None = ast.parse(ctx.module_code(wrapper))
+        except (SyntaxError, ValueError):
+            tree = None
+        if tree is not None and not any(_names_tokenizer(n) for n in ast.walk(tree)):
+            return wrapper.module
+        visitor = _Transformer(self, ctx, tree)
+        new = wrapper.visit(visitor)
+        return new if visitor.changed else wrapper.module
 
 
 MIGRATION = TrainerProcessingClass()
