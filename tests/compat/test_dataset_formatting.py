@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import warnings
 
-import datasets
 import pytest
 
-import compat.trl
-from compat.tiny import tiny_tokenizer
+datasets = pytest.importorskip("datasets", reason="the copies build datasets (absent in the bare env)")
+
+import compat.trl  # noqa: E402
+from compat.tiny import tiny_tokenizer  # noqa: E402
 
 _CONV = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
