@@ -192,7 +192,9 @@ class SymbolTransformer(MigrationTransformer):
         new_small: list[cst.BaseSmallStatement] = []
         extra: list[cst.BaseSmallStatement] = []
         touched = False
-        comments = any(ln.comment is not None for ln in updated_node.leading_lines)
+        # a statement all of whose imports would join other lines disappears: not when it carries something of its own
+        # (comments, blank lines that separate import groups, markers this pass put on it)
+        own_lines = bool(updated_node.leading_lines) or bool(self._pending.get(id(original_node)))
         for s in updated_node.body:
             if isinstance(s, cst.ImportFrom):
                 out = self._rewrite_import_from(s)
@@ -205,7 +207,7 @@ class SymbolTransformer(MigrationTransformer):
                 continue
             touched = True
             source = module_name(s) if isinstance(s, cst.ImportFrom) else None
-            if len(updated_node.body) == 1 and not (comments and all(
+            if len(updated_node.body) == 1 and not (own_lines and all(
                     isinstance(o, cst.ImportFrom) and module_name(o) != source for o in out)):
                 out = [o for o in out if not self._merge_later(o, source)]
             if out:

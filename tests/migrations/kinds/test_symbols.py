@@ -232,3 +232,13 @@ def test_table_moves_join_an_import_line_of_the_same_module():
         # the trainer
         from compat.trl import NewTrainer
     """)
+    # nor does a statement that opens an import group (a blank line before it): the group's layout stays
+    check(TABLE, """\
+        from compat.trl import Helper
+
+        from trl.experimental.old_pkg import OldTrainer
+    """, """\
+        from compat.trl import Helper
+
+        from compat.trl import NewTrainer
+    """)

@@ -53,6 +53,18 @@ def test_wandb_padding_is_defined_locally():
     assert out.count("WANDB_PADDING =") == 1 and "-2" in out
 
 
+def test_markers_on_an_import_whose_names_all_leave_stay_in_the_file():
+    """`set_seed` moves to transformers (an import line of which is there to join) and `stack_dicts` is dropped and
+    marked on the statement: the statement stays, as `from transformers import set_seed`, with its marker (merging
+    it away would lose the marker the report lists)."""
+    out, findings = run(RULE, "from transformers import AutoTokenizer\nfrom trl.core import set_seed, stack_dicts\n\n"
+                              "set_seed(0)\nstats = stack_dicts(batch)\n")
+    assert out.startswith("from transformers import AutoTokenizer\n# TODO(trl-compat): trl.core.stack_dicts was removed")
+    assert "\nfrom transformers import set_seed\n" in out
+    markers = sum(1 for line in out.splitlines() if "TODO(trl-compat)" in line)
+    assert markers == len([f for f in findings if not f.changed]) == 2
+
+
 def test_helper_without_successor_is_flagged():
     out, findings = run(RULE, "from trl.core import stack_dicts\n\nstats = stack_dicts(batch)\n")
     assert "from trl.core" not in out
