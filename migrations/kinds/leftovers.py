@@ -28,7 +28,7 @@ from migrations.base import TODO_PREFIX, Migration, MigrationTransformer, RuleCo
 if TYPE_CHECKING:
     from compat.check.analyze import Checker, Problem
 
-__all__ = ["LeftoverMarker", "checker", "mark_lines", "trl_owned"]
+__all__ = ["LeftoverMarker", "callable_and_keyword", "checker", "mark_lines", "trl_owned"]
 
 
 @lru_cache(maxsize=8)
@@ -51,16 +51,22 @@ def _training_arguments_fields() -> frozenset[str]:
     return frozenset(fields)
 
 
+def callable_and_keyword(problem: Problem) -> tuple[str, str | None]:
+    """(the callable, the keyword) an `unknown-keyword` problem names (`trl.SFTConfig(warmup_ratio=)` ->
+    `("trl.SFTConfig", "warmup_ratio")`); (the name, None) for any other problem."""
+    name = problem.name
+    if problem.code != "unknown-keyword" or "(" not in name:
+        return name, None
+    return name[: name.index("(")], name[name.index("(") + 1:].rstrip("=)")
+
+
 def trl_owned(problem: Problem) -> bool:
     """A problem of a TRL name that is not a keyword inherited from `TrainingArguments` (those are the stack's)."""
     name = problem.name
     if not (name == "trl" or name.startswith("trl.")):
         return False
-    if problem.code == "unknown-keyword" and "(" in name:
-        keyword = name[name.index("(") + 1:].rstrip("=)")
-        if keyword in _training_arguments_fields():
-            return False
-    return True
+    keyword = callable_and_keyword(problem)[1]
+    return keyword is None or keyword not in _training_arguments_fields()
 
 
 class LeftoverMarker(MigrationTransformer):

@@ -30,7 +30,12 @@ import libcst as cst
 from packaging.version import Version
 
 from migrations.base import RUNS_LAST, Options, PythonMigration, RuleContext
-from migrations.kinds.leftovers import checker, mark_lines, trl_owned
+from migrations.kinds.leftovers import (
+    callable_and_keyword,
+    checker,
+    mark_lines,
+    trl_owned,
+)
 
 if TYPE_CHECKING:
     from compat.check.analyze import Problem
@@ -76,10 +81,8 @@ def _added_after(problem: Problem, floor: str) -> str | None:
     config keyword, the release of transformers whose `TrainingArguments` added it: `trackio_space_id`, 4.57)."""
     from migrations.atlas import Atlas
 
-    name = problem.name
-    keyword = None
-    if problem.code == "unknown-keyword" and "(" in name:
-        name, keyword = name[: name.index("(")], name[name.index("(") + 1:].rstrip("=)")
+    name, keyword = callable_and_keyword(problem)
+    if keyword is not None:
         if name.split(".")[0] == "trl":  # a TRL config's keyword inherited from TrainingArguments: transformers'
             name = "transformers.TrainingArguments"
     elif problem.code not in ("missing-name", "missing-module"):
