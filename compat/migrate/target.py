@@ -135,6 +135,19 @@ def trl_pins(folder: str) -> list[tuple[str, str]]:
     return package_pins(folder, "trl")
 
 
+def run_pins(paths: list[str], package: str) -> list[tuple[str, str]]:
+    """`package_pins` of the folder of each path of a run (each folder once, in order)."""
+    pins: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for p in paths:
+        folder = p if os.path.isdir(p) else (os.path.dirname(p) or ".")
+        key = os.path.realpath(folder)
+        if key not in seen:
+            seen.add(key)
+            pins.extend(package_pins(folder, package))
+    return pins
+
+
 def package_pins(folder: str, package: str) -> list[tuple[str, str]]:
     """(file, requirement text) for every `package` requirement in the manifests of `folder` and the folders above
     it (the files the module docstring lists)."""
@@ -171,17 +184,10 @@ def package_pins(folder: str, package: str) -> list[tuple[str, str]]:
 def detect_target(paths: list[str]) -> TargetChoice:
     """The target TRL for a run over `paths`: the newest a repo pin allows (see the module docstring)."""
     best: TargetChoice | None = None
-    seen: set[str] = set()
-    for p in paths:
-        folder = p if os.path.isdir(p) else (os.path.dirname(p) or ".")
-        key = os.path.realpath(folder)
-        if key in seen:
-            continue
-        seen.add(key)
-        for path, line in trl_pins(folder):
-            version = target_from_specifier(Requirement(line).specifier)
-            if version is not None and (best is None or version > best.version):
-                best = TargetChoice(version, f"{os.path.relpath(path)}: {line}")
+    for path, line in run_pins(paths, "trl"):
+        version = target_from_specifier(Requirement(line).specifier)
+        if version is not None and (best is None or version > best.version):
+            best = TargetChoice(version, f"{os.path.relpath(path)}: {line}")
     return best or TargetChoice(NEWEST, "no trl pin >= 1.13 found: newest known release")
 
 
@@ -245,18 +251,11 @@ def detect_library_target(paths: list[str], library: str, target_trl: Version,
                               f"({atlas.releases()[0]} .. {atlas.releases()[-1]}, one release per minor)")
         return TargetChoice(wanted if wanted in same else same[-1], f"--target-{library} {override}")
     best: TargetChoice | None = None
-    seen: set[str] = set()
-    for p in paths:
-        folder = p if os.path.isdir(p) else (os.path.dirname(p) or ".")
-        key = os.path.realpath(folder)
-        if key in seen:
-            continue
-        seen.add(key)
-        for path, line in package_pins(folder, library):
-            spec = Requirement(line).specifier
-            fits = [v for v in allowed if spec.contains(v, prereleases=True)]
-            if fits and (best is None or fits[-1] > best.version):
-                best = TargetChoice(fits[-1], f"{os.path.relpath(path)}: {line}")
+    for path, line in run_pins(paths, library):
+        spec = Requirement(line).specifier
+        fits = [v for v in allowed if spec.contains(v, prereleases=True)]
+        if fits and (best is None or fits[-1] > best.version):
+            best = TargetChoice(fits[-1], f"{os.path.relpath(path)}: {line}")
     return best or TargetChoice(allowed[-1], f"no {library} pin that TRL {target_trl} allows: newest release "
                                               f"it allows ({trl_spec})")
 
