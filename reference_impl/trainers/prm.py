@@ -19,7 +19,8 @@ steps, then `max_length` the whole row.) A token-classification model (`AutoMode
 
     L = -(1 / N) * sum over labelled positions t of log softmax(z_t)[y_t],    z_t = the model's 2 logits at t,
 
-with N the number of labelled positions in the optimizer step (transformers' `num_items_in_batch`). TRL 1.13 lets
+with N the number of labelled positions in the optimizer step (transformers' `num_items_in_batch`;
+`reference_impl.losses.reward.process_reward_loss`). TRL 1.13 lets
 the model compute the loss; transformers' generic token-classification heads (Llama, Qwen2, Mistral, ... on 5.24)
 drop `num_items_in_batch` and return the micro-batch mean while the Trainer, seeing a model that accepts loss
 kwargs, skips its division by the accumulation steps: without gradient accumulation both give the same number, with
@@ -38,7 +39,8 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
+
+from reference_impl.losses.reward import process_reward_loss
 
 from . import _data
 from ._base import TRANSFORMERS_VERSION, _BaseTrainer, _coerce_args
@@ -64,16 +66,6 @@ def compute_accuracy(eval_pred: Any) -> dict[str, float]:
     predictions, labels = np.argmax(predictions, axis=2).reshape(-1), np.asarray(labels).reshape(-1)
     keep = labels != -100
     return {"accuracy": float(np.mean(predictions[keep] == labels[keep]))}
-
-
-def step_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch: Any = None) -> torch.Tensor:
-    """Cross-entropy on the labelled positions of `[B, T, C]` logits (fp32), summed and divided by
-    `num_items_in_batch` when given, else averaged over this batch's labelled positions."""
-    flat_logits, flat_labels = logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1).to(logits.device)
-    if num_items_in_batch is None:
-        return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100)
-    total = F.cross_entropy(flat_logits, flat_labels, ignore_index=-100, reduction="sum")
-    return total / torch.as_tensor(num_items_in_batch, device=total.device)
 
 
 class PRMTrainer(_BaseTrainer):
@@ -183,7 +175,7 @@ class PRMTrainer(_BaseTrainer):
     def compute_loss(self, model: Any, inputs: dict[str, torch.Tensor], return_outputs: bool = False,
                      num_items_in_batch: Any = None) -> Any:
         outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
-        loss = step_loss(outputs.logits, inputs["labels"], num_items_in_batch)
+        loss = process_reward_loss(outputs.logits, inputs["labels"], num_items_in_batch=num_items_in_batch)
         if num_items_in_batch is None and self._mode == "train":
             loss = loss / self._accumulation_steps()  # a batch mean (no N counted): scaled for accumulation here
         elif num_items_in_batch is not None and self.args.average_tokens_across_devices:

@@ -129,6 +129,29 @@ def _ce64(logits, labels, denominator=None) -> float:
     return total / (count if denominator is None else denominator)
 
 
+def test_process_reward_loss_is_float64_cross_entropy() -> None:
+    """`process_reward_loss` on random logits, some positions unlabelled: the value and its gradient."""
+    import torch
+
+    from reference_impl.losses import process_reward_loss
+
+    g = torch.Generator().manual_seed(3)
+    logits = (torch.randn(3, 7, 2, generator=g) * 2).requires_grad_()
+    labels = torch.randint(0, 2, (3, 7), generator=g)
+    labels[:, :3] = -100
+    labels[1] = -100
+    mean = process_reward_loss(logits, labels)
+    H.assert_close(mean.item(), _ce64(logits.detach(), labels), tol=1e-6, what="mean")
+    scaled = process_reward_loss(logits, labels, num_items_in_batch=torch.tensor(20))
+    H.assert_close(scaled.item(), _ce64(logits.detach(), labels, denominator=20), tol=1e-6, what="sum / N")
+    (grad,) = torch.autograd.grad(scaled, logits)
+    p = torch.softmax(logits.detach().double(), -1)  # d/dz of -log softmax(z)[y] = softmax(z) - onehot(y)
+    expected = torch.zeros_like(p)
+    for b, t in (labels != -100).nonzero().tolist():
+        expected[b, t] = (p[b, t] - torch.nn.functional.one_hot(labels[b, t], 2).double()) / 20
+    torch.testing.assert_close(grad.double(), expected, atol=1e-7, rtol=1e-6)
+
+
 @pytest.mark.slow
 def test_compute_loss_is_cross_entropy_on_the_step_tokens(tmp_path) -> None:
     import torch
