@@ -25,6 +25,9 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
                             (_REF, "DistillationTrainer")),
     "DistillationConfig": (("trl", "DistillationConfig"), (f"{_EXP}.distillation", "DistillationConfig"),
                            (_REF, "DistillationConfig")),
+    # PRM: trl.experimental.prm until 1.13, removed in 1.14 (#7133) -> the reference implementation
+    "PRMTrainer": ((f"{_EXP}.prm", "PRMTrainer"), (_REF, "PRMTrainer")),
+    "PRMConfig": ((f"{_EXP}.prm", "PRMConfig"), (_REF, "PRMConfig")),
     # BCO: trl.experimental.bco until 1.13, removed in 1.14 (#7136) -> the reference implementation
     "BCOTrainer": ((f"{_EXP}.bco", "BCOTrainer"), (_REF, "BCOTrainer")),
     "BCOConfig": ((f"{_EXP}.bco", "BCOConfig"), (_REF, "BCOConfig")),

@@ -13,8 +13,8 @@ calls judges on its own (`judge.judge(prompts, completions)` in evaluation scrip
 Where each trainer lives on the targets (wheels 1.13.0 ... 1.16.0): `trl.experimental.{orpo,cpo,gkd,online_dpo}` on
 every line; `trl.experimental.{bco,xpo,nash_md,prm}` on 1.13 only. The imports are pointed at `trl.experimental.*`
 (the names the target has, no `compat` needed); on a 1.14+ target the four removed packages get what the 1.14 rules
-give them: BCO -> `compat.trl` (the reference BCO trainer, `removed-bco`), XPO / Nash-MD / PRM -> markers pointing to
-`removed-xpo` / `removed-nash-md` / `removed-prm`.
+give them: BCO -> `compat.trl` (the reference BCO trainer, `removed-bco`), PRM -> `compat.trl` (the reference PRM
+trainer, `removed-prm`), XPO / Nash-MD -> markers pointing to `removed-xpo` / `removed-nash-md`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ _REMOVED_IN_1_14 = {
     "xpo": Gone("trl.experimental.xpo was removed in TRL 1.14: keep TRL 1.13 for this code",
                 "removed-xpo"),
     "nash_md": Gone("trl.experimental.nash_md was removed in TRL 1.14: keep TRL 1.13 for this code", "removed-nash-md"),
-    "prm": Gone("trl.experimental.prm was removed in TRL 1.14: keep TRL 1.13 for this code", "removed-prm"),
+    "prm": Moved("compat.trl", "", "trl.experimental.prm was removed in TRL 1.14: the reference PRM trainer "
+                  "(the project now needs trl-compat)"),
 }
 _JUDGE_MSG = "TRL judges were removed in 1.1: score with reward_funcs / your own function"
 _JUDGE_NOTE = "removed from TRL in 1.1; trl-compat keeps the 1.0.0 class (the project now needs trl-compat)"

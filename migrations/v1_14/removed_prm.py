@@ -1,24 +1,28 @@
-"""TRL 1.14 removed `trl.experimental.prm` (#7133), the process reward model trainer, with no successor.
+"""TRL 1.14 removed `trl.experimental.prm` (#7133), the process reward model trainer, with no successor: PRM code
+moves to `compat.trl.PRMTrainer` / `PRMConfig`.
 
-A step-level reward model cannot be expressed with `RewardTrainer` (one score per sequence) without changing the data
-and the model head, so the rule marks every import and use with a TODO.
+Choice: `trl.RewardTrainer` scores whole sequences (one scalar per sequence, a sequence-classification head, paired
+data), a process reward model one label per step (a token-classification head, step-labelled data), so no TRL 1.14+
+trainer can take this code. The rule keeps the PRM objective: `compat.trl` resolves to TRL's own PRM trainer on
+TRL <= 1.13 and to the reference implementation (`reference_impl.PRMTrainer`, TRL 1.13's constructor, config fields
+and tokenization) on 1.14+. On a 1.13 target the rule does not run: `trl.experimental.prm` is kept.
 """
 
 from __future__ import annotations
 
-from migrations.kinds.symbols import SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
-_MSG = (
-    "trl.experimental.prm was removed in TRL 1.14 with no successor: keep TRL 1.13 for this code; trl.RewardTrainer "
-    "scores whole sequences, not steps"
-)
+_MOD = "trl.experimental.prm"
 
 
 class RemovedPRM(SymbolMigration):
-    fix_safety = "safe"
-    summary = "trl.experimental.prm (removed in 1.14, no successor) -> TODO"
+    summary = "trl.experimental.prm (removed in 1.14) -> compat.trl.PRMTrainer/PRMConfig (reference PRM on 1.14+)"
     triggers = ("prm",)
-    removed_modules = {"trl.experimental.prm": _MSG}
+    removed_modules = {_MOD: "trl.experimental.prm was removed in TRL 1.14; use compat.trl.PRMTrainer/PRMConfig"}
+    symbols = {
+        f"{_MOD}.PRMTrainer": Moved("compat.trl", "PRMTrainer", "the reference PRM trainer on TRL >= 1.14"),
+        f"{_MOD}.PRMConfig": Moved("compat.trl", "PRMConfig"),
+    }
 
 
 MIGRATION = RemovedPRM()

@@ -11,7 +11,7 @@ One module per family; each module's ``__all__`` is its export list, and this pa
 * :mod:`.preference` -- the DPO family, CPO (AlphaPO), SimPO, ORPO
 * :mod:`.unpaired` -- KTO, BCO
 * :mod:`.policy` -- the clipped surrogate, the GRPO family, RLOO, A*-PO
-* :mod:`.reward` -- Bradley-Terry reward modelling
+* :mod:`.reward` -- Bradley-Terry reward modelling and process (step) reward models
 * :mod:`.distillation` -- generalised JSD / KL distillation
 * :mod:`.fused_linear` -- the TRL 1.13 ``trl.losses`` adapters
 """

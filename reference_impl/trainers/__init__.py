@@ -22,6 +22,7 @@ EXPORTS: dict[str, str] = {
     "A2POTrainer": "a2po", "A2POConfig": "a2po",
     "DistillationTrainer": "distillation", "DistillationConfig": "distillation",
     "RewardTrainer": "reward", "RewardConfig": "reward",
+    "PRMTrainer": "prm", "PRMConfig": "prm",
     "create_reference_model": "_model",
     "UnsupportedFieldError": "_config",
 }

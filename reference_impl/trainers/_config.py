@@ -12,6 +12,7 @@ so nothing is ever silently ignored. Fields TRL does not have at all raise the d
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +30,20 @@ def option(default: Any = None, help: str = "", *, factory: Any = None) -> Any:
     return field(default=default, metadata={"help": help})
 
 
+# An unsupported field says so in its help text, which is also where `BaseConfig` reads it back: a field's metadata
+# holds nothing but `help`, since `transformers.HfArgumentParser` (how TRL's example scripts build their configs)
+# passes every metadata key to `argparse.add_argument`, which refuses keys it does not know.
+_UNSUPPORTED_HELP = re.compile(r"Unsupported here \((?P<why>.*)\); keep the default\.")
+
+
 def unsupported(default: Any = None, why: str = "not implemented in reference_impl") -> Any:
     """A TRL field we accept only at its default; any other value raises `UnsupportedFieldError`."""
-    return field(default=default, metadata={"help": f"Unsupported here ({why}); keep the default.",
-                                            "unsupported": why})
+    return field(default=default, metadata={"help": f"Unsupported here ({why}); keep the default."})
+
+
+def _unsupported_reason(f: dataclasses.Field) -> str | None:
+    match = _UNSUPPORTED_HELP.fullmatch(f.metadata.get("help", ""))
+    return match["why"] if match else None
 
 
 def _resolve_auto_padding(config: Any) -> None:
@@ -60,7 +71,7 @@ class BaseConfig(TrainingArguments):
     def __post_init__(self) -> None:
         self.bf16 = (not self.fp16) if self.bf16 is None else self.bf16
         for f in dataclasses.fields(self):
-            why = f.metadata.get("unsupported")
+            why = _unsupported_reason(f)
             if why is None:
                 continue
             value = getattr(self, f.name)

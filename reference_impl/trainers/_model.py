@@ -212,7 +212,11 @@ def load_causal_lm(model: str | nn.Module, args: Any, kind: str = "causal-lm") -
     """`model` itself, or `from_pretrained(model, **args.model_init_kwargs)` when it is a name or path."""
     if not isinstance(model, str):
         return model
-    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+    from transformers import (
+        AutoModelForCausalLM,
+        AutoModelForSequenceClassification,
+        AutoModelForTokenClassification,
+    )
 
     kwargs = dict(args.model_init_kwargs or {})
     kwargs.setdefault("trust_remote_code", args.trust_remote_code)
@@ -223,6 +227,9 @@ def load_causal_lm(model: str | nn.Module, args: Any, kind: str = "causal-lm") -
     if kind == "sequence-classification":
         kwargs.setdefault("num_labels", 1)
         return AutoModelForSequenceClassification.from_pretrained(model, **kwargs)
+    if kind == "token-classification":  # a process reward model: one wrong/correct score per step
+        kwargs.setdefault("num_labels", 2)
+        return AutoModelForTokenClassification.from_pretrained(model, **kwargs)
     return AutoModelForCausalLM.from_pretrained(model, **kwargs)
 
 

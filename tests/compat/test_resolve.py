@@ -155,6 +155,8 @@ def _expected(v: Version) -> dict[str, str]:
         "OnlineDPOTrainer": "trl.experimental.online_dpo.OnlineDPOTrainer",
         "OnlineDPOConfig": "trl.experimental.online_dpo.OnlineDPOConfig",
         "create_reference_model": "trl.experimental.utils.create_reference_model",
+        "PRMTrainer": "trl.experimental.prm.PRMTrainer" if on_113 else "reference_impl.PRMTrainer",
+        "PRMConfig": "trl.experimental.prm.PRMConfig" if on_113 else "reference_impl.PRMConfig",
         "BCOTrainer": "trl.experimental.bco.BCOTrainer" if on_113 else "reference_impl.BCOTrainer",
         "BCOConfig": "trl.experimental.bco.BCOConfig" if on_113 else "reference_impl.BCOConfig",
         "prepare_multimodal_messages_vllm": "trl.data_utils.prepare_multimodal_messages_vllm" if before_115

@@ -129,6 +129,20 @@ def first_log(trainer: Any) -> dict[str, float]:
     return logs[0]
 
 
+def train_two_steps(trainer: Any, lora: bool = False) -> set[str]:
+    """Train (configured for 2 steps): both logged steps finite, some parameter moved, with LoRA only adapters (and
+    a classification head) moved. Returns the names of the parameters that moved."""
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "loss" in h]
+    assert len(logs) == 2 and all(math.isfinite(h["loss"]) and math.isfinite(h["grad_norm"]) for h in logs), logs
+    changed = {n for n, p in trainer.model.named_parameters() if not torch.equal(before[n], p.detach())}
+    assert changed, "no parameter moved"
+    if lora:
+        assert all("lora_" in n or "score" in n for n in changed), sorted(changed)[:5]
+    return changed
+
+
 def assert_close(ours: float, theirs: float, tol: float = 1e-4, what: str = "") -> None:
     assert math.isfinite(ours) and math.isfinite(theirs), (what, ours, theirs)
     assert abs(ours - theirs) <= tol * max(1.0, abs(theirs)), f"{what}: ours={ours!r} trl={theirs!r}"

@@ -144,3 +144,49 @@ def test_bco_loss_vs_trl113_experimental():
     torch.testing.assert_close(loss, losses.mean())
     assert float(metrics["delta"]) == pytest.approx(float(delta))
     assert mine_running.mean == pytest.approx(running.mean) and mine_running.var == pytest.approx(running.var)
+
+
+@pytest.mark.parametrize("options", [
+    dict(), dict(step_separator=" ; ;"), dict(train_on_last_step_only=True), dict(max_completion_length=5),
+    dict(max_length=9), dict(train_on_last_step_only=True, is_eval=True),
+])
+def test_prm_tokenize_row_vs_trl113(options):
+    """Oracle: TRL 1.13 ``trl.experimental.prm.PRMTrainer.tokenize_row`` on the rows of the reference PRM tests."""
+    from trl.experimental.prm import PRMTrainer
+
+    from reference_impl import PRMTrainer as Ours
+
+    from . import _trainer_helpers as H
+    from .test_prm import step_dataset
+
+    kwargs = {**dict(step_separator="\n", max_length=None, max_completion_length=None, train_on_last_step_only=False,
+                     is_eval=False), **options}
+    tokenizer = H.tokenizer("right")
+    for row in step_dataset(6):
+        assert Ours.tokenize_row(row, tokenizer, **kwargs) == PRMTrainer.tokenize_row(row, tokenizer, **kwargs)
+
+
+@pytest.mark.slow
+def test_prm_first_step_vs_trl113(tmp_path):
+    """Oracle: TRL 1.13's ``PRMTrainer`` itself: same tiny model, data and config -> the same first-step loss and
+    gradient norm, and the same evaluation loss and accuracy. Without gradient accumulation only: with it, TRL's
+    loss is the sum of the micro-batch means (transformers' token-classification heads drop `num_items_in_batch`
+    while the Trainer skips its division), ours the mean over the step (see ``reference_impl/trainers/prm.py``)."""
+    from trl.experimental.prm import PRMConfig, PRMTrainer
+
+    import reference_impl as ri
+
+    from . import _trainer_helpers as H
+    from .test_prm import step_dataset, token_classifier
+
+    results = []
+    for trainer_cls, config_cls in ((PRMTrainer, PRMConfig), (ri.PRMTrainer, ri.PRMConfig)):
+        kw = H.config_kwargs(tmp_path / trainer_cls.__module__, per_device_train_batch_size=4)
+        trainer = trainer_cls(token_classifier(), args=config_cls(**kw), train_dataset=step_dataset(),
+                              eval_dataset=step_dataset(5), processing_class=H.tokenizer("right"))
+        results.append((H.first_log(trainer), trainer.evaluate()))
+    (theirs, their_eval), (mine, my_eval) = results
+    for key in ("loss", "grad_norm"):
+        H.assert_close(mine[key], theirs[key], tol=1e-5, what=key)
+    H.assert_close(my_eval["eval_loss"], their_eval["eval_loss"], tol=1e-5, what="eval_loss")
+    assert my_eval["eval_accuracy"] == their_eval["eval_accuracy"]
