@@ -142,6 +142,31 @@ def _is_wandb_available() -> bool:
     return find_spec("wandb") is not None
 
 
+def _warmup(ratio: float, steps: float | None = None) -> dict[str, float]:
+    """`TrainingArguments(**warmup(ratio))` / `SFTConfig(**warmup(ratio, steps=n))`: the warmup keywords of the
+    installed transformers, for code written with `warmup_ratio=` (rule `warmup-ratio`).
+
+    Where the installed `TrainingArguments` still has the field `warmup_ratio` (transformers <= 5.14) this returns the
+    keywords as they were written (`warmup_ratio=`, and `warmup_steps=` when given): the call is the original one.
+    transformers 5.15 removed the field; 5.x reads a `warmup_steps` below 1 as a ratio of the training steps (5.0-5.14
+    turned `warmup_ratio` into exactly that), so there this returns `warmup_steps=` chosen as transformers 4.x chose
+    (`get_warmup_steps`: the steps when they are above 0, else the ratio). A ratio of 1 or more (4.x took 1.0 as
+    "warm up over every step") has no 5.15+ spelling as a ratio: `ValueError`.
+    """
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    if any(f.name == "warmup_ratio" for f in dataclasses.fields(TrainingArguments)):
+        return {"warmup_ratio": ratio} if steps is None else {"warmup_ratio": ratio, "warmup_steps": steps}
+    if steps is not None and steps > 0:
+        return {"warmup_steps": steps}
+    if not 0 <= ratio < 1:
+        raise ValueError(f"warmup ratio {ratio!r}: transformers 5.15+ takes a ratio as warmup_steps in [0, 1); "
+                         "pass a number of steps (warmup_steps=N) instead")
+    return {"warmup_steps": ratio}
+
+
 def _get_kbit_device_map() -> dict[str, int] | None:
     """Copy of TRL <= 1.7 `trl.get_kbit_device_map`: this process's local device for k-bit (bitsandbytes) loading."""
     import torch
