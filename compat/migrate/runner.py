@@ -152,10 +152,15 @@ DEEP_RECURSION_LIMIT = 60_000
 class _LocalClassIndex:
     """Builds the run's `LocalClasses` (`migrations.kinds.local_classes`) from the bytes the walk reads anyway: a
     file's module name is its path from the topmost folder of its `__init__.py` chain (`src/alignment/configs.py`
-    -> `alignment.configs`, `scripts/run_sft.py` -> `run_sft`); only files passing the byte gate are parsed (`ast`)."""
+    -> `alignment.configs`, `scripts/run_sft.py` -> `run_sft`). A file naming TRL, TrainingArguments or a parser
+    (`local_classes.SEED`) is parsed (`ast`) as it is read; any other file with classes is remembered by the words
+    its classes derive from, and read again and parsed only when one of those names a class the index holds
+    (repeated to a fixed point), so a big tree without TRL costs a regex pass, not a parse of every file."""
 
     def __init__(self) -> None:
         self.parts: list[tuple[tuple, tuple]] = []
+        self.known: set[bytes] = set()  # names of the classes indexed so far
+        self.waiting: list[tuple[str, str, str, bool, frozenset[bytes]]] = []  # path, real, module, package, words
 
     @staticmethod
     @functools.lru_cache(maxsize=4096)
@@ -177,10 +182,31 @@ class _LocalClassIndex:
         parts = self._package_parts(folder) + (() if is_package else (base[:-3],))
         if not parts or not all(p.isidentifier() for p in parts):
             return
-        self.parts.append(local_classes.module_entries(".".join(parts), data.decode("utf-8", "replace"), path,
-                                                       is_package))
+        module = ".".join(parts)
+        if local_classes.SEED.search(data):
+            self._parse(module, data, path, is_package)
+        else:
+            self.waiting.append((path, real, module, is_package, local_classes.referenced_words(data, is_package)))
+
+    def _parse(self, module: str, data: bytes, path: str, is_package: bool) -> None:
+        entries = local_classes.module_entries(module, data.decode("utf-8", "replace"), path, is_package)
+        self.parts.append(entries)
+        self.known |= {c.qname.rsplit(".", 1)[-1].encode() for c in entries[0]}
 
     def index(self) -> local_classes.LocalClasses | None:
+        grew = True
+        while grew and self.waiting:
+            grew = False
+            for item in [w for w in self.waiting if w[4] & self.known]:
+                self.waiting.remove(item)
+                path, real, module, is_package, _ = item
+                try:
+                    data, _ = _read_regular(real, MAX_FILE_BYTES)
+                except _Skip:
+                    continue
+                before = len(self.known)
+                self._parse(module, data, path, is_package)
+                grew = grew or len(self.known) > before or is_package
         return local_classes.LocalClasses.merge(self.parts) if self.parts else None
 
 

@@ -78,7 +78,11 @@ def test_gate():
 def test_the_runner_builds_it_from_the_walked_tree(tmp_path: Path):
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "src" / "pkg" / "__init__.py").write_text("from .configs import MyConfig\n")
-    (tmp_path / "src" / "pkg" / "configs.py").write_text("import trl\n\n\nclass MyConfig(trl.SFTConfig):\n    pass\n")
+    # configs.py names no TRL (not parsed as it is read): it is parsed once its base, a class of base.py, is known
+    (tmp_path / "src" / "pkg" / "base.py").write_text("import trl\n\n\nclass Base(trl.SFTConfig):\n    pass\n")
+    (tmp_path / "src" / "pkg" / "configs.py").write_text("from .base import Base\n\n\nclass MyConfig(Base):\n"
+                                                        "    pass\n")
+    (tmp_path / "src" / "pkg" / "other.py").write_text("class Unrelated(dict):\n    pass\n")
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "run.py").write_text(
         "from pkg import MyConfig\nfrom transformers import HfArgumentParser\nfrom trl import SFTTrainer\n\n"
@@ -90,3 +94,20 @@ def test_the_runner_builds_it_from_the_walked_tree(tmp_path: Path):
     diff = entry.diff.decode()
     assert "+training_args.model_init_kwargs = kw\n" in diff
     assert "+trainer = SFTTrainer(model=script_args.model, args=training_args)\n" in diff
+
+
+def test_the_runner_parses_only_what_the_index_needs(tmp_path: Path):
+    from compat.migrate.runner import _LocalClassIndex
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .b import B\n")
+    (tmp_path / "pkg" / "a.py").write_text("import trl\n\n\nclass A(trl.DPOConfig):\n    pass\n")
+    (tmp_path / "pkg" / "b.py").write_text("from .a import A\n\n\nclass B(A):\n    pass\n")
+    (tmp_path / "pkg" / "c.py").write_text("class C(dict):\n    pass\n")
+    builder = _LocalClassIndex()
+    for name in ("__init__.py", "a.py", "b.py", "c.py"):
+        path = tmp_path / "pkg" / name
+        builder.add(str(path), str(path), path.read_bytes())
+    index = builder.index()
+    assert index.base_in("pkg.B", {"trl.DPOConfig"}) == "trl.DPOConfig"
+    assert index.find("pkg.c.C") is None and len(builder.parts) == 3  # c.py was never parsed
