@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from migrations.kinds.trainer_subclasses import _dotted
@@ -185,26 +185,8 @@ class LocalClasses:
             qname = self._alias[qname]
         return self._by_name[qname]
 
-    def base_in(self, qname: str, wanted: Iterable[str]) -> str | None:
-        """The first name of `wanted` the local class `qname` derives from (depth first, bases in order)."""
-        wanted = frozenset(wanted)
-        start = self.find(qname)
-        if start is None:
-            return None
-        stack, seen = [start], set()
-        while stack:
-            cls = stack.pop()
-            if cls.qname in seen:
-                continue
-            seen.add(cls.qname)
-            for base in cls.bases:
-                if base in wanted:
-                    return base
-            stack.extend(c for c in reversed([self.find(b) for b in cls.bases]) if c is not None)
-        return None
-
-    def defines(self, qname: str, method: str) -> bool:
-        """True when the local class `qname` or one of its local bases defines `method` in its own body."""
+    def _lineage(self, qname: str) -> Iterator[LocalClass]:
+        """The local class `qname` and its local bases, depth first, bases in order, each once."""
         start = self.find(qname)
         stack, seen = [start] if start else [], set()
         while stack:
@@ -212,7 +194,14 @@ class LocalClasses:
             if cls.qname in seen:
                 continue
             seen.add(cls.qname)
-            if method in cls.methods:
-                return True
-            stack.extend(c for c in (self.find(b) for b in cls.bases) if c is not None)
-        return False
+            yield cls
+            stack.extend(c for c in reversed([self.find(b) for b in cls.bases]) if c is not None)
+
+    def base_in(self, qname: str, wanted: Iterable[str]) -> str | None:
+        """The first name of `wanted` the local class `qname` derives from (depth first, bases in order)."""
+        wanted = frozenset(wanted)
+        return next((b for cls in self._lineage(qname) for b in cls.bases if b in wanted), None)
+
+    def defines(self, qname: str, method: str) -> bool:
+        """True when the local class `qname` or one of its local bases defines `method` in its own body."""
+        return any(method in cls.methods for cls in self._lineage(qname))
