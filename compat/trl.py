@@ -12,7 +12,8 @@ these names and explain the TRL-native successor in MIGRATION.md. TRL 0.x helper
 imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `ConstantLengthDataset`, TRL 0.19.1),
 `compat._dataset_formatting` (`trl.extras.dataset_formatting`: the 0.26.2 formatting functions, 1.12.0's
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
-`compat._judges` (the judges of TRL 1.0.0).
+`compat._judges` (the judges of TRL 1.0.0). One name is not TRL's: `warmup` (`_warmup`), the warmup keywords of the
+installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed (rule `warmup-ratio`).
 """
 
 from __future__ import annotations
