@@ -50,6 +50,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
     "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
+    # not a TRL name: transformers 5.15 removed TrainingArguments(warmup_ratio=); the keywords of the installed one
+    "warmup": (("compat.trl", "_warmup"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),

@@ -12,7 +12,8 @@ these names and explain the TRL-native successor in MIGRATION.md. TRL 0.x helper
 imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `ConstantLengthDataset`, TRL 0.19.1),
 `compat._dataset_formatting` (`trl.extras.dataset_formatting`: the 0.26.2 formatting functions, 1.12.0's
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
-`compat._judges` (the judges of TRL 1.0.0).
+`compat._judges` (the judges of TRL 1.0.0). One name is not TRL's: `warmup` (`_warmup`), the warmup keywords of the
+installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed (rule `warmup-ratio`).
 """
 
 from __future__ import annotations
@@ -140,6 +141,31 @@ def _is_wandb_available() -> bool:
     from importlib.util import find_spec
 
     return find_spec("wandb") is not None
+
+
+def _warmup(ratio: float, steps: float | None = None) -> dict[str, float]:
+    """`TrainingArguments(**warmup(ratio))` / `SFTConfig(**warmup(ratio, steps=n))`: the warmup keywords of the
+    installed transformers, for code written with `warmup_ratio=` (rule `warmup-ratio`).
+
+    Where the installed `TrainingArguments` still has the field `warmup_ratio` (transformers <= 5.14) this returns the
+    keywords as they were written (`warmup_ratio=`, and `warmup_steps=` when given): the call is the original one.
+    transformers 5.15 removed the field; 5.x reads a `warmup_steps` below 1 as a ratio of the training steps (5.0-5.14
+    turned `warmup_ratio` into exactly that), so there this returns `warmup_steps=` chosen as transformers 4.x chose
+    (`get_warmup_steps`: the steps when they are above 0, else the ratio). A ratio of 1 or more (4.x took 1.0 as
+    "warm up over every step") has no 5.15+ spelling as a ratio: `ValueError`.
+    """
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    if any(f.name == "warmup_ratio" for f in dataclasses.fields(TrainingArguments)):
+        return {"warmup_ratio": ratio} if steps is None else {"warmup_ratio": ratio, "warmup_steps": steps}
+    if steps is not None and steps > 0:
+        return {"warmup_steps": steps}
+    if not 0 <= ratio < 1:
+        raise ValueError(f"warmup ratio {ratio!r}: transformers 5.15+ takes a ratio as warmup_steps in [0, 1); "
+                         "pass a number of steps (warmup_steps=N) instead")
+    return {"warmup_steps": ratio}
 
 
 def _get_kbit_device_map() -> dict[str, int] | None:

@@ -37,6 +37,7 @@ from libcst.metadata import PositionProvider
 from packaging.version import Version
 
 from migrations import libcst_speedups
+from migrations.kinds.local_classes import LocalClasses
 
 libcst_speedups.install()  # libcst's visitor-method lookup, once per provider class (see the module)
 
@@ -80,6 +81,9 @@ class Options:
     # False when the run found no TRL in the project (no file imports `trl`, no manifest requires it): the rules of
     # the stack jump TRL forces (transformers/peft/accelerate folders, launcher configs) then leave it alone.
     uses_trl: bool = True
+    # the repository's own classes across the modules of this run (`migrations.kinds.local_classes`), built by the
+    # runner from the files it walks; None for a single source (`migrate_source`): nothing is known beyond the file
+    local_classes: LocalClasses | None = None
 
     def target(self, library: str) -> Version | None:
         """The version a run targets for `library` ("trl" or a library folder's name); None when not given."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import difflib
+import functools
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.context
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from migrations import select
+from migrations.kinds import local_classes
 from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, gates, gates_match
 
 from . import depth, gitguard, interrupts, resolution
@@ -147,6 +149,67 @@ DEEP_STACK_BYTES = 1 << 30
 DEEP_RECURSION_LIMIT = 60_000
 
 
+class _LocalClassIndex:
+    """Builds the run's `LocalClasses` (`migrations.kinds.local_classes`) from the bytes the walk reads anyway: a
+    file's module name is its path from the topmost folder of its `__init__.py` chain (`src/alignment/configs.py`
+    -> `alignment.configs`, `scripts/run_sft.py` -> `run_sft`). A file naming TRL, TrainingArguments or a parser
+    (`local_classes.SEED`) is parsed (`ast`) as it is read; any other file with classes is remembered by the words
+    its classes derive from, and read again and parsed only when one of those names a class the index holds
+    (repeated to a fixed point), so a big tree without TRL costs a regex pass, not a parse of every file."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[tuple, tuple]] = []
+        self.known: set[bytes] = set()  # names of the classes indexed so far
+        self.waiting: list[tuple[str, str, str, bool, frozenset[bytes]]] = []  # path, real, module, package, words
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def _package_parts(folder: str) -> tuple[str, ...]:
+        if not os.path.isfile(os.path.join(folder, "__init__.py")):
+            return ()
+        parent, name = os.path.split(folder)
+        if not name.isidentifier() or parent == folder:
+            return ()
+        return (*_LocalClassIndex._package_parts(parent), name)
+
+    def add(self, path: str, real: str, data: bytes) -> None:
+        if not path.endswith(".py"):
+            return
+        folder, base = os.path.split(real)
+        is_package = base == "__init__.py"
+        if not local_classes.worth_scanning(data, is_package):
+            return
+        parts = self._package_parts(folder) + (() if is_package else (base[:-3],))
+        if not parts or not all(p.isidentifier() for p in parts):
+            return
+        module = ".".join(parts)
+        if local_classes.SEED.search(data):
+            self._parse(module, data, path, is_package)
+        else:
+            self.waiting.append((path, real, module, is_package, local_classes.referenced_words(data, is_package)))
+
+    def _parse(self, module: str, data: bytes, path: str, is_package: bool) -> None:
+        entries = local_classes.module_entries(module, data.decode("utf-8", "replace"), path, is_package)
+        self.parts.append(entries)
+        self.known |= {c.qname.rsplit(".", 1)[-1].encode() for c in entries[0]}
+
+    def index(self) -> local_classes.LocalClasses | None:
+        grew = True
+        while grew and self.waiting:
+            grew = False
+            for item in [w for w in self.waiting if w[4] & self.known]:
+                self.waiting.remove(item)
+                path, real, module, is_package, _ = item
+                try:
+                    data, _ = _read_regular(real, MAX_FILE_BYTES)
+                except _Skip:
+                    continue
+                before = len(self.known)
+                self._parse(module, data, path, is_package)
+                grew = grew or len(self.known) > before or is_package
+        return local_classes.LocalClasses.merge(self.parts) if self.parts else None
+
+
 class _Skip(Exception):
     """A file that is not read or not written, with the error kind and message for its entry."""
 
@@ -220,6 +283,7 @@ def migrate_paths(
     try:
         # 1. walk + prefilter: each file read once, nothing kept but the list of candidates
         candidates: list[tuple[int, Target]] = []
+        local_classes = _LocalClassIndex()
 
         def unreadable(path: str, reason: str) -> None:
             entries.append(FileEntry(path, status="failed", errors=[MigrateError("read", reason)]))
@@ -239,7 +303,9 @@ def migrate_paths(
                 continue
             if prefilter.candidate(target.path, data):
                 candidates.append((len(entries) - 1, target))
+            local_classes.add(target.path, target.real, data)
             del data
+        options = replace(options, local_classes=local_classes.index())
 
         # 2. the dirty-tree guard, before anything is written: files git could not restore go first, so that if one
         # of them changes, nothing at all has been written yet (and nothing will be)

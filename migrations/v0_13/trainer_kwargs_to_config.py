@@ -25,6 +25,15 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   values are assigned to it before the trainer, with no class switch;
 * a keyword passed with its 0.x signature default (`max_seq_length=None`, `beta=0.1`; `_SIGNATURE_DEFAULTS`) did what
   leaving it out did: it is dropped, not moved;
+* the repository's own classes of other modules, known from the run's index (`Options.local_classes`,
+  `migrations.kinds.local_classes`, built by the runner from the files it walks; none for a single source): a config
+  class deriving from the trainer's TRL config (`from alignment import SFTConfig`, re-exported, `class SFTConfig(
+  trl.SFTConfig)`) counts as that config (inline, assigned or parsed, as above) unless a class on the way defines its
+  own `__init__`; a parser deriving from `HfArgumentParser` / `TrlParser` counts as one for the parse methods it
+  does not override (`parser.parse()` of the repository's own method is not followed: nothing says what it returns).
+  A parsed class deriving from `TrainingArguments` but not from the TRL config gets a marker naming it: TRL 1.x
+  SFTTrainer rebuilds it as `SFTConfig(**args.to_dict())` (its own fields fail, attributes set on it are lost),
+  DPO/RewardTrainer read config fields from it, so the fix is to base that class on the TRL config;
 * an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
   signature forwards the keyword; where it should go is the subclass author's decision).
@@ -65,6 +74,7 @@ from migrations.kinds.cst import (
     side_effect_free,
 )
 from migrations.kinds.imports import ensure_imports
+from migrations.kinds.local_classes import LocalClasses
 from migrations.kinds.options import ARGUMENT_PARSERS as _PARSER
 from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
 
@@ -177,14 +187,16 @@ class _Plan:
     drop: set[str] = field(default_factory=set)  # trainer keywords to drop
     defaulted: set[str] = field(default_factory=set)  # trainer keywords passed with their 0.x default: dropped
     parsed: bool = False  # `args` is unpacked from a parser of the trainer's own config class (no switch needed)
+    hint: str | None = None  # what the marker says instead of the generic "move ... to args" (a local config class)
 
 
 class _Planner(LazyMetadata, cst.CSTVisitor):
     # PositionProvider is resolved when a plan first needs a line (`LazyMetadata`): most files have no plan
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self) -> None:
+    def __init__(self, local: LocalClasses | None = None) -> None:
         super().__init__()
+        self.local = local  # the run's index of the repository's classes (`kinds.local_classes`)
         self.plans: list[_Plan] = []
         self.classes: list[str | None] = []  # the TRL trainer each enclosing class derives from
         self.super_calls: dict[int, tuple[str, list[str]]] = {}  # id(call) -> (trainer, moved/gone keywords)
@@ -281,6 +293,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return
         parsed = self._parsed_class(assigned, target, value.value)
         if parsed is None:
+            plan.hint = self._local_arguments_hint(plan, self._parsed_class(assigned, target, value.value, loose=True))
             return
         if self.qnames(parsed) & _TRAINING_ARGS:
             plan.parser_class = parsed
@@ -297,7 +310,41 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         q = self.qnames(func)
         if q & _TRAINING_ARGS:
             return "TrainingArguments"
-        return next((_CONFIG_PATHS[n] for n in sorted(q) if n in _CONFIG_PATHS), None)
+        found = next((_CONFIG_PATHS[n] for n in sorted(q) if n in _CONFIG_PATHS), None)
+        if found is None and self.local is not None:
+            # a repository class of another module (the run's index) deriving from a TRL config, with the
+            # dataclass constructor it inherits (no `__init__` of its own on the way): it takes the config's fields
+            for n in sorted(q):
+                base = self.local.base_in(n, _CONFIG_PATHS)
+                if base is not None and not self.local.defines(n, "__init__"):
+                    return _CONFIG_PATHS[base]
+        return found
+
+    def _local_parser(self, func: cst.BaseExpression, method: str) -> bool:
+        """`func` is a repository class deriving from HfArgumentParser / TrlParser that does not define `method`
+        itself (the library's method, which returns the dataclasses in the order of the class tuple)."""
+        return self.local is not None and any(
+            self.local.base_in(n, _PARSER) is not None and not self.local.defines(n, method) for n in self.qnames(func))
+
+    def _local_arguments_hint(self, plan: _Plan, element: cst.CSTNode | None) -> str | None:
+        """The marker for `args` parsed into a repository class that derives from `TrainingArguments` but not from
+        the trainer's TRL config: TRL 1.x SFTTrainer rebuilds such an object as `SFTConfig(**args.to_dict())` (its
+        own extra fields are a TypeError there, attributes set on it are lost) and DPOTrainer reads config fields
+        from it, so nothing can be set on it in this file."""
+        if element is None or self.local is None or not plan.moves:
+            return None
+        config = _CONFIG[plan.trainer]
+        for n in sorted(self.qnames(element)):
+            if self.local.base_in(n, _TRAINING_ARGS) is None or self.local.base_in(n, _CONFIG_PATHS) is not None:
+                continue
+            found = self.local.find(n)
+            keys = ", ".join(f"{kw}=" for _, kw, _ in plan.moves)
+            why = (f"rebuilds as {config}(**args.to_dict()) (its own fields fail, attributes are lost)"
+                   if plan.trainer not in _NEEDS_CONFIG else f"reads {config} fields from")
+            return (f"base {found.qname if found else n} on trl.{config}: a TrainingArguments subclass, which TRL "
+                    f"1.x {plan.trainer} {why}; then set {keys} on it ({plan.trainer} takes none of them since "
+                    "TRL 0.13)")
+        return None
 
     def _single_assignment(self, name: cst.Name) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
         """(target, value) of the only assignment of `name` visible here, when it is a plain `x = ...` / unpack."""
@@ -374,11 +421,13 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
 
-    def _parsed_class(self, assigned: cst.BaseExpression, target: cst.CSTNode, name: str) -> cst.CSTNode | None:
-        """The class element of `HfArgumentParser((..., TrainingArguments))` (or `TrlParser`) whose parse bound
-        `name`."""
+    def _parsed_class(self, assigned: cst.BaseExpression, target: cst.CSTNode, name: str, loose: bool = False
+                      ) -> cst.CSTNode | None:
+        """The class element of `HfArgumentParser((..., TrainingArguments))` (or `TrlParser`, or a repository
+        subclass of either that does not override the parse method) whose parse bound `name`. `loose`: any method
+        of any parser built from a class tuple (for a marker's text, never for a rewrite)."""
         if not (isinstance(assigned, cst.Call) and isinstance(assigned.func, cst.Attribute)
-                and assigned.func.attr.value in _PARSE_METHODS and isinstance(assigned.func.value, cst.Name)):
+                and (loose or assigned.func.attr.value in _PARSE_METHODS) and isinstance(assigned.func.value, cst.Name)):
             return None
         if not isinstance(target, (cst.Tuple, cst.List)):
             return None
@@ -387,7 +436,10 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return None
         index = names.index(name)
         parser = self._single_assignment(assigned.func.value)
-        if parser is None or not isinstance(parser[1], cst.Call) or not self.qnames(parser[1].func) & _PARSER:
+        if parser is None or not isinstance(parser[1], cst.Call):
+            return None
+        if not (loose or self.qnames(parser[1].func) & _PARSER
+                or self._local_parser(parser[1].func, assigned.func.attr.value)):
             return None
         if not parser[1].args:
             return None
@@ -599,8 +651,8 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
                             and not plan.parsed)
                            or (plan.late and not late_ok)):
             keys = ", ".join(f"{kw}=" for _, kw, _ in plan.moves)
-            self.todo(original, f"move {keys} to args, a trl.{config} ({plan.trainer} takes none of them since "
-                                "TRL 0.13)")
+            self.todo(original, plan.hint or f"move {keys} to args, a trl.{config} ({plan.trainer} takes none of "
+                                             "them since TRL 0.13)")
             unchanged = len(args) == len(updated.args) and all(a is b for a, b in zip(args, updated.args))
             return updated if unchanged else replace_args(updated, args)
         if plan.inline:
@@ -658,7 +710,7 @@ class TrainerKwargsToConfig(PythonMigration):
     requires = ("trl",)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        planner = _Planner()
+        planner = _Planner(ctx.options.local_classes)
         wrapper.visit(planner)
         if not planner.plans and not planner.super_calls:
             return wrapper.module

@@ -1,10 +1,10 @@
 """transformers 5.15 removed `TrainingArguments(logging_dir=)` (deprecated in 5.0): TensorBoard's folder comes from
 the environment variable `TENSORBOARD_LOGGING_DIR` (read by `TensorBoardCallback` in 5.x; default
-`<output_dir>/runs/<timestamp>`), and `warmup_ratio=` (5.x: `warmup_steps=` takes a float ratio).
+`<output_dir>/runs/<timestamp>`).
 
-No spelling works on both 4.56.2 (which ignores the variable, and whose `warmup_steps` is an int) and 5.15+, so
-both are marked for a target at or above 5.15: set `TENSORBOARD_LOGGING_DIR` before training (or drop the argument
-to log under `output_dir`); use `warmup_steps=<ratio>` once the manifest requires transformers >= 5.
+No spelling works on both 4.56.2 (which ignores the variable) and 5.15+, so it is marked for a target at or above
+5.15: set `TENSORBOARD_LOGGING_DIR` before training (or drop the argument to log under `output_dir`). The other field
+5.15 removed, `warmup_ratio=`, has a rule of its own (`warmup-ratio`), which rewrites it.
 """
 
 from __future__ import annotations
@@ -19,16 +19,13 @@ _TRL = {"callee_prefixes": ("trl.",), "callee_suffixes": ("Config",)}
 
 
 class LoggingDir(OptionMigration):
-    summary = "TrainingArguments(logging_dir=, warmup_ratio=) removed in transformers 5.15 -> TODO"
-    triggers = ("logging_dir", "warmup_ratio")
+    summary = "TrainingArguments(logging_dir=) removed in transformers 5.15 -> TODO"
+    triggers = ("logging_dir",)
     requires = ("transformers", "trl")
     changes = (
         OptionChange(TRAINING_ARGUMENTS, "logging_dir", "todo", message=(
             "logging_dir= was removed in transformers 5.15: set the environment variable TENSORBOARD_LOGGING_DIR "
             "to this folder before training, and drop the argument"), **_TRL),
-        OptionChange(TRAINING_ARGUMENTS, "warmup_ratio", "todo", message=(
-            "warmup_ratio= was removed in transformers 5.15: pass the ratio as warmup_steps=<float> (5.x only: "
-            "require transformers>=5 in the manifest)"), skip_zero=True, **_TRL),
     )
 
 

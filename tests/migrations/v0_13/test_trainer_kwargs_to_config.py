@@ -469,3 +469,110 @@ def test_tables_match_the_installed_trl(trainer):
     import inspect
     params = set(inspect.signature(getattr(trl, trainer).__init__).parameters)
     assert not (set(mod._MOVED[trainer]) | set(mod._GONE[trainer])) & params
+
+
+# --- the repository's own config and parser classes of other modules (the run's `Options.local_classes`) ---
+
+_LOCAL_CONFIGS = """\
+import trl
+import transformers
+from transformers import HfArgumentParser
+
+
+class Parser(HfArgumentParser):
+    def parse(self):
+        return self.parse_args_into_dataclasses()
+
+
+class Overriding(HfArgumentParser):
+    def parse_args_into_dataclasses(self):
+        return ()
+
+
+class MyConfig(trl.SFTConfig):
+    extra: int = 0
+
+
+class WithInit(trl.SFTConfig):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+
+
+class Old(transformers.TrainingArguments):
+    max_seq_length: int = 512
+"""
+
+
+def _run_local(src: str) -> tuple[str, list]:
+    from compat.migrate.engine import migrate_source
+    from migrations.base import Options
+    from migrations.kinds.local_classes import LocalClasses, module_entries
+
+    index = LocalClasses.merge([module_entries("pkg.configs", _LOCAL_CONFIGS, "src/pkg/configs.py"),
+                                module_entries("pkg", "from .configs import *\nfrom .configs import MyConfig, Old\n",
+                                               "src/pkg/__init__.py", True)])
+    result = migrate_source(textwrap.dedent(src), options=Options(local_classes=index), rules=[RULE],
+                            verify_idempotent=True)
+    assert result.ok, result.errors
+    return result.text, result.findings
+
+
+def test_local_subclass_of_the_config_parsed_by_a_local_parser():
+    out, _ = _run_local("""\
+        from pkg import MyConfig
+        from pkg.configs import Parser
+        from trl import SFTTrainer
+        parser = Parser((Args, MyConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=training_args, train_dataset=ds)
+        """)
+    assert out.splitlines()[-2:] == ["training_args.model_init_kwargs = kw",
+                                     "trainer = SFTTrainer(model=name, args=training_args, train_dataset=ds)"]
+
+
+def test_local_subclass_of_the_config_inline():
+    out, _ = _run_local("""\
+        from pkg import MyConfig
+        from trl import SFTTrainer
+        trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=MyConfig(output_dir="o"), train_dataset=ds)
+        """)
+    assert 'args=MyConfig(output_dir="o", model_init_kwargs=kw)' in out and "model_init_kwargs=kw," not in out
+
+
+def test_local_classes_not_proven_are_marked():
+    # a parser that overrides the parse method, a method of the repository's parser, a config with its own __init__
+    for src in ("from pkg.configs import MyConfig, Overriding as P\n", "from pkg.configs import MyConfig, Parser as P\n"):
+        method = "parse_args_into_dataclasses" if "Overriding" in src else "parse"
+        out, findings = _run_local(src + "from trl import SFTTrainer\nparser = P((Args, MyConfig))\n"
+                                   f"script_args, training_args = parser.{method}()\n"
+                                   "trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=training_args)\n")
+        assert "# TODO(trl-compat): move model_init_kwargs= to args" in out and "training_args.model_init" not in out
+    out, _ = _run_local("from pkg.configs import WithInit\nfrom trl import SFTTrainer\n"
+                        "trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=WithInit(output_dir='o'))\n")
+    assert "# TODO(trl-compat): move model_init_kwargs= to args" in out
+
+
+def test_local_training_arguments_subclass_gets_the_exact_fix():
+    out, findings = _run_local("""\
+        from pkg import Old
+        from pkg.configs import Parser
+        from trl import SFTTrainer
+        parser = Parser((Args, Old))
+        script_args, training_args = parser.parse()
+        trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=training_args, train_dataset=ds)
+        """)
+    assert "# TODO(trl-compat): base pkg.configs.Old on trl.SFTConfig" in out
+    (message,) = [f.message for f in findings if not f.changed]
+    assert "SFTConfig(**args.to_dict())" in message and "then set model_init_kwargs= on it" in message
+
+
+def test_without_the_index_nothing_is_known_beyond_the_file():
+    out, findings = run(RULE, """\
+        from pkg import MyConfig
+        from transformers import HfArgumentParser
+        from trl import SFTTrainer
+        parser = HfArgumentParser((Args, MyConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=training_args)
+        """)
+    assert "# TODO(trl-compat): move model_init_kwargs= to args" in out

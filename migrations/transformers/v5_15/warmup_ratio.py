@@ -1,0 +1,149 @@
+"""warmup-ratio: `TrainingArguments(warmup_ratio=r)` (and a TRL config's) after transformers 5.15 removed the field.
+
+The facts (read from the wheels): transformers 4.56.2 has `warmup_ratio: float` and an int `warmup_steps` (its
+`__post_init__` rejects a float), and warms up over `warmup_steps` when it is above 0, else over
+`ceil(steps * warmup_ratio)`. 5.0 made `warmup_steps: float` (below 1: a ratio of the training steps) and deprecated
+`warmup_ratio`, turning it into `warmup_steps = warmup_ratio` whenever it is not None; 5.15 removed the field (a
+`TypeError`). TRL never declared it: every TRL config inherits it from `TrainingArguments`, so the atlas's "left
+SFTConfig in TRL 1.11" is the transformers release of that TRL's era, not a TRL change. TRL 1.13-1.16 require
+`transformers>=4.56.2`, so the rewritten manifest allows 4.56.2 .. 5.24 unless the repository pins transformers 5.
+
+No single keyword is valid on both ends, so the rule writes, in a call whose callee resolves to
+`transformers.TrainingArguments` (or `Seq2SeqTrainingArguments`) or to a TRL config:
+
+* where the repository's own transformers pin admits no 4.x release (the manifest keeps it): `warmup_steps=r` for a
+  literal `0 < r < 1` and no `warmup_steps=` beside it: the same schedule on every 5.x;
+* otherwise `**warmup(r)` (or `**warmup(r, steps=s)` when `warmup_steps=s` is passed too, that keyword removed),
+  `warmup` from `compat.trl` (`compat.trl._warmup`): it returns the keywords exactly as written where the installed
+  `TrainingArguments` still has the field (4.56.2 .. 5.14: the call is the original one), and `warmup_steps=` on
+  5.15+, chosen as 4.x chose (the steps when above 0, else the ratio; a ratio >= 1 raises, it has no 5.x spelling).
+  The `**` splat sits where `warmup_ratio=` was; a `warmup_steps=` moved there must be, like every argument it moves
+  past, free of side effects (names, attributes, literals), so the evaluation order does not matter;
+* a literal `warmup_ratio=0` / `0.0` with no `warmup_steps=` is dropped: it is the default on 4.x, and on 5.0-5.14 it
+  set `warmup_steps` to 0.0, the default's schedule.
+
+Marked instead (the exact fix in the marker): a call with a `*`/`**` splat (it may carry either keyword), or whose
+moved `warmup_steps=` or the arguments between are not side-effect free, or a module that binds `warmup` itself.
+A local class named like a config (`class SFTConfig`) is not resolved to TRL and is left alone. A 4.x transformers
+target (`--target-transformers 4`, manifest `<5`) never runs the rule: `warmup_ratio=` is valid there.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.cst import kwarg, literal_value, make_kwarg, replace_args, side_effect_free
+from migrations.kinds.imports import ensure_imports, imported_names
+from migrations.transformers.v5_15.logging_dir import TRAINING_ARGUMENTS
+
+_MISSING = object()
+_HELPER = ("compat.trl", "warmup")
+_MARK = ("warmup_ratio= is gone in transformers 5.15, pass **warmup(ratio) from compat.trl instead; not rewritten: "
+         "{why}; or warmup_steps=<ratio> once the manifest requires transformers>=5")
+
+
+def _is_config(qnames: set[str]) -> bool:
+    """A `TrainingArguments` call, or one of a TRL config (`trl.<...>Config`, as `logging-dir` matches them)."""
+    return bool(qnames & TRAINING_ARGUMENTS) or any(q.startswith("trl.") and q.endswith("Config") for q in qnames)
+
+
+def _pins_transformers_5(path: str | None) -> bool:
+    """True when the repository's own transformers pin admits no 4.x release the atlas holds (the rewritten
+    manifest keeps such a pin: `transformers>=5` stays, so every release it allows reads `warmup_steps<1` as a
+    ratio)."""
+    if not path:
+        return False
+    from migrations.atlas import Atlas
+    from migrations.kinds.pins import requirement_spec
+
+    spec = requirement_spec(str(Path(path).parent), "transformers")
+    if spec is None:
+        return False
+    return not any(spec.contains(r, prereleases=True) for r in Atlas.load("transformers").releases()
+                   if r.startswith("4."))
+
+
+def _binds_warmup(text: str) -> bool:
+    """True when the module binds a name `warmup` anywhere other than `from compat.trl import warmup` (a function,
+    class, assignment, parameter, import of another `warmup`): the helper's name would clash with it."""
+    if re.search(r"\bwarmup\b", text) is None:
+        return False
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "warmup":
+            return True
+        if isinstance(node, ast.Name) and node.id == "warmup" and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.arg) and node.arg == "warmup":
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == "warmup" for a in node.names):
+            if not (isinstance(node, ast.ImportFrom) and node.module == "compat.trl" and node.level == 0):
+                return True
+    return False
+
+
+class _Transformer(MigrationTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, plain: bool, helper_ok: bool) -> None:
+        super().__init__(rule, ctx)
+        self.plain, self.helper_ok, self.needed = plain, helper_ok, False
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        ratio = kwarg(updated_node, "warmup_ratio")
+        if ratio is None or not _is_config(imported_names(self, original_node.func)):
+            return updated_node
+        args = list(updated_node.args)
+        steps = kwarg(updated_node, "warmup_steps")
+        if any(a.star for a in args):
+            self.todo(original_node, _MARK.format(why="this call has a * or ** splat (it may pass warmup_steps)"))
+            return updated_node
+        value = literal_value(ratio.value, _MISSING)
+        if steps is None and isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
+            self.note(original_node, "warmup_ratio=0 dropped: the default (4.x), the default schedule (5.0-5.14)")
+            return replace_args(updated_node, [a for a in args if a is not ratio])
+        if self.plain and steps is None and isinstance(value, float) and 0 < value < 1:
+            self.note(original_node, "warmup_ratio= -> warmup_steps= (the manifest requires transformers 5: a "
+                                     "warmup_steps below 1 is a ratio there)")
+            return replace_args(updated_node, [a.with_changes(keyword=cst.Name("warmup_steps")) if a is ratio else a
+                                               for a in args])
+        if not self.helper_ok:
+            self.todo(original_node, _MARK.format(why="this module binds a name `warmup` of its own"))
+            return updated_node
+        call_args = [cst.Arg(ratio.value)]
+        if steps is not None:
+            at, to = sorted((args.index(steps), args.index(ratio)))
+            if not all(side_effect_free(a.value) for a in args[at:to + 1]):
+                self.todo(original_node, _MARK.format(why="warmup_steps= is passed too and moving it past the "
+                                                          "arguments between could change what runs"))
+                return updated_node
+            call_args.append(make_kwarg("steps", steps.value))
+        helper = cst.Call(cst.Name("warmup"), call_args)
+        splat = ratio.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT, star="**", value=helper)
+        self.needed = True
+        self.note(original_node, "warmup_ratio= -> **warmup(...) (compat.trl: warmup_ratio= where the installed "
+                                 "transformers has it, warmup_steps= on 5.15+)")
+        return replace_args(updated_node, [splat if a is ratio else a for a in args if a is not steps])
+
+
+class WarmupRatio(PythonMigration):
+    summary = ("TrainingArguments / TRL config warmup_ratio= (removed in transformers 5.15) -> **warmup(r) from "
+               "compat.trl, or warmup_steps=r under a transformers>=5 pin")
+    triggers = ("warmup_ratio",)
+    requires = ("transformers", "trl")
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        t = _Transformer(self, ctx, plain=_pins_transformers_5(ctx.path),
+                         helper_ok=not _binds_warmup(ctx.module_code(wrapper)))
+        module = wrapper.visit(t)
+        if t.needed:
+            module = ensure_imports(module, [_HELPER])
+        return module if t.changed else wrapper.module
+
+
+MIGRATION = WarmupRatio()

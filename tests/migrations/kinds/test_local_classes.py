@@ -1,0 +1,113 @@
+"""`kinds.local_classes`: the run's index of the repository's classes, and the runner building it from a tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compat.migrate import migrate_paths
+from migrations.base import Options
+from migrations.kinds.local_classes import LocalClasses, module_entries, worth_scanning
+
+CONFIGS = """\
+import trl
+import transformers
+from transformers import HfArgumentParser as HAP
+
+
+class Parser(HAP):
+    def parse(self):
+        return self.parse_args_into_dataclasses()
+
+
+class Base(trl.SFTConfig):
+    pass
+
+
+class MyConfig(Base):
+    extra: int = 0
+
+
+class Old(transformers.TrainingArguments):
+    pass
+
+
+class Twice(trl.SFTConfig):
+    pass
+
+
+Twice = object
+"""
+
+
+def _index() -> LocalClasses:
+    return LocalClasses.merge([
+        module_entries("pkg.configs", CONFIGS, "src/pkg/configs.py"),
+        module_entries("pkg", "from .configs import MyConfig, Parser as P\n", "src/pkg/__init__.py", True),
+    ])
+
+
+def test_bases_through_modules_reexports_and_aliases():
+    index = _index()
+    assert index.base_in("pkg.MyConfig", {"trl.SFTConfig"}) == "trl.SFTConfig"  # re-export, then a local base
+    assert index.base_in("pkg.configs.MyConfig", {"trl.SFTConfig", "transformers.TrainingArguments"}) == \
+        "trl.SFTConfig"
+    assert index.base_in("pkg.P", {"transformers.HfArgumentParser"}) == "transformers.HfArgumentParser"
+    assert index.base_in("pkg.configs.Old", {"trl.SFTConfig"}) is None
+    assert index.base_in("pkg.configs.Old", {"transformers.TrainingArguments"}) == "transformers.TrainingArguments"
+
+
+def test_what_is_not_followed():
+    index = _index()
+    assert index.find("pkg.configs.Twice") is None  # bound twice at module level
+    assert index.find("trl.SFTConfig") is None  # a library name is not a local class
+    assert index.base_in("pkg.Old", {"transformers.TrainingArguments"}) is None  # not re-exported
+
+
+def test_defines():
+    index = _index()
+    assert index.defines("pkg.P", "parse") and not index.defines("pkg.P", "parse_args_into_dataclasses")
+    assert not index.defines("pkg.MyConfig", "__init__")
+
+
+def test_gate():
+    assert worth_scanning(b"class A(B):\n    pass\n", False)
+    assert not worth_scanning(b"class A:\n    pass\nfrom x import y\n", False)
+    assert worth_scanning(b"from .configs import A\n", True)
+
+
+def test_the_runner_builds_it_from_the_walked_tree(tmp_path: Path):
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("from .configs import MyConfig\n")
+    # configs.py names no TRL (not parsed as it is read): it is parsed once its base, a class of base.py, is known
+    (tmp_path / "src" / "pkg" / "base.py").write_text("import trl\n\n\nclass Base(trl.SFTConfig):\n    pass\n")
+    (tmp_path / "src" / "pkg" / "configs.py").write_text("from .base import Base\n\n\nclass MyConfig(Base):\n"
+                                                        "    pass\n")
+    (tmp_path / "src" / "pkg" / "other.py").write_text("class Unrelated(dict):\n    pass\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.py").write_text(
+        "from pkg import MyConfig\nfrom transformers import HfArgumentParser\nfrom trl import SFTTrainer\n\n"
+        "parser = HfArgumentParser((Args, MyConfig))\n"
+        "script_args, training_args = parser.parse_args_into_dataclasses()\n"
+        "trainer = SFTTrainer(model=script_args.model, model_init_kwargs=kw, args=training_args)\n")
+    report = migrate_paths([str(tmp_path)], options=Options(), only=["trainer-kwargs-to-config"], mode="diff")
+    (entry,) = [f for f in report.files if f.path.endswith("run.py")]
+    diff = entry.diff.decode()
+    assert "+training_args.model_init_kwargs = kw\n" in diff
+    assert "+trainer = SFTTrainer(model=script_args.model, args=training_args)\n" in diff
+
+
+def test_the_runner_parses_only_what_the_index_needs(tmp_path: Path):
+    from compat.migrate.runner import _LocalClassIndex
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .b import B\n")
+    (tmp_path / "pkg" / "a.py").write_text("import trl\n\n\nclass A(trl.DPOConfig):\n    pass\n")
+    (tmp_path / "pkg" / "b.py").write_text("from .a import A\n\n\nclass B(A):\n    pass\n")
+    (tmp_path / "pkg" / "c.py").write_text("class C(dict):\n    pass\n")
+    builder = _LocalClassIndex()
+    for name in ("__init__.py", "a.py", "b.py", "c.py"):
+        path = tmp_path / "pkg" / name
+        builder.add(str(path), str(path), path.read_bytes())
+    index = builder.index()
+    assert index.base_in("pkg.B", {"trl.DPOConfig"}) == "trl.DPOConfig"
+    assert index.find("pkg.c.C") is None and len(builder.parts) == 3  # c.py was never parsed
