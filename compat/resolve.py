@@ -63,7 +63,8 @@ class NameTable:
     """Ordered candidates per stable name, resolved lazily and cached.
 
     `candidates[name]` is a sequence of `(module, attribute)`; `reference_modules` lists the module prefixes whose
-    objects count as fallbacks (they trigger the `CompatFallbackWarning`).
+    objects count as fallbacks (they trigger the `CompatFallbackWarning`, unless every candidate of the name is one:
+    then trl-compat's copy is the only implementation, and it is only logged).
     """
 
     owner: str
@@ -115,7 +116,11 @@ class NameTable:
         res = Resolution(name, module, attribute, is_reference)
         self._resolved[name] = res
         version = _trl_version()
-        if is_reference:
+        if is_reference and self._only_reference(name):
+            # trl-compat's own copy by design (a helper no supported TRL line has, or not TRL's at all): nothing
+            # stands in for anything, so no warning
+            logger.info("%s.%s: trl-compat's copy %s.", self.owner, name, res.origin)
+        elif is_reference:
             message = (
                 f"{self.owner}.{name}: the installed TRL ({version}) has no {name}; using the reference "
                 f"implementation {res.origin}."
@@ -124,6 +129,9 @@ class NameTable:
             warnings.warn(message, CompatFallbackWarning, stacklevel=4)
         else:
             logger.info("%s.%s: using %s from TRL %s.", self.owner, name, res.origin, version)
+
+    def _only_reference(self, name: str) -> bool:
+        return all(any(m == p or m.startswith(p + ".") for p in self.reference_modules) for m, _ in self.candidates[name])
 
     def install(self, module_globals: dict[str, Any]) -> None:
         """Give a module lazy attributes: `__getattr__` resolves and caches into `module_globals`, `__dir__` lists."""

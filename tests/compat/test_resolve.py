@@ -39,6 +39,7 @@ def _table() -> NameTable:
         "Thing": (("upstream_x", "Thing"), ("fallback_x", "Thing")),
         "Other": (("upstream_x.gone", "Other"), ("upstream_x", "Other"), ("fallback_x", "Other")),
         "Missing": (("nowhere_abc", "Missing"),),
+        "OwnCopy": (("fallback_x", "Other"),),
         "Broken": (("broken_x", "Thing"), ("fallback_x", "Thing")),
     }, reference_modules=("fallback_x",))
 
@@ -60,6 +61,18 @@ def test_first_existing_candidate_wins_and_notice_is_once(fake_packages, caplog)
     assert len(notices) == 2 and "using upstream_x.Thing" in notices[0] and "fallback_x.Other" in notices[1]
     fallbacks = [w for w in caught if issubclass(w.category, CompatFallbackWarning)]
     assert len(fallbacks) == 1 and "fake.names.Other" in str(fallbacks[0].message)
+
+
+def test_a_name_only_trl_compat_provides_is_logged_not_warned(fake_packages, caplog):
+    """`compat.trl.warmup`, `setup_chat_format`: the copy is the only candidate, nothing stands in for TRL."""
+    table = _table()
+    caplog.set_level(logging.INFO, logger="compat.resolve")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        obj = table.lookup("OwnCopy")
+    assert obj is importlib.import_module("fallback_x").Other and table.resolution("OwnCopy").is_reference
+    assert not [w for w in caught if issubclass(w.category, CompatFallbackWarning)]
+    assert any("trl-compat's copy fallback_x.Other" in r.getMessage() for r in caplog.records)
 
 
 def test_unknown_missing_and_broken(fake_packages):
