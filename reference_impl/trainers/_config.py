@@ -29,10 +29,22 @@ def option(default: Any = None, help: str = "", *, factory: Any = None) -> Any:
     return field(default=default, metadata={"help": help})
 
 
+#: id of each `unsupported(...)` field -> (the field, why). Kept out of `Field.metadata`: `HfArgumentParser` (and so
+#: `TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig))` in TRL's scripts) hands every metadata key but
+#: `aliases` to `argparse.add_argument`, which accepts `help` but no key of ours.
+_UNSUPPORTED: dict[int, tuple[dataclasses.Field, str]] = {}
+
+
 def unsupported(default: Any = None, why: str = "not implemented in reference_impl") -> Any:
     """A TRL field we accept only at its default; any other value raises `UnsupportedFieldError`."""
-    return field(default=default, metadata={"help": f"Unsupported here ({why}); keep the default.",
-                                            "unsupported": why})
+    declared = field(default=default, metadata={"help": f"Unsupported here ({why}); keep the default."})
+    _UNSUPPORTED[id(declared)] = (declared, why)
+    return declared
+
+
+def _unsupported_why(f: dataclasses.Field) -> str | None:
+    entry = _UNSUPPORTED.get(id(f))
+    return entry[1] if entry is not None and entry[0] is f else None
 
 
 def _resolve_auto_padding(config: Any) -> None:
@@ -60,7 +72,7 @@ class BaseConfig(TrainingArguments):
     def __post_init__(self) -> None:
         self.bf16 = (not self.fp16) if self.bf16 is None else self.bf16
         for f in dataclasses.fields(self):
-            why = f.metadata.get("unsupported")
+            why = _unsupported_why(f)
             if why is None:
                 continue
             value = getattr(self, f.name)

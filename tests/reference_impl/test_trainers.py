@@ -62,6 +62,23 @@ def test_unsupported_and_unknown_fields(tmp_path) -> None:
     assert config.scale_rewards == "none" and config.steps_per_generation == 1 and config.generation_batch_size == 2
 
 
+@pytest.mark.parametrize("name", ["OnlineDPOConfig", "BCOConfig", "DPOConfig", "KTOConfig", "SFTConfig",
+                                  "RewardConfig", "RLOOConfig"])
+def test_configs_parse_with_trl_parser(name: str, tmp_path) -> None:
+    """TRL's scripts read their config with `TrlParser((ScriptArguments, XConfig, ModelConfig))`; a migrated script
+    that imports ours must too (argparse takes each field's metadata as keywords: only `help` there)."""
+    import reference_impl as ri
+    from trl import ModelConfig, ScriptArguments, TrlParser
+
+    extra = ["--judge", "pair_rm", "--beta", "0.2", "--missing_eos_penalty", "1.0"] if name == "OnlineDPOConfig" else []
+    parser = TrlParser((ScriptArguments, getattr(ri, name), ModelConfig))
+    _, config, _ = parser.parse_args_and_config(
+        args=["--dataset_name", "d", "--output_dir", str(tmp_path), "--use_cpu", "--model_name_or_path", "m", *extra])
+    assert type(config) is getattr(ri, name)
+    if name == "OnlineDPOConfig":
+        assert (config.judge, config.beta, config.missing_eos_penalty) == ("pair_rm", 0.2, 1.0)
+
+
 def test_missing_columns_are_reported(tmp_path) -> None:
     from datasets import Dataset
 
@@ -323,3 +340,18 @@ def test_online_dpo_with_a_judge_trains_two_steps(tmp_path) -> None:
     assert {"rewards/chosen", "rewards/margins", "objective/kl", "logps/chosen", "val/contain_eos_token"} <= set(logs[0])
     assert not {"objective/scores", "objective/scores_margin", "objective/rlhf_reward"} & set(logs[0])
     assert any(not torch.equal(before[n], p.detach()) for n, p in trainer.model.named_parameters())
+
+
+def test_online_dpo_takes_a_trl_config_field_by_field(tmp_path) -> None:
+    """A TRL `OnlineDPOConfig` given to the reference trainer (a config built in another module than the one the
+    migration routed) becomes ours, field by field: same values, ours' class."""
+    from trl.experimental.online_dpo import OnlineDPOConfig as TRLConfig
+
+    import reference_impl as ri
+
+    theirs = TRLConfig(**H.config_kwargs(tmp_path, beta=[0.3], max_new_tokens=7, missing_eos_penalty=0.5))
+    trainer = ri.OnlineDPOTrainer(H.model(), judge=_longer_wins_judge([]), args=theirs,
+                                  train_dataset=H.prompt_only_dataset(2), processing_class=H.tokenizer("left"))
+    ours = trainer.args
+    assert type(ours) is ri.OnlineDPOConfig
+    assert (ours.beta, ours.max_new_tokens, ours.missing_eos_penalty, ours.output_dir) == (0.3, 7, 0.5, str(tmp_path))
