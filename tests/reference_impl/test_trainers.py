@@ -67,8 +67,9 @@ def test_unsupported_and_unknown_fields(tmp_path) -> None:
 def test_configs_parse_with_trl_parser(name: str, tmp_path) -> None:
     """TRL's scripts read their config with `TrlParser((ScriptArguments, XConfig, ModelConfig))`; a migrated script
     that imports ours must too (argparse takes each field's metadata as keywords: only `help` there)."""
-    import reference_impl as ri
     from trl import ModelConfig, ScriptArguments, TrlParser
+
+    import reference_impl as ri
 
     extra = ["--judge", "pair_rm", "--beta", "0.2", "--missing_eos_penalty", "1.0"] if name == "OnlineDPOConfig" else []
     parser = TrlParser((ScriptArguments, getattr(ri, name), ModelConfig))

@@ -97,8 +97,8 @@ def test_reward_model_with_a_judge_is_marked():
         "# TODO(trl-compat): judge= wins over reward_model= since TRL 0.23 [online-dpo-arguments]",
         "t = OnlineDPOTrainer(model=model, reward_funcs=rm, judge=judge, args=args)"]
     assert [f.message for f in findings if f.severity == "manual"] == [
-        "judge= wins over reward_model= since TRL 0.23; up to 0.22 the reward model won when both were set: pass "
-        "only one"]
+        ("judge= wins over reward_model= since TRL 0.23; up to 0.22 the reward model won when both were set: pass "
+         "only one")]
 
 
 def test_judge_not_routed_is_marked():
