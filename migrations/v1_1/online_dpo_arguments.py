@@ -28,7 +28,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.base import Migration, MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import imported_names
 from migrations.kinds.symbols import Moved, SymbolMigration
 
@@ -47,8 +47,8 @@ _RENAMED = {"reward_model": "reward_funcs", "reward_processing_class": "reward_p
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(*args)  # type: ignore[arg-type]
+    def __init__(self, rule: Migration, ctx: RuleContext) -> None:
+        super().__init__(rule, ctx)
         self.judged: list[cst.Call] = []  # calls of TRL's trainer that pass a judge, to route to reference_impl
         self._subclassed: bool | None = None  # does a class of the file derive from TRL's trainer (read once)
         self._module: cst.Module | None = None
