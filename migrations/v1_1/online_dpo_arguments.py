@@ -28,7 +28,12 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from migrations.base import Migration, MigrationTransformer, PythonMigration, RuleContext
+from migrations.base import (
+    Migration,
+    MigrationTransformer,
+    PythonMigration,
+    RuleContext,
+)
 from migrations.kinds.imports import imported_names
 from migrations.kinds.symbols import Moved, SymbolMigration
 
