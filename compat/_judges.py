@@ -2,8 +2,8 @@
 
 Served through `compat.trl` (`from compat.trl import HfPairwiseJudge`); the migration `removed-judges` points imports
 here. No trainer of TRL 1.13 - 1.16 takes a `judge=` any more (Online DPO takes `reward_funcs=`; XPO and Nash-MD are
-gone), so these are for code that calls a judge on its own: `judge.judge(prompts, completions)` in evaluation
-scripts. Constructor signatures and behaviour are those of TRL 1.0.0 (read from the wheel): the same default system
+gone), so these are for code that calls a judge on its own (`judge.judge(prompts, completions)` in evaluation
+scripts) and for `reference_impl.OnlineDPOTrainer(judge=)`, TRL 1.0's judged Online DPO (rule `online-dpo-arguments`). Constructor signatures and behaviour are those of TRL 1.0.0 (read from the wheel): the same default system
 prompt (kept verbatim, it is what the judge model reads), the same random order flip against positional bias (numpy's
 global RNG), the same `-1` for an answer that is not "0" or "1", the same request cap for OpenAI.
 

@@ -118,7 +118,8 @@ def _import_roots(code: str) -> set[str]:
 
 
 def needs_of(before: str, after: str, *, notebook: bool = False) -> list[str]:
-    """["trl-compat"] when the migrated code imports `compat` (trl-compat's package) and the original did not."""
+    """["trl-compat"] when the migrated code imports `compat` or `reference_impl` (trl-compat's packages) and the
+    original did not."""
 
     def roots(text: str) -> set[str]:
         if not notebook:
@@ -135,7 +136,7 @@ def needs_of(before: str, after: str, *, notebook: bool = False) -> list[str]:
             found |= _import_roots("".join(source) if isinstance(source, list) else str(source))
         return found
 
-    return ["trl-compat"] if "compat" in roots(after) - roots(before) else []
+    return ["trl-compat"] if {"compat", "reference_impl"} & (roots(after) - roots(before)) else []
 
 
 def _migrate_python(text: str, options: Options, rules: Sequence[Migration], path: str | None) -> Result:

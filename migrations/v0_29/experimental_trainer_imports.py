@@ -7,8 +7,8 @@ The judges (`PairRMJudge`, `OpenAIPairwiseJudge`, ..., `WinRateCallback`) moved 
 that package was removed in 1.1 with `OnlineDPOTrainer(judge=)`. No trainer of 1.13 - 1.16 takes a judge, but code
 calls judges on its own (`judge.judge(prompts, completions)` in evaluation scripts): the eight judge classes move to
 `compat.trl`, which keeps the TRL 1.0.0 classes (`compat/_judges.py`, backends imported on construction).
-`WinRateCallback` (it needs a trainer that generates with a judge) stays marked; so does `judge=` on a trainer
-(`online-dpo-arguments`).
+`WinRateCallback` (it needs a trainer that generates with a judge) stays marked; `OnlineDPOTrainer(judge=)` gets
+the reference trainer, which still takes one (`online-dpo-arguments`).
 
 Where each trainer lives on the targets (wheels 1.13.0 ... 1.16.0): `trl.experimental.{orpo,cpo,gkd,online_dpo}` on
 every line; `trl.experimental.{bco,xpo,nash_md,prm}` on 1.13 only. The imports are pointed at `trl.experimental.*`

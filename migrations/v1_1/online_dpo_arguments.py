@@ -4,8 +4,18 @@ Read from the wheels (0.12.2 ... 1.1.0):
 * `reward_model=` -> `reward_funcs=` and `reward_processing_class=` -> `reward_processing_classes=`: TRL 0.23 renamed
   them and mapped the old keywords onto the new ones unchanged (`reward_funcs = reward_model`), 0.25 removed the old
   names; the rule does the same mapping;
-* `judge=` (and `OnlineDPOConfig`'s judges) went away in 1.1 with `trl.experimental.judges`: marked, scoring goes
-  through `reward_funcs` now; a literal `judge=None` (the old default) is dropped;
+* `judge=` went away in 1.1 with `trl.experimental.judges`, and no TRL of 1.13 - 1.16 ranks completions with a
+  judge. A literal `judge=None` (the old default) is dropped. A file whose `OnlineDPOTrainer(...)` call passes a
+  judge gets the trainer that still takes one: its TRL `OnlineDPOTrainer` and `OnlineDPOConfig` (every import form;
+  attribute uses too) come from `reference_impl` instead (`reference_impl.OnlineDPOTrainer(judge=)` ranks the two
+  completions of each prompt with the judge exactly as TRL 1.0 did; its config is TRL 1.16's plus 1.0's `judge`
+  field), and the call stays as it is. Why the pair and why `reference_impl`: the trainer must get the config class
+  of its own implementation (given TRL's config it converts it field by field, `_coerce_args`), and `compat.trl`
+  has nothing to route between: no target line has a judge-capable trainer, while `compat.trl.OnlineDPOTrainer`
+  must stay TRL's for every file that does not judge (those keep TRL's class). Not routed, marked instead: a file that
+  subclasses TRL's trainer (the subclass relies on TRL's internals) and a judge passed to `compat.trl`'s class.
+  `reward_model=` with `judge=` is marked too: up to TRL 0.22 the reward model won when both were set, from 0.23 (and
+  in TRL 1.0, so here) the judge wins, and the code does not say which it was written for;
 * positional arguments: up to 1.0 the layout was `(model, ref_model, reward_model, judge, args, data_collator,
   train_dataset, eval_dataset, processing_class, ...)`; 1.1 dropped `judge`, so every positional past the third means
   something else now. They are turned into keywords by the old layout (up to `processing_class`; a longer positional
@@ -18,12 +28,22 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from migrations.base import MigrationTransformer, PythonMigration
+from migrations.base import (
+    Migration,
+    MigrationTransformer,
+    PythonMigration,
+    RuleContext,
+)
 from migrations.kinds.imports import imported_names
+from migrations.kinds.symbols import Moved, SymbolMigration
 
-_PATHS = {"trl.OnlineDPOTrainer", "trl.trainer.OnlineDPOTrainer", "trl.trainer.online_dpo_trainer.OnlineDPOTrainer",
-          "trl.experimental.online_dpo.OnlineDPOTrainer",
-          "trl.experimental.online_dpo.online_dpo_trainer.OnlineDPOTrainer", "compat.trl.OnlineDPOTrainer"}
+_TRL_PATHS = {"trl.OnlineDPOTrainer", "trl.trainer.OnlineDPOTrainer",
+              "trl.trainer.online_dpo_trainer.OnlineDPOTrainer", "trl.experimental.online_dpo.OnlineDPOTrainer",
+              "trl.experimental.online_dpo.online_dpo_trainer.OnlineDPOTrainer"}
+_PATHS = _TRL_PATHS | {"compat.trl.OnlineDPOTrainer"}
+_TRL_CONFIG_PATHS = {"trl.OnlineDPOConfig", "trl.trainer.OnlineDPOConfig", "trl.trainer.online_dpo_config.OnlineDPOConfig",
+                     "trl.experimental.online_dpo.OnlineDPOConfig",
+                     "trl.experimental.online_dpo.online_dpo_config.OnlineDPOConfig"}
 _OLD_LAYOUT = ("model", "ref_model", "reward_model", "judge", "args", "data_collator", "train_dataset", "eval_dataset",
                "processing_class")
 _RENAMED = {"reward_model": "reward_funcs", "reward_processing_class": "reward_processing_classes"}
@@ -31,6 +51,43 @@ _RENAMED = {"reward_model": "reward_funcs", "reward_processing_class": "reward_p
 
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self, rule: Migration, ctx: RuleContext) -> None:
+        super().__init__(rule, ctx)
+        self.judged: list[cst.Call] = []  # calls of TRL's trainer that pass a judge, to route to reference_impl
+        self._subclassed: bool | None = None  # does a class of the file derive from TRL's trainer (read once)
+        self._module: cst.Module | None = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+
+    def subclassed(self) -> bool:
+        """A class of the file derives from TRL's trainer: it relies on TRL's internals, so nothing is routed."""
+        if self._subclassed is None:
+            classes: list[cst.ClassDef] = []
+
+            class _Classes(cst.CSTVisitor):
+                def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                    classes.append(node)
+
+            if self._module is not None:
+                self._module.visit(_Classes())
+            self._subclassed = any(imported_names(self, b.value) & _TRL_PATHS for c in classes for b in c.bases)
+        return self._subclassed
+
+    def _judge(self, call: cst.Call, names: set[str], given: set[str]) -> None:
+        """A judge passed to `call`: routed to reference_impl (by the rule, after this pass) or marked."""
+        if "reward_model" in given:
+            self.todo(call, "judge= wins over reward_model= since TRL 0.23; up to 0.22 the reward model won when "
+                            "both were set: pass only one")
+        if names & _TRL_PATHS and not self.subclassed():
+            self.judged.append(call)
+        elif names & _TRL_PATHS:
+            self.todo(call, "judge= needs reference_impl.OnlineDPOTrainer (TRL dropped it in 1.1); this file "
+                            "subclasses TRL's trainer: port the subclass to reference_impl's")
+        else:
+            self.todo(call, "judge= needs reference_impl.OnlineDPOTrainer (TRL dropped it in 1.1): import it and "
+                            "OnlineDPOConfig from reference_impl")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = imported_names(self, original_node.func)  # none for a node the rule built: left as is
@@ -59,7 +116,7 @@ class _Transformer(MigrationTransformer):
             if name == "judge" and isinstance(a.value, cst.Name) and a.value.value == "None":
                 continue  # judge=None was the default: dropping it is exact
             if name == "judge":
-                self.todo(original_node, "OnlineDPOTrainer(judge=) was removed in TRL 1.1: score with reward_funcs")
+                self._judge(original_node, names, given)
             new = _RENAMED.get(name, name)
             if new != name and new in given:
                 self.todo(original_node, f"OnlineDPOTrainer gets both {name}= and {new}=: keep {new}")
@@ -78,12 +135,31 @@ class _Transformer(MigrationTransformer):
         return updated_node.with_changes(args=out)
 
 
+class _ToReference(SymbolMigration):
+    """The second pass, for a file whose call passes a judge: TRL's `OnlineDPOTrainer` / `OnlineDPOConfig` ->
+    `reference_impl`'s (not a rule of its own: `MIGRATION` below runs it)."""
+
+    summary = "TRL's OnlineDPOTrainer/OnlineDPOConfig -> reference_impl's (judge=)"
+    symbols = {**{p: Moved("reference_impl", "OnlineDPOTrainer", "TRL 1.0's judge=") for p in _TRL_PATHS},
+               **{p: Moved("reference_impl", "OnlineDPOConfig") for p in _TRL_CONFIG_PATHS}}
+
+
+_TO_REFERENCE = _ToReference()
+
+
 class OnlineDpoArguments(PythonMigration):
     summary = "OnlineDPOTrainer(reward_model=, reward_processing_class=, old positionals) -> reward_funcs=, ...; " \
-              "judge= marked"
+              "judge= -> reference_impl's trainer and config"
     triggers = ("OnlineDPOTrainer",)
     requires = ("trl",)
-    transformer = _Transformer
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        visitor = _Transformer(self, ctx)
+        module = wrapper.visit(visitor)
+        if not visitor.judged:
+            return module if visitor.changed else wrapper.module
+        return _TO_REFERENCE.transform(cst.MetadataWrapper(module, unsafe_skip_copy=True),
+                                       RuleContext(ctx.options, ctx.path, ctx.findings))
 
 
 MIGRATION = OnlineDpoArguments()

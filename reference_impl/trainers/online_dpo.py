@@ -8,13 +8,21 @@ loss (`sigmoid` or `ipo`, as in TRL: sequence log-ratios, IPO not length-normali
 `create_reference_model(model)`. Logged metrics (TRL's names): `objective/{kl,entropy,non_score_reward,rlhf_reward,
 scores,scores_margin}`, `rewards/{chosen,rejected,accuracies,margins}`, `logps/{chosen,rejected}`,
 `val/contain_eos_token`, `beta`.
+
+`judge=` (keyword only; TRL 1.0's Online DPO, removed in 1.1): a pairwise judge ranks the two completions of each
+prompt instead of the reward functions, exactly as TRL 1.0 did: `judge.judge(prompts, [[first, second], ...])`
+returns per prompt the index of the preferred completion (anything but 0, e.g. the -1 of an unreadable answer, picks
+the second); chat prompts and completions are rendered with TRL's `SIMPLE_CHAT_TEMPLATE` first, so the judge never
+sees the policy's special tokens. Given with `reward_funcs`, the judge wins (a warning says the reward functions are
+ignored). Judging applies no `missing_eos_penalty` and logs no `objective/{scores,scores_margin,rlhf_reward}`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -25,6 +33,19 @@ from ._base import _coerce_args
 from ._config import BaseConfig, option, unsupported
 from ._online import RewardFunctions, _OnlineTrainer, check_generation_fields
 
+logger = logging.getLogger(__name__)
+
+
+class PairwiseJudge(Protocol):
+    """What `judge=` takes: TRL's `BasePairwiseJudge` contract (`compat.trl.BasePairwiseJudge` and its subclasses)."""
+
+    def judge(self, prompts: list[str], completions: list[list[str]], shuffle_order: bool = True) -> list[int]: ...
+
+
+def render_for_judge(messages: list[dict[str, Any]]) -> str:
+    """A conversation as TRL's `SIMPLE_CHAT_TEMPLATE` renders it (`"User: hi\n\nAssistant: hello\n\n"`)."""
+    return "".join(m["role"].capitalize() + ": " + m["content"] + "\n\n" for m in messages)
+
 
 @dataclass
 class OnlineDPOConfig(BaseConfig):
@@ -33,6 +54,7 @@ class OnlineDPOConfig(BaseConfig):
     learning_rate: float = option(5e-7, "Initial AdamW learning rate.")
     remove_unused_columns: bool = option(False, "Keep every dataset column (reward functions may use them).")
     reward_model_path: str | None = option(None, "Unused (TRL keeps it for its scripts).")
+    judge: str | None = option(None, "Unused: the name of a judge, for scripts (TRL 1.0's field; pass `judge=`).")
     max_new_tokens: int = option(64, "Maximum generated tokens per completion.")
     max_length: int = option(512, "Maximum prompt+completion length scored (the prompt is cut from the left).")
     temperature: float = option(0.9, "Sampling temperature.")
@@ -43,7 +65,7 @@ class OnlineDPOConfig(BaseConfig):
     generation_kwargs: dict | None = option(None, "Extra GenerationConfig arguments.")
     cache_implementation: str | None = option(None, "KV cache implementation for model.generate.")
     missing_eos_penalty: float | None = option(None, "Subtracted from the score of completions without EOS.")
-    beta: float | list[float] = option(factory=lambda: [0.1], help="DPO beta, or one per epoch.")
+    beta: list[float] = option(factory=lambda: [0.1], help="DPO beta, or one per epoch (a single value is a float).")
     loss_type: str = option("sigmoid", "'sigmoid' or 'ipo'.")
     disable_dropout: bool = option(True, "Disable dropout in the policy and reference.")
     use_vllm: bool = option(False, "Generate with a vLLM server (OpenAI-compatible API).")
@@ -71,7 +93,8 @@ class OnlineDPOConfig(BaseConfig):
 
 
 class OnlineDPOTrainer(_OnlineTrainer):
-    """Online DPO on the chunked engine. Same constructor as TRL 1.16's `OnlineDPOTrainer`."""
+    """Online DPO on the chunked engine. Same constructor as TRL 1.16's `OnlineDPOTrainer`, plus TRL 1.0's `judge`
+    (keyword only: 1.0 took it fourth, where 1.16 takes `args`)."""
 
     _name = "Online DPO"
     _tag_names = ["online-dpo"]
@@ -93,23 +116,31 @@ class OnlineDPOTrainer(_OnlineTrainer):
         callbacks: list | None = None,
         optimizers: tuple = (None, None),
         preprocess_logits_for_metrics: Callable | None = None,
+        *,
+        judge: PairwiseJudge | None = None,
     ) -> None:
         from transformers import set_seed
 
         args = _coerce_args(args, OnlineDPOConfig, model, "OnlineDPO")
         if train_dataset is None:
             raise ValueError("`train_dataset` is required")
-        if reward_funcs is None:
-            raise ValueError("`reward_funcs` must be provided.")
+        if judge is None and reward_funcs is None:
+            raise ValueError("One of `judge` or `reward_funcs` must be provided.")
+        if judge is not None and reward_funcs is not None:
+            logger.warning("Both `judge` and `reward_funcs` are provided. Using `judge` and ignoring `reward_funcs`.")
+            reward_funcs = None
         if ref_model is not None and ref_model is model:
             raise ValueError("`model` and `ref_model` cannot be the same object; omit `ref_model` to use a copy.")
         set_seed(args.seed)
         model = self._prepare_model(model, args, peft_config)
         processing_class = self._prepare_processing_class(processing_class, model, args, padding_side="left")
         tokenizer = getattr(processing_class, "tokenizer", processing_class)
-        self.reward_functions = RewardFunctions(reward_funcs, reward_processing_classes, args, args.reward_weights)
-        self.reward_funcs = self.reward_functions.funcs
-        self.reward_weights = self.reward_functions.weights
+        self.judge = judge
+        self.reward_functions = self.reward_funcs = self.reward_weights = None
+        if judge is None:
+            self.reward_functions = RewardFunctions(reward_funcs, reward_processing_classes, args, args.reward_weights)
+            self.reward_funcs = self.reward_functions.funcs
+            self.reward_weights = self.reward_functions.weights
         if ref_model is not None:
             ref_model = _model.load_causal_lm(ref_model, args)
         elif not _model.is_peft_model(model):
@@ -168,6 +199,21 @@ class OnlineDPOTrainer(_OnlineTrainer):
                 _model.reference_context(self.model, self.ref_model) as ref:
             ref_logps = self._completion_stats(ref, input_ids, attention_mask, keep, temperature=1.0)["logp"]
         completions = self._decode(completion_ids, prompts)
+        if self.judge is not None:
+            better = self._judge_first_better(prompts, completions)
+        else:
+            batch["rewards"] = rewards = self._rewards(inputs, completions, completion_ids, contain_eos)
+            first, second = rewards.split(n)
+            better = first >= second
+        idx = torch.arange(n, device=device)
+        chosen, rejected = idx + (~better * n), idx + (better * n)
+        batch.update(ref_logps=ref_logps, chosen_idx=chosen, rejected_idx=rejected, contain_eos=contain_eos)
+        return batch
+
+    def _rewards(self, inputs: list[dict[str, Any]], completions: list, completion_ids: list[list[int]],
+                 contain_eos: torch.Tensor) -> torch.Tensor:
+        """`[2n]` weighted rewards of the completions (first completions of every prompt, then the second ones)."""
+        device, prompts = contain_eos.device, [x["prompt"] for x in inputs]
         extra = {k: [x[k] for x in inputs] * 2 for k in inputs[0] if k != "prompt"}
         per_func = self.reward_functions([{"prompt": p, **{k: v[i] for k, v in extra.items()}}
                                           for i, p in enumerate(prompts * 2)],
@@ -176,13 +222,16 @@ class OnlineDPOTrainer(_OnlineTrainer):
         rewards = (per_func * self.reward_weights.to(device).unsqueeze(0)).nansum(dim=1)
         if self.args.missing_eos_penalty is not None:
             rewards[~contain_eos] -= self.args.missing_eos_penalty
-        first, second = rewards.split(n)
-        better = first >= second
-        idx = torch.arange(n, device=device)
-        chosen, rejected = idx + (~better * n), idx + (better * n)
-        batch.update(ref_logps=ref_logps, rewards=rewards, chosen_idx=chosen, rejected_idx=rejected,
-                     contain_eos=contain_eos)
-        return batch
+        return rewards
+
+    def _judge_first_better(self, prompts: list, completions: list) -> torch.Tensor:
+        """`[n]` bool: the judge prefers the first completion of prompt i (its answer is 0), as TRL 1.0 reads it."""
+        if _data.is_conversational({"prompt": prompts[0]}):
+            prompts = [render_for_judge(p) for p in prompts]
+            completions = [render_for_judge(c) for c in completions]
+        n = len(prompts)
+        ranks = self.judge.judge(prompts, [[a, b] for a, b in zip(completions[:n], completions[n:], strict=True)])
+        return torch.tensor([rank == 0 for rank in ranks], device=self.accelerator.device)
 
     # ------------------------------------------------------------------------------------------------------ loss
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
@@ -199,20 +248,21 @@ class OnlineDPOTrainer(_OnlineTrainer):
         loss, metrics = dpo_loss(seq[order].unsqueeze(1), ones, ref_seq[order].unsqueeze(1), beta=beta,
                                  loss_type=self.args.loss_type)
         with torch.no_grad():
-            rewards = inputs["rewards"]
             kl = ((logps - inputs["ref_logps"]) * mask).sum(1)
             non_score = -beta * kl
             chosen_seq, rejected_seq = seq[inputs["chosen_idx"]], seq[inputs["rejected_idx"]]
             m = self._metrics[mode]
-            m["objective/scores_margin"].append(self._gathered_mean(
-                (rewards[inputs["chosen_idx"]] - rewards[inputs["rejected_idx"]]).mean()))
-            m["objective/scores"].append(self._gathered_mean(rewards.mean()))
+            rewards = inputs.get("rewards")  # None when a judge ranked the completions: no scores to log
+            if rewards is not None:
+                m["objective/scores_margin"].append(self._gathered_mean(
+                    (rewards[inputs["chosen_idx"]] - rewards[inputs["rejected_idx"]]).mean()))
+                m["objective/scores"].append(self._gathered_mean(rewards.mean()))
+                m["objective/rlhf_reward"].append(self._gathered_mean(rewards + non_score))
             m["val/contain_eos_token"].append(inputs["contain_eos"].float().mean().item())
             m["logps/chosen"].append(self._gathered_mean(chosen_seq))
             m["logps/rejected"].append(self._gathered_mean(rejected_seq))
             m["objective/kl"].append(self._gathered_mean(kl.mean()))
             m["objective/non_score_reward"].append(self._gathered_mean(non_score.mean()))
-            m["objective/rlhf_reward"].append(self._gathered_mean(rewards + non_score))
             m["objective/entropy"].append(self._gathered_mean(-(logps * mask).sum(1).mean()))
             for name in ("rewards/chosen", "rewards/rejected", "rewards/accuracies", "rewards/margins"):
                 m[name].append(self._gathered_mean(metrics[name]))

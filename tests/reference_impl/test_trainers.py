@@ -72,8 +72,8 @@ def test_configs_parse_from_the_command_line(tmp_path) -> None:
     from reference_impl import UnsupportedFieldError
 
     # not yet: GRPOConfig.scale_rewards is `str | bool` (TRL 1.16: `str`; argparse reads the "group" default as a
-    # bool) and OnlineDPOConfig.beta `float | list[float]` (HfArgumentParser takes one type per field)
-    cli_unready = {"GRPOConfig", "OnlineDPOConfig"}
+    # bool)
+    cli_unready = {"GRPOConfig"}
     for name in (n for n in reference_impl.__all__ if n.endswith("Config") and n not in cli_unready):
         parser = HfArgumentParser(getattr(reference_impl, name))
         (config,) = parser.parse_args_into_dataclasses(["--output_dir", str(tmp_path), "--use_cpu", "--bf16", "false"])
@@ -84,6 +84,24 @@ def test_configs_parse_from_the_command_line(tmp_path) -> None:
     assert config.step_separator == " ки" and config.train_on_last_step_only
     with pytest.raises(UnsupportedFieldError, match="use_liger_kernel"):
         parser.parse_args_into_dataclasses(["--output_dir", str(tmp_path), "--use_liger_kernel", "true"])
+
+
+@pytest.mark.parametrize("name", ["OnlineDPOConfig", "BCOConfig", "DPOConfig", "KTOConfig", "SFTConfig",
+                                  "RewardConfig", "RLOOConfig"])
+def test_configs_parse_with_trl_parser(name: str, tmp_path) -> None:
+    """TRL's scripts read their config with `TrlParser((ScriptArguments, XConfig, ModelConfig))`; a migrated script
+    that imports ours must too (argparse takes each field's metadata as keywords: only `help` there)."""
+    from trl import ModelConfig, ScriptArguments, TrlParser
+
+    import reference_impl as ri
+
+    extra = ["--judge", "pair_rm", "--beta", "0.2", "--missing_eos_penalty", "1.0"] if name == "OnlineDPOConfig" else []
+    parser = TrlParser((ScriptArguments, getattr(ri, name), ModelConfig))
+    _, config, _ = parser.parse_args_and_config(
+        args=["--dataset_name", "d", "--output_dir", str(tmp_path), "--use_cpu", "--model_name_or_path", "m", *extra])
+    assert type(config) is getattr(ri, name)
+    if name == "OnlineDPOConfig":
+        assert (config.judge, config.beta, config.missing_eos_penalty) == ("pair_rm", 0.2, 1.0)
 
 
 def test_missing_columns_are_reported(tmp_path) -> None:
@@ -237,3 +255,118 @@ def test_peft_reference_is_the_base_model(tmp_path) -> None:
     assert log["rewards/chosen"] == 0.0 and log["rewards/rejected"] == 0.0, log
     grpo = _build("grpo", tmp_path / "grpo", lora=False, beta=0.0)
     assert grpo.ref_model is None and grpo.beta == 0.0
+
+
+# ------------------------------------------------------------------------------------------- Online DPO with a judge
+def _longer_wins_judge(calls: list):
+    """A plain `compat.trl.BasePairwiseJudge` subclass with a rule the test controls: the longer completion wins
+    (ties: the first), and the last pair of a call gets -1 (what TRL's judges return for an unreadable answer). Every
+    call is recorded."""
+    from compat.trl import BasePairwiseJudge
+
+    class LongerWins(BasePairwiseJudge):
+        def judge(self, prompts, completions, shuffle_order=True):
+            calls.append((list(prompts), [list(pair) for pair in completions]))
+            return [int(len(b) > len(a)) for a, b in completions[:-1]] + [-1]
+
+    return LongerWins()
+
+
+def _judged_online_dpo(tmp_path, judge, conversational: bool = False, **overrides):
+    import reference_impl as ri
+
+    kw = H.config_kwargs(tmp_path, **{"max_new_tokens": 6, **overrides})
+    trainer = ri.OnlineDPOTrainer(H.model(), judge=judge, args=ri.OnlineDPOConfig(**kw),
+                                  train_dataset=H.prompt_only_dataset(4, conversational=conversational),
+                                  processing_class=H.tokenizer("left"))
+    trainer._generate_completions = lambda ids, *a, **k: (H.fixed_completions(ids), None)
+    return trainer
+
+
+@pytest.mark.parametrize("conversational", [False, True], ids=["text", "chat"])
+def test_online_dpo_judge_picks_chosen_and_rejected(conversational: bool, tmp_path) -> None:
+    """The judge sees each prompt with its [first, second] completions (chat rendered with TRL's
+    SIMPLE_CHAT_TEMPLATE, here through jinja2 as TRL 1.0 did) and its answer picks chosen/rejected: 0 -> the first,
+    1 or -1 -> the second."""
+    import jinja2
+
+    from compat.trl import SIMPLE_CHAT_TEMPLATE
+
+    calls: list = []
+    trainer = _judged_online_dpo(tmp_path, _longer_wins_judge(calls), conversational)
+    assert trainer.reward_funcs is None and trainer.judge is not None
+    inputs = [trainer.train_dataset[i] for i in range(3)]
+    batch = trainer._prepare_inputs(inputs)
+    assert "rewards" not in batch
+    [(prompts, pairs)] = calls
+    completions = trainer._tokenizer.batch_decode(H.fixed_completions(trainer._prompt_ids(inputs) * 2),
+                                                  skip_special_tokens=True)
+    template = jinja2.Environment().from_string(SIMPLE_CHAT_TEMPLATE)
+    if conversational:
+        expected_prompts = [template.render(messages=x["prompt"]) for x in inputs]
+        completions = [template.render(messages=[{"role": "assistant", "content": c}]) for c in completions]
+        assert prompts[0].startswith("User: ") and completions[0].startswith("Assistant: ")
+    else:
+        expected_prompts = [x["prompt"] for x in inputs]
+    assert prompts == expected_prompts
+    assert pairs == [[completions[i], completions[i + 3]] for i in range(3)]
+    first_wins = [len(b) <= len(a) for a, b in pairs[:-1]] + [False]
+    assert True in first_wins, pairs  # both answers occur
+    assert batch["chosen_idx"].tolist() == [i if w else i + 3 for i, w in enumerate(first_wins)]
+    assert batch["rejected_idx"].tolist() == [i + 3 if w else i for i, w in enumerate(first_wins)]
+
+
+def test_online_dpo_judge_or_reward_funcs(tmp_path, caplog) -> None:
+    """TRL 1.0's rules: one of them is required; given both, the judge is used and the reward functions ignored."""
+    import logging
+
+    import reference_impl as ri
+
+    args = ri.OnlineDPOConfig(**H.config_kwargs(tmp_path))
+    with pytest.raises(ValueError, match="One of `judge` or `reward_funcs` must be provided"):
+        ri.OnlineDPOTrainer(H.model(), args=args, train_dataset=H.prompt_only_dataset(2),
+                            processing_class=H.tokenizer("left"))
+    with caplog.at_level(logging.WARNING, logger="reference_impl.trainers.online_dpo"):
+        trainer = ri.OnlineDPOTrainer(H.model(), reward_funcs=H.reward_len, judge=_longer_wins_judge([]), args=args,
+                                      train_dataset=H.prompt_only_dataset(2), processing_class=H.tokenizer("left"),
+                                      reward_processing_classes=[None, None])  # ignored with the reward functions
+    assert "Using `judge` and ignoring `reward_funcs`" in caplog.text
+    assert trainer.reward_funcs is None and trainer.reward_weights is None
+    assert ri.OnlineDPOConfig(**H.config_kwargs(tmp_path, judge="pair_rm")).judge == "pair_rm"  # TRL 1.0's field
+
+
+@pytest.mark.slow
+def test_online_dpo_with_a_judge_trains_two_steps(tmp_path) -> None:
+    """Real generation, a judge ranking every pair: 2 finite steps, the policy moves, TRL 1.0's judge metrics (no
+    `objective/scores`, `scores_margin` or `rlhf_reward`)."""
+    import torch
+
+    import reference_impl as ri
+
+    calls: list = []
+    kw = H.config_kwargs(tmp_path, max_steps=2, max_new_tokens=6, missing_eos_penalty=1.0)
+    trainer = ri.OnlineDPOTrainer(H.model(), judge=_longer_wins_judge(calls), args=ri.OnlineDPOConfig(**kw),
+                                  train_dataset=H.prompt_only_dataset(4), processing_class=H.tokenizer("left"))
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "loss" in h]
+    assert len(logs) == 2 and all(math.isfinite(h["loss"]) for h in logs), logs
+    assert len(calls) == 2 and all(len(pairs) == 2 for _, pairs in calls)
+    assert {"rewards/chosen", "rewards/margins", "objective/kl", "logps/chosen", "val/contain_eos_token"} <= set(logs[0])
+    assert not {"objective/scores", "objective/scores_margin", "objective/rlhf_reward"} & set(logs[0])
+    assert any(not torch.equal(before[n], p.detach()) for n, p in trainer.model.named_parameters())
+
+
+def test_online_dpo_takes_a_trl_config_field_by_field(tmp_path) -> None:
+    """A TRL `OnlineDPOConfig` given to the reference trainer (a config built in another module than the one the
+    migration routed) becomes ours, field by field: same values, ours' class."""
+    from trl.experimental.online_dpo import OnlineDPOConfig as TRLConfig
+
+    import reference_impl as ri
+
+    theirs = TRLConfig(**H.config_kwargs(tmp_path, beta=[0.3], max_new_tokens=7, missing_eos_penalty=0.5))
+    trainer = ri.OnlineDPOTrainer(H.model(), judge=_longer_wins_judge([]), args=theirs,
+                                  train_dataset=H.prompt_only_dataset(2), processing_class=H.tokenizer("left"))
+    ours = trainer.args
+    assert type(ours) is ri.OnlineDPOConfig
+    assert (ours.beta, ours.max_new_tokens, ours.missing_eos_penalty, ours.output_dir) == (0.3, 7, 0.5, str(tmp_path))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from compat.migrate.engine import needs_of
 from migrations.v1_1.online_dpo_arguments import MIGRATION as RULE
 from tests.migrations._driver import check, noop, run
 
@@ -20,13 +23,146 @@ def test_renamed_keywords_and_old_positionals():
     """)
 
 
-def test_judge_is_marked():
-    out, findings = run(RULE, """\
-        from trl import OnlineDPOTrainer, PairRMJudge
-        OnlineDPOTrainer(model, judge=PairRMJudge(), args=cfg)
+def test_judge_routes_the_trainer_and_config_to_reference_impl():
+    """A call that passes a judge: the file's TRL trainer and config come from reference_impl (TRL 1.0's judged
+    Online DPO), the call is left as it is, nothing is marked."""
+    findings = check(RULE, """\
+        from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
+        from compat.trl import PairRMJudge
+
+        parser = TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig))
+        t = OnlineDPOTrainer(model=model, reward_funcs=rm, judge=PairRMJudge(), args=args)
+    """, """\
+        from reference_impl import OnlineDPOConfig, OnlineDPOTrainer
+        from compat.trl import PairRMJudge
+
+        parser = TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig))
+        t = OnlineDPOTrainer(model=model, reward_funcs=rm, judge=PairRMJudge(), args=args)
     """)
-    assert "# TODO(trl-compat): OnlineDPOTrainer(judge=) was removed in TRL 1.1" in out
+    assert not [f for f in findings if f.severity == "manual"]
+    assert needs_of("import trl\n", "import reference_impl\n") == ["trl-compat"]  # the manifests get trl-compat
+
+
+def test_judge_routing_every_import_form():
+    # TRL 0.x top-level names in a parenthesised import, aliases, the old positional judge (4th)
+    check(RULE, """\
+        from trl import (
+            ModelConfig,
+            OnlineDPOConfig as Config,
+            OnlineDPOTrainer,
+        )
+
+        t = OnlineDPOTrainer(model, ref, None, judge, Config("out"))
+    """, """\
+        from trl import ModelConfig
+        from reference_impl import OnlineDPOConfig as Config, OnlineDPOTrainer
+
+        t = OnlineDPOTrainer(model, ref, None, judge=judge, args=Config("out"))
+    """)
+    # attribute uses through `import trl`: both names, the call's keywords kept
+    check(RULE, """\
+        import trl
+
+        cfg = trl.experimental.online_dpo.OnlineDPOConfig("out")
+        t = trl.experimental.online_dpo.OnlineDPOTrainer(model, judge=j, args=cfg)
+    """, """\
+        import trl
+        import reference_impl
+
+        cfg = reference_impl.OnlineDPOConfig("out")
+        t = reference_impl.OnlineDPOTrainer(model, judge=j, args=cfg)
+    """)
+
+
+@pytest.mark.parametrize("target", ["1.13.0", "1.14.0", "1.15.0", "1.16.0"])
+def test_judge_routing_on_every_target_line(target):
+    """No TRL line 1.13 - 1.16 takes judge=: the same rewrite on each."""
+    check(RULE, """\
+        from trl.experimental.online_dpo import OnlineDPOTrainer
+        t = OnlineDPOTrainer(model, judge=j, args=cfg)
+    """, """\
+        from reference_impl import OnlineDPOTrainer
+        t = OnlineDPOTrainer(model, judge=j, args=cfg)
+    """, target=target)
+
+
+def test_reward_model_with_a_judge_is_marked():
+    """Up to TRL 0.22 the reward model won over the judge, from 0.23 the judge: the old keyword says neither."""
+    out, findings = run(RULE, """\
+        from trl import OnlineDPOTrainer
+        t = OnlineDPOTrainer(model=model, reward_model=rm, judge=judge, args=args)
+    """)
+    assert out.splitlines()[:3] == [
+        "from reference_impl import OnlineDPOTrainer",
+        "# TODO(trl-compat): judge= wins over reward_model= since TRL 0.23 [online-dpo-arguments]",
+        "t = OnlineDPOTrainer(model=model, reward_funcs=rm, judge=judge, args=args)"]
+    assert [f.message for f in findings if f.severity == "manual"] == [
+        ("judge= wins over reward_model= since TRL 0.23; up to 0.22 the reward model won when both were set: pass "
+         "only one")]
+
+
+def test_judge_not_routed_is_marked():
+    # a subclass of TRL's trainer relies on TRL's internals: nothing moves, the judged call is marked
+    out, findings = run(RULE, """\
+        from trl.experimental.online_dpo import OnlineDPOTrainer
+
+        class Mine(OnlineDPOTrainer):
+            pass
+
+        t = OnlineDPOTrainer(model, judge=j, args=cfg)
+    """)
+    assert out.startswith("from trl.experimental.online_dpo import OnlineDPOTrainer\n")
+    assert "# TODO(trl-compat): judge= needs reference_impl.OnlineDPOTrainer" in out and "reference_impl import" not in out
     assert [f.severity for f in findings] == ["manual"]
+    # compat.trl's class is TRL's on every target: marked, not rerouted behind the user's back
+    out, findings = run(RULE, """\
+        from compat.trl import OnlineDPOTrainer
+        OnlineDPOTrainer(model, judge=j, args=cfg)
+    """)
+    assert out.splitlines()[0] == "from compat.trl import OnlineDPOTrainer"
+    assert [f.severity for f in findings] == ["manual"] and "import it and OnlineDPOConfig" in findings[0].message
+
+
+def test_judge_noops():
+    # no judge (or the old default judge=None, dropped): TRL's class stays
+    check(RULE, """\
+        from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
+        t = OnlineDPOTrainer(model, judge=None, reward_funcs=rm, args=OnlineDPOConfig("o"))
+    """, """\
+        from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
+        t = OnlineDPOTrainer(model, reward_funcs=rm, args=OnlineDPOConfig("o"))
+    """)
+    noop(RULE, """\
+        from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
+        t = OnlineDPOTrainer(model, reward_funcs=rm, args=OnlineDPOConfig("o"))
+        judge(prompts, completions)
+        other(judge=j)
+    """)
+    # a local class of the same name; a parameter shadowing the import; already migrated
+    noop(RULE, """\
+        from trl.experimental.online_dpo import OnlineDPOConfig
+
+        class OnlineDPOTrainer:
+            def __init__(self, *a, **k):
+                pass
+
+        OnlineDPOTrainer(model, judge=j, args=OnlineDPOConfig("o"))
+    """)
+    noop(RULE, """\
+        from trl.experimental.online_dpo import OnlineDPOTrainer
+
+        def build(OnlineDPOTrainer, j):
+            return OnlineDPOTrainer(model, judge=j)
+    """)
+    noop(RULE, """\
+        from reference_impl import OnlineDPOConfig, OnlineDPOTrainer
+        OnlineDPOTrainer(model, judge=j, args=OnlineDPOConfig("o"))
+    """)
+    # a target the rule does not serve (TRL 1.0 still took judge=)
+    noop(RULE, """\
+        from trl import OnlineDPOTrainer
+        OnlineDPOTrainer(model, judge=j, args=cfg)
+    """, target="1.0.0")
 
 
 def test_noops():
