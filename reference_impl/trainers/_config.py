@@ -35,6 +35,15 @@ def unsupported(default: Any = None, why: str = "not implemented in reference_im
                                             "unsupported": why})
 
 
+def per_epoch(value: float | list[float], epoch: float | None) -> float:
+    """A coefficient given as one value or one per epoch (TRL's `beta`/`alpha`/`mixture_coef` lists): the value of
+    the current epoch, the last one past the list's end."""
+    if isinstance(value, list):
+        i = int(epoch or 0)
+        return value[i] if i < len(value) else value[-1]
+    return value
+
+
 def _resolve_auto_padding(config: Any) -> None:
     if getattr(config, "pad_to_multiple_of", None) == "auto":
         config.pad_to_multiple_of = None  # TRL 1.16: 128 on Neuron only, None elsewhere

@@ -141,6 +141,11 @@ def _build(name: str, tmp_path, lora: bool, **overrides):
         kw = {**dict(max_new_tokens=6), **kw}
         return ri.OnlineDPOTrainer(H.model(), reward_funcs=H.reward_len, args=ri.OnlineDPOConfig(**kw),
                                    train_dataset=H.prompt_only_dataset(4), processing_class=tok_l, peft_config=peft)
+    if name in ("xpo", "nash_md"):
+        kw = {**dict(max_new_tokens=6), **kw}
+        trainer, config = (ri.XPOTrainer, ri.XPOConfig) if name == "xpo" else (ri.NashMDTrainer, ri.NashMDConfig)
+        return trainer(H.model(), reward_funcs=H.reward_len, args=config(**kw), train_dataset=H.prompt_only_dataset(4),
+                       processing_class=tok_l, peft_config=peft)
     if name == "a2po":
         kw = {**dict(max_completion_length=6, num_value_samples=2, filter_all_incorrect=False), **kw}
         return ri.A2POTrainer(H.model(), reward_funcs=_binary_reward, args=ri.A2POConfig(**kw),
@@ -153,7 +158,8 @@ def _build(name: str, tmp_path, lora: bool, **overrides):
     raise KeyError(name)
 
 
-TRAINERS = ["sft", "dpo", "kto", "bco", "reward", "grpo", "rloo", "online_dpo", "a2po", "distillation"]
+TRAINERS = ["sft", "dpo", "kto", "bco", "reward", "grpo", "rloo", "online_dpo", "xpo", "nash_md", "a2po",
+            "distillation"]
 
 
 @pytest.mark.slow
@@ -223,3 +229,29 @@ def test_peft_reference_is_the_base_model(tmp_path) -> None:
     assert log["rewards/chosen"] == 0.0 and log["rewards/rejected"] == 0.0, log
     grpo = _build("grpo", tmp_path / "grpo", lora=False, beta=0.0)
     assert grpo.ref_model is None and grpo.beta == 0.0
+
+
+@pytest.mark.parametrize("coef", [0.0, 1.0])
+def test_geometric_mixture_ends_are_the_two_policies(coef: float) -> None:
+    """Nash-MD's mixture pi^(1-c) pi_ref^c: greedy (top-1) sampling at c=0 is the policy's greedy `generate`, at
+    c=1 the reference's, on left-padded prompts."""
+    import contextlib
+
+    import torch
+    from transformers import LogitsProcessorList, TopKLogitsWarper
+
+    from reference_impl.trainers.nash_md import sample_geometric_mixture
+
+    policy, ref = H.model(seed=1).eval(), H.model(seed=2).eval()
+    tok = H.tokenizer("left")
+    enc = tok([H.text(0, 3), H.text(1, 6)], return_tensors="pt", padding=True)
+    out = sample_geometric_mixture(policy, lambda: contextlib.nullcontext(ref), enc["input_ids"], enc["attention_mask"],
+                                   mixture_coef=coef, max_new_tokens=5, eos_token_ids=[tok.eos_token_id],
+                                   logits_processor=LogitsProcessorList([TopKLogitsWarper(top_k=1)]))
+    expected_model = ref if coef == 1.0 else policy
+    with torch.no_grad():
+        greedy = expected_model.generate(**enc, do_sample=False, max_new_tokens=5, pad_token_id=tok.pad_token_id,
+                                         eos_token_id=tok.eos_token_id)[:, enc["input_ids"].size(1):]
+    for row, want in zip(out, greedy.tolist()):
+        cut = want.index(tok.eos_token_id) + 1 if tok.eos_token_id in want else len(want)
+        assert row == want[:cut]
