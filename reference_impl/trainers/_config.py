@@ -12,6 +12,7 @@ so nothing is ever silently ignored. Fields TRL does not have at all raise the d
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +30,28 @@ def option(default: Any = None, help: str = "", *, factory: Any = None) -> Any:
     return field(default=default, metadata={"help": help})
 
 
+class _UnsupportedMetadata(Mapping):
+    """An unsupported field's metadata: `{"help": ...}` to whoever iterates it (`HfArgumentParser`, and so
+    `TrlParser`, hands every key to `argparse.add_argument`, which rejects unknown ones), and why the field is
+    unsupported to `metadata.get("unsupported")`."""
+
+    def __init__(self, why: str) -> None:
+        self._items = {"help": f"Unsupported here ({why}); keep the default."}
+        self.why = why
+
+    def __getitem__(self, key: str) -> Any:
+        return self.why if key == "unsupported" else self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 def unsupported(default: Any = None, why: str = "not implemented in reference_impl") -> Any:
     """A TRL field we accept only at its default; any other value raises `UnsupportedFieldError`."""
-    return field(default=default, metadata={"help": f"Unsupported here ({why}); keep the default.",
-                                            "unsupported": why})
+    return field(default=default, metadata=_UnsupportedMetadata(why))
 
 
 def per_epoch(value: float | list[float], epoch: float | None) -> float:

@@ -43,7 +43,7 @@ from .online_dpo import OnlineDPOConfig
 class NashMDConfig(OnlineDPOConfig):
     """TRL 1.13 `NashMDConfig` fields (`trl.experimental.nash_md`): Online DPO's plus `mixture_coef`."""
 
-    mixture_coef: float | list[float] = option(
+    mixture_coef: list[float] = option(
         factory=lambda: [0.5], help="Weight c of the reference in the mixture pi^(1-c) pi_ref^c, or one per epoch.")
 
     def __post_init__(self) -> None:

@@ -43,7 +43,7 @@ class OnlineDPOConfig(BaseConfig):
     generation_kwargs: dict | None = option(None, "Extra GenerationConfig arguments.")
     cache_implementation: str | None = option(None, "KV cache implementation for model.generate.")
     missing_eos_penalty: float | None = option(None, "Subtracted from the score of completions without EOS.")
-    beta: float | list[float] = option(factory=lambda: [0.1], help="DPO beta, or one per epoch.")
+    beta: list[float] = option(factory=lambda: [0.1], help="DPO beta, or one per epoch (one value: a float).")
     loss_type: str = option("sigmoid", "'sigmoid' or 'ipo'.")
     disable_dropout: bool = option(True, "Disable dropout in the policy and reference.")
     use_vllm: bool = option(False, "Generate with a vLLM server (OpenAI-compatible API).")

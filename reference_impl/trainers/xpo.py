@@ -38,7 +38,7 @@ from .online_dpo import OnlineDPOConfig
 class XPOConfig(OnlineDPOConfig):
     """TRL 1.13 `XPOConfig` fields (`trl.experimental.xpo`): Online DPO's plus `alpha`."""
 
-    alpha: float | list[float] = option(
+    alpha: list[float] = option(
         factory=lambda: [1e-5], help="Weight of the XPO exploration term, or one per epoch (the last one after).")
 
     def __post_init__(self) -> None:

@@ -62,6 +62,27 @@ def test_unsupported_and_unknown_fields(tmp_path) -> None:
     assert config.scale_rewards == "none" and config.steps_per_generation == 1 and config.generation_batch_size == 2
 
 
+def test_every_config_parses_from_the_command_line() -> None:
+    """`HfArgumentParser` (and so TRL's `TrlParser`, which migrated scripts keep) takes every config; per-epoch lists
+    parse as lists, one value stays a float, and an unsupported field still refuses to be set."""
+    from transformers import HfArgumentParser
+
+    import reference_impl as ri
+    from reference_impl.trainers import EXPORTS
+
+    for name in (n for n in EXPORTS if n.endswith("Config")):
+        (args,) = HfArgumentParser(getattr(ri, name)).parse_args_into_dataclasses(["--output_dir", "o", "--use_cpu"])
+        assert args.output_dir == "o", name
+    (xpo,) = HfArgumentParser(ri.XPOConfig).parse_args_into_dataclasses(
+        ["--output_dir", "o", "--use_cpu", "--alpha", "1e-4", "1e-5", "--beta", "0.2"])
+    assert xpo.alpha == [1e-4, 1e-5] and xpo.beta == 0.2
+    (nash,) = HfArgumentParser(ri.NashMDConfig).parse_args_into_dataclasses(["--output_dir", "o", "--use_cpu"])
+    assert nash.mixture_coef == 0.5 and nash.beta == 0.1
+    with pytest.raises(ri.UnsupportedFieldError, match="vllm_tensor_parallel_size"):
+        HfArgumentParser(ri.NashMDConfig).parse_args_into_dataclasses(
+            ["--output_dir", "o", "--use_cpu", "--vllm_tensor_parallel_size", "2"])
+
+
 def test_missing_columns_are_reported(tmp_path) -> None:
     from datasets import Dataset
 

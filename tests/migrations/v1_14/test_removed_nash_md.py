@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 from migrations.v1_14.removed_nash_md import MIGRATION as NASH
-from tests.migrations._driver import assert_moved_to_compat, check, noop, run
+from tests.migrations._driver import assert_moved_to_compat, noop, run
 
 
 def test_every_import_form_moves_to_compat_and_look_alikes_stay():
     assert_moved_to_compat(NASH, "trl.experimental.nash_md", "NashMDTrainer", "NashMDConfig")
-
-
-def test_dotted_import_keeps_trl_binding_when_used():
-    check(NASH, """\
-        import trl.experimental.nash_md
-
-        t = trl.experimental.nash_md.NashMDTrainer(model)
-        g = trl.GRPOConfig()
-    """, """\
-        import trl
-        import compat.trl
-
-        t = compat.trl.NashMDTrainer(model)
-        g = trl.GRPOConfig()
-    """)
 
 
 def test_geometric_mixture_wrapper_is_marked():
