@@ -48,6 +48,10 @@ class _UnsupportedMetadata(Mapping):
     def __len__(self) -> int:
         return len(self._items)
 
+    def copy(self) -> dict[str, Any]:
+        """What `mappingproxy.copy()` returns (TRL's parser copies field metadata): the argparse keys only."""
+        return dict(self._items)
+
 
 def unsupported(default: Any = None, why: str = "not implemented in reference_impl") -> Any:
     """A TRL field we accept only at its default; any other value raises `UnsupportedFieldError`."""
