@@ -79,10 +79,14 @@ def mixture_logits_processors(generation_config: Any) -> Any:
 
 
 def _next_token_logits(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """fp32 logits of the next token after each (left-padded) row; position ids from the mask, as `generate`."""
+    """fp32 logits of the next token after each (left-padded) row; position ids from the mask, as `generate`, and
+    only the last position projected onto the vocabulary where the model can (`logits_to_keep`)."""
     kwargs: dict[str, Any] = {}
-    if "position_ids" in inspect.signature(type(_model.causal_lm(model)).forward).parameters:
+    accepted = inspect.signature(type(_model.causal_lm(model)).forward).parameters
+    if "position_ids" in accepted:
         kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
+    if "logits_to_keep" in accepted:
+        kwargs["logits_to_keep"] = 1
     return model(input_ids=ids, attention_mask=mask, use_cache=False, **kwargs).logits[:, -1].float()
 
 
