@@ -13,7 +13,7 @@ import torch
 
 from .preference import dpo_loss
 
-__all__ = ["xpo_loss", "nash_md_loss"]
+__all__ = ["nash_md_loss", "xpo_loss"]
 
 
 def xpo_loss(
