@@ -31,6 +31,9 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # BCO: trl.experimental.bco until 1.13, removed in 1.14 (#7136) -> the reference implementation
     "BCOTrainer": ((f"{_EXP}.bco", "BCOTrainer"), (_REF, "BCOTrainer")),
     "BCOConfig": ((f"{_EXP}.bco", "BCOConfig"), (_REF, "BCOConfig")),
+    # XPO, Nash-MD: trl.experimental.{xpo,nash_md} until 1.13, removed in 1.14 -> the reference implementations
+    **{n: ((f"{_EXP}.{pkg}", n), (_REF, n)) for pkg, names in (
+        ("xpo", ("XPOTrainer", "XPOConfig")), ("nash_md", ("NashMDTrainer", "NashMDConfig"))) for n in names},
     # the real implementation lives in trl.experimental.utils; trl.create_reference_model is a FutureWarning wrapper
     "create_reference_model": ((f"{_EXP}.utils", "create_reference_model"), ("trl", "create_reference_model"),
                                (_REF, "create_reference_model")),

@@ -13,8 +13,8 @@ the reference trainer, which still takes one (`online-dpo-arguments`).
 Where each trainer lives on the targets (wheels 1.13.0 ... 1.16.0): `trl.experimental.{orpo,cpo,gkd,online_dpo}` on
 every line; `trl.experimental.{bco,xpo,nash_md,prm}` on 1.13 only. The imports are pointed at `trl.experimental.*`
 (the names the target has, no `compat` needed); on a 1.14+ target the four removed packages get what the 1.14 rules
-give them: BCO -> `compat.trl` (the reference BCO trainer, `removed-bco`), PRM -> `compat.trl` (the reference PRM
-trainer, `removed-prm`), XPO / Nash-MD -> markers pointing to `removed-xpo` / `removed-nash-md`.
+give them: BCO / XPO / Nash-MD / PRM -> `compat.trl` (the reference trainers, `removed-bco` / `removed-xpo` /
+`removed-nash-md` / `removed-prm`).
 """
 
 from __future__ import annotations
@@ -44,14 +44,11 @@ _JUDGES = ("AllTrueJudge", "BaseBinaryJudge", "BaseJudge", "BasePairwiseJudge", 
            "OpenAIPairwiseJudge", "PairRMJudge", "WinRateCallback")
 # packages TRL 1.14 removed: on a 1.14+ target, where the code must go instead (the engine picks rules by the file's
 # original text, so the 1.14 rules would not see an import this rule just wrote; the answers are theirs)
-_REMOVED_IN_1_14 = {
-    "bco": Moved("compat.trl", "", "trl.experimental.bco was removed in TRL 1.14: the reference BCO trainer "
-                  "(the project now needs trl-compat)"),
-    "xpo": Gone("trl.experimental.xpo was removed in TRL 1.14: keep TRL 1.13 for this code",
-                "removed-xpo"),
-    "nash_md": Gone("trl.experimental.nash_md was removed in TRL 1.14: keep TRL 1.13 for this code", "removed-nash-md"),
-    "prm": Moved("compat.trl", "", "trl.experimental.prm was removed in TRL 1.14: the reference PRM trainer "
-                  "(the project now needs trl-compat)"),
+# package -> its reference trainer in compat.trl
+_KEPT_BY_COMPAT = {"bco": "BCO", "xpo": "XPO", "nash_md": "Nash-MD", "prm": "PRM"}
+_REMOVED_IN_1_14: dict[str, Moved | Gone] = {
+    pkg: Moved("compat.trl", "", f"trl.experimental.{pkg} was removed in TRL 1.14: the reference {method} "
+               "trainer (the project now needs trl-compat)") for pkg, method in _KEPT_BY_COMPAT.items()
 }
 _JUDGE_MSG = "TRL judges were removed in 1.1: score with reward_funcs / your own function"
 _JUDGE_NOTE = "removed from TRL in 1.1; trl-compat keeps the 1.0.0 class (the project now needs trl-compat)"

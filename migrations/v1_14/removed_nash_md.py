@@ -1,25 +1,30 @@
-"""TRL 1.14 removed `trl.experimental.nash_md` (#7255, with its `GeometricMixtureWrapper`) with no successor.
+"""TRL 1.14 removed `trl.experimental.nash_md` (#7255, with its `GeometricMixtureWrapper`) with no successor: Nash-MD
+code moves to `compat.trl.NashMDTrainer` / `NashMDConfig`.
 
-Nash-MD's mixture-policy self-play has no stable counterpart; the closest online preference trainer is
-`OnlineDPOTrainer` (`compat.trl.OnlineDPOTrainer`), which optimises a different objective. The rule leaves the code and
-marks every import and use with a TODO.
+Choice: the closest online preference trainer, `OnlineDPOTrainer`, optimises another objective (no mixture policy, no
+self-play), so swapping it in would silently change what a run optimises. The rule keeps Nash-MD: `compat.trl`
+resolves to TRL's own trainer on TRL <= 1.13 and to the reference implementation (`reference_impl.NashMDTrainer`,
+same constructor and config fields as TRL 1.13) on 1.14+. With `--target-trl 1.13` the rule does not run. Any other
+name of the package (`GeometricMixtureWrapper`, ...) is marked.
 """
 
 from __future__ import annotations
 
-from migrations.kinds.symbols import SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
-_MSG = (
-    "trl.experimental.nash_md was removed in TRL 1.14 with no successor: keep TRL 1.13 for this code, or move to "
-    "compat.trl.OnlineDPOTrainer (a different objective)"
-)
+_MOD = "trl.experimental.nash_md"
 
 
 class RemovedNashMD(SymbolMigration):
-    fix_safety = "safe"
-    summary = "trl.experimental.nash_md (removed in 1.14, no successor) -> TODO"
+    summary = ("trl.experimental.nash_md (removed in 1.14) -> compat.trl.NashMDTrainer/NashMDConfig (reference Nash-MD "
+               "on 1.14+)")
     triggers = ("nash_md",)
-    removed_modules = {"trl.experimental.nash_md": _MSG}
+    removed_modules = {_MOD: "trl.experimental.nash_md was removed in TRL 1.14; use compat.trl.NashMDTrainer/"
+                             "NashMDConfig"}
+    symbols = {
+        f"{_MOD}.NashMDTrainer": Moved("compat.trl", "NashMDTrainer", "the reference Nash-MD trainer on TRL >= 1.14"),
+        f"{_MOD}.NashMDConfig": Moved("compat.trl", "NashMDConfig"),
+    }
 
 
 MIGRATION = RemovedNashMD()

@@ -1,24 +1,27 @@
-"""TRL 1.14 removed `trl.experimental.xpo` (Exploratory Preference Optimization) with no successor.
+"""TRL 1.14 removed `trl.experimental.xpo` (Exploratory Preference Optimization) with no successor: XPO code moves to
+`compat.trl.XPOTrainer` / `XPOConfig`.
 
-XPO is Online DPO plus an exploration bonus (`alpha`); without the bonus it is `OnlineDPOTrainer`, but dropping the
-bonus changes the method, so the rule marks every import and use with a TODO instead of rewriting.
+Choice: XPO is Online DPO plus an exploration bonus (`alpha`), so `OnlineDPOTrainer` would run, but dropping the
+bonus changes the method. The rule keeps XPO: `compat.trl` resolves to TRL's own XPO trainer on TRL <= 1.13 and to the
+reference implementation (`reference_impl.XPOTrainer`, same constructor and config fields as TRL 1.13) on 1.14+. With
+`--target-trl 1.13` the rule does not run and `trl.experimental.xpo` stays. Any other name of the package is marked.
 """
 
 from __future__ import annotations
 
-from migrations.kinds.symbols import SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
-_MSG = (
-    "trl.experimental.xpo was removed in TRL 1.14 with no successor: keep TRL 1.13 for this code, or use "
-    "compat.trl.OnlineDPOTrainer/OnlineDPOConfig (XPO without its exploration bonus alpha)"
-)
+_MOD = "trl.experimental.xpo"
 
 
 class RemovedXPO(SymbolMigration):
-    fix_safety = "safe"
-    summary = "trl.experimental.xpo (removed in 1.14, no successor) -> TODO"
+    summary = "trl.experimental.xpo (removed in 1.14) -> compat.trl.XPOTrainer/XPOConfig (reference XPO on 1.14+)"
     triggers = ("xpo",)
-    removed_modules = {"trl.experimental.xpo": _MSG}
+    removed_modules = {_MOD: "trl.experimental.xpo was removed in TRL 1.14; use compat.trl.XPOTrainer/XPOConfig"}
+    symbols = {
+        f"{_MOD}.XPOTrainer": Moved("compat.trl", "XPOTrainer", "the reference XPO trainer on TRL >= 1.14"),
+        f"{_MOD}.XPOConfig": Moved("compat.trl", "XPOConfig"),
+    }
 
 
 MIGRATION = RemovedXPO()

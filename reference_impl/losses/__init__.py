@@ -11,20 +11,22 @@ One module per family; each module's ``__all__`` is its export list, and this pa
 * :mod:`.preference` -- the DPO family, CPO (AlphaPO), SimPO, ORPO
 * :mod:`.unpaired` -- KTO, BCO
 * :mod:`.policy` -- the clipped surrogate, the GRPO family, RLOO, A*-PO
+* :mod:`.online` -- XPO, Nash-MD (online pairs sampled by the trainer)
 * :mod:`.reward` -- Bradley-Terry reward modelling and process (step) reward models
 * :mod:`.distillation` -- generalised JSD / KL distillation
 * :mod:`.fused_linear` -- the TRL 1.13 ``trl.losses`` adapters
 """
 
-from . import distillation, fused_linear, policy, preference, reward, sft, unpaired
+from . import distillation, fused_linear, online, policy, preference, reward, sft, unpaired
 from .distillation import *
 from .fused_linear import *
+from .online import *
 from .policy import *
 from .preference import *
 from .reward import *
 from .sft import *
 from .unpaired import *
 
-FAMILIES = (sft, preference, unpaired, policy, reward, distillation, fused_linear)
+FAMILIES = (sft, preference, unpaired, policy, online, reward, distillation, fused_linear)
 
 __all__ = sorted(name for module in FAMILIES for name in module.__all__)

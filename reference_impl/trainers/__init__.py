@@ -19,6 +19,8 @@ EXPORTS: dict[str, str] = {
     "GRPOTrainer": "grpo", "GRPOConfig": "grpo",
     "RLOOTrainer": "rloo", "RLOOConfig": "rloo",
     "OnlineDPOTrainer": "online_dpo", "OnlineDPOConfig": "online_dpo",
+    "XPOTrainer": "xpo", "XPOConfig": "xpo",
+    "NashMDTrainer": "nash_md", "NashMDConfig": "nash_md",
     "A2POTrainer": "a2po", "A2POConfig": "a2po",
     "DistillationTrainer": "distillation", "DistillationConfig": "distillation",
     "RewardTrainer": "reward", "RewardConfig": "reward",

@@ -46,6 +46,15 @@ def _unsupported_reason(f: dataclasses.Field) -> str | None:
     return match["why"] if match else None
 
 
+def per_epoch(value: float | list[float], epoch: float | None) -> float:
+    """A coefficient given as one value or one per epoch (TRL's `beta`/`alpha`/`mixture_coef` lists): the value of
+    the current epoch, the last one past the list's end."""
+    if isinstance(value, list):
+        i = int(epoch or 0)
+        return value[i] if i < len(value) else value[-1]
+    return value
+
+
 def _resolve_auto_padding(config: Any) -> None:
     if getattr(config, "pad_to_multiple_of", None) == "auto":
         config.pad_to_multiple_of = None  # TRL 1.16: 128 on Neuron only, None elsewhere

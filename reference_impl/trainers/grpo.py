@@ -127,7 +127,7 @@ class GRPOConfig(_GroupedConfig):
     vespo_lambda_neg: float = option(2.0, "VESPO lambda, negative advantages.")
     importance_sampling_level: str = option("token", "'token' or 'sequence' (GSPO).")
     multi_objective_aggregation: str = option("sum_then_normalize", "'sum_then_normalize' or 'normalize_then_sum'.")
-    scale_rewards: str | bool = option("group", "'group', 'batch' or 'none'.")
+    scale_rewards: str = option("group", "'group', 'batch' or 'none'.")
     loss_type: str = option("dapo", f"One of {GRPO_LOSS_TYPES}.")
     top_entropy_quantile: float = unsupported(1.0, "high-entropy token masking")
     entropy_coef: float = unsupported(0.0, "entropy bonus")

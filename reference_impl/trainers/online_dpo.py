@@ -30,7 +30,7 @@ from reference_impl.losses.preference import dpo_loss
 
 from . import _data, _model
 from ._base import _coerce_args
-from ._config import BaseConfig, option, unsupported
+from ._config import BaseConfig, option, per_epoch, unsupported
 from ._online import RewardFunctions, _OnlineTrainer, check_generation_fields
 
 logger = logging.getLogger(__name__)
@@ -166,10 +166,7 @@ class OnlineDPOTrainer(_OnlineTrainer):
 
     @property
     def beta(self) -> float:
-        if isinstance(self._beta, list):
-            epoch = int(self.state.epoch or 0)
-            return self._beta[epoch] if epoch < len(self._beta) else self._beta[-1]
-        return self._beta
+        return per_epoch(self._beta, self.state.epoch)
 
     def _set_signature_columns_if_needed(self) -> None:
         if self._signature_columns is None:
@@ -186,12 +183,18 @@ class OnlineDPOTrainer(_OnlineTrainer):
         attention_mask = torch.cat([batch["prompt_mask"][:, cut:], batch["completion_mask"]], dim=1)
         return input_ids, attention_mask, batch["completion_ids"].size(1)
 
+    def _sample_pair(self, prompt_ids: list[list[int]]) -> list[list[int]]:
+        """Two completions per prompt, all first ones then all second ones: both from the policy here (XPO and
+        Nash-MD sample the second from another policy)."""
+        completion_ids, _ = self._generate_completions(prompt_ids + prompt_ids)
+        return completion_ids
+
     def _prepare_inputs(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         """Sample two completions per prompt, score them, pick chosen/rejected; reference log-probs (no grad)."""
         device, n = self.accelerator.device, len(inputs)
         prompts = [x["prompt"] for x in inputs]
         prompt_ids = self._prompt_ids(inputs)
-        completion_ids, _ = self._generate_completions(prompt_ids + prompt_ids)
+        completion_ids = self._sample_pair(prompt_ids)
         batch = self._pad_completions(prompt_ids + prompt_ids, completion_ids)
         contain_eos = torch.tensor([bool(c) and c[-1] in self.eos_token_ids for c in completion_ids], device=device)
         input_ids, attention_mask, keep = self._truncated_inputs(batch)

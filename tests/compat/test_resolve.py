@@ -172,6 +172,8 @@ def _expected(v: Version) -> dict[str, str]:
         "PRMConfig": "trl.experimental.prm.PRMConfig" if on_113 else "reference_impl.PRMConfig",
         "BCOTrainer": "trl.experimental.bco.BCOTrainer" if on_113 else "reference_impl.BCOTrainer",
         "BCOConfig": "trl.experimental.bco.BCOConfig" if on_113 else "reference_impl.BCOConfig",
+        **{n: f"trl.experimental.{pkg}.{n}" if on_113 else f"reference_impl.{n}" for pkg, n in (
+            ("xpo", "XPOTrainer"), ("xpo", "XPOConfig"), ("nash_md", "NashMDTrainer"), ("nash_md", "NashMDConfig"))},
         "prepare_multimodal_messages_vllm": "trl.data_utils.prepare_multimodal_messages_vllm" if before_115
         else "compat.trl._prepare_multimodal_messages_vllm",
         "dft_loss": "trl.trainer.sft_trainer.dft_loss" if before_115 else "compat.trl._dft_loss",

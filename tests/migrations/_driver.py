@@ -57,3 +57,48 @@ def assert_no_successor(rule: Migration, module: str, name: str, release: str) -
     assert lines[1] == f"from {module} import {name}"
     assert lines[4].startswith("# TODO(trl-compat):") and lines[5] == f"trainer = {name}(model)"
     assert len(findings) == 2 and not any(f.changed for f in findings)
+
+
+def assert_moved_to_compat(rule: Migration, module: str, trainer: str, config: str) -> None:
+    """A removed TRL package whose trainer and config `compat.trl` keeps: every import form moves there on a 1.14+
+    target, nothing else in the code changes, and look-alikes are left alone; a 1.13 target keeps TRL's path."""
+    package, _, stem = module.rpartition(".")
+    check(rule, f"""\
+        from {module} import {config}, {trainer}
+
+        trainer = {trainer}(model, args={config}(output_dir="out"), train_dataset=ds)
+    """, f"""\
+        from compat.trl import {config}, {trainer}
+
+        trainer = {trainer}(model, args={config}(output_dir="out"), train_dataset=ds)
+    """)
+    check(rule, f"""\
+        from {module}.{stem}_trainer import {trainer} as T
+        from trl import DPOTrainer
+        T(model)
+    """, f"""\
+        from compat.trl import {trainer} as T
+        from trl import DPOTrainer
+        T(model)
+    """)
+    check(rule, f"""\
+        import {module} as m
+        from {package} import {stem}, online_dpo
+
+        t = m.{trainer}(model, args={stem}.{config}())
+    """, f"""\
+        from {package} import online_dpo
+        import compat.trl
+
+        t = compat.trl.{trainer}(model, args=compat.trl.{config}())
+    """)
+    out, findings = run(rule, f"from {module}.{stem}_trainer import _private_helper\n")
+    assert out.startswith(f"# TODO(trl-compat): {module} was removed in TRL 1.14")
+    assert out.splitlines()[0].endswith(f" [{rule.id}]") and [f.severity for f in findings] == ["manual"]
+    noop(rule, f"from compat.trl import {trainer}, {config}\n{trainer}(args={config}())\n")
+    noop(rule, f"from mylib.{stem} import {trainer}  # not TRL's\n{trainer}()\n")
+    noop(rule, f"class {trainer}:\n    pass\n\n\n{trainer}(model)\n")
+    noop(rule, f"def make({trainer}):\n    return {trainer}(model)  # a parameter, not an import\n")
+    noop(rule, f"{stem} = load('{stem}')\n{stem}.{trainer}()\n")
+    src = f"from {module} import {trainer}\n"
+    assert run(rule, src, target="1.13.0") == (src, [])

@@ -1,9 +1,10 @@
-"""The ``trl.losses`` adapters against TRL 1.13's own ``trl.losses`` (and BCO against 1.13's experimental BCO).
+"""The ``trl.losses`` adapters against TRL 1.13's own ``trl.losses`` (and BCO, XPO, Nash-MD against 1.13's own).
 
 Runs where TRL 1.13 is the installed ``trl`` (the tox ``floor`` env); skipped elsewhere, since TRL 1.16 has no
 ``trl.losses``. Oracles: TRL 1.13 ``trl.losses.FusedLinearDPOLoss``, ``FusedLinearKTOLoss``, ``FusedLinearGRPOLoss``,
-``FusedLinearJSDLoss`` (``compiled=False``), and ``trl.experimental.bco.BCOTrainer.bco_loss`` run unbound on a
-namespace carrying its config. fp32 inputs: 1.13 computes the JSD soft loss on logits in the input dtype, so only
+``FusedLinearJSDLoss`` (``compiled=False``), and ``trl.experimental.bco.BCOTrainer.bco_loss``,
+``trl.experimental.xpo.XPOTrainer._compute_losses`` / ``_log_statistics`` and the same two of ``NashMDTrainer``, run
+unbound on a namespace carrying their config. fp32 inputs: 1.13 computes the JSD soft loss on logits in the input dtype, so only
 fp32 is comparable to the fp32-softmax adapters.
 """
 
@@ -190,3 +191,62 @@ def test_prm_first_step_vs_trl113(tmp_path):
         H.assert_close(mine[key], theirs[key], tol=1e-5, what=key)
     H.assert_close(my_eval["eval_loss"], their_eval["eval_loss"], tol=1e-5, what="eval_loss")
     assert my_eval["eval_accuracy"] == their_eval["eval_accuracy"]
+
+
+def _masked_token_logps(seed, rows=4, t=6):
+    """Per-token log-probs with right padding zeroed, as TRL 1.13's XPO / Nash-MD `_compute_logprobs` return them."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.tensor([t, t - 2, t - 1, 3][:rows])
+    mask = (torch.arange(t)[None] < lengths[:, None]).float()
+    return tuple(-torch.rand(rows, t, generator=g) * 3 * mask for _ in range(4)), mask
+
+
+@pytest.mark.parametrize("loss_type", ["sigmoid", "ipo"])
+def test_xpo_loss_vs_trl113_experimental(loss_type):
+    """Oracle: TRL 1.13 ``XPOTrainer._compute_losses`` and ``_log_statistics``, run unbound."""
+    from collections import defaultdict
+
+    from trl.experimental.xpo.xpo_trainer import XPOTrainer
+
+    (mlm, mlr, rlr, rlm), _ = _masked_token_logps(6)
+    chosen = torch.tensor([True, False, False, True])
+    ns = types.SimpleNamespace(beta=0.2, alpha=0.05, args=types.SimpleNamespace(loss_type=loss_type),
+                               stats=defaultdict(list), processing_class=types.SimpleNamespace(eos_token_id=1),
+                               accelerator=types.SimpleNamespace(gather_for_metrics=lambda x: x))
+    loss, dpo_losses, xpo_losses = XPOTrainer._compute_losses(ns, mlm, mlr, rlr, rlm, chosen)
+    ids = {"input_ids": torch.zeros(4, 8, dtype=torch.long)}
+    scores = torch.zeros(4)
+    XPOTrainer._log_statistics(ns, ids, ids, mlm, mlr, rlr, rlm, chosen, dpo_losses, xpo_losses, 2, scores, scores)
+    mine, metrics = ours.xpo_loss(torch.cat([mlm.sum(1), mlr.sum(1)]), torch.cat([rlm.sum(1), rlr.sum(1)]), chosen,
+                                  beta=0.2, alpha=0.05, loss_type=loss_type)
+    torch.testing.assert_close(mine, loss)
+    for name in ("loss/dpo", "loss/xpo", "objective/kl", "objective/entropy", "rewards/chosen", "rewards/rejected",
+                 "rewards/accuracies", "rewards/margins", "logps/chosen", "logps/rejected"):
+        assert float(metrics[name]) == pytest.approx(ns.stats[name][0], rel=1e-5, abs=1e-6), name
+
+
+def test_nash_md_loss_vs_trl113_experimental():
+    """Oracle: TRL 1.13 ``NashMDTrainer._compute_losses`` (value and gradient) and ``_log_statistics``, unbound."""
+    from collections import defaultdict
+
+    from trl.experimental.nash_md.nash_md_trainer import NashMDTrainer
+
+    (mlm, rlm, _, _), mask = _masked_token_logps(7)
+    probability = torch.tensor([0.9, 0.2, 0.5, 0.65])
+    ns = types.SimpleNamespace(beta=0.3, mixture_coef=0.5, stats=defaultdict(list),
+                               processing_class=types.SimpleNamespace(eos_token_id=1),
+                               accelerator=types.SimpleNamespace(gather_for_metrics=lambda x: x))
+    theirs_lp = mlm.clone().requires_grad_()
+    loss, score, kl = NashMDTrainer._compute_losses(ns, theirs_lp, rlm, probability)
+    (their_grad,) = torch.autograd.grad(loss, theirs_lp)
+    ids = {"input_ids": torch.zeros(4, 8, dtype=torch.long)}
+    NashMDTrainer._log_statistics(ns, ids, ids, mlm, rlm, probability, score.detach(), kl, 2, torch.zeros(4),
+                                  torch.zeros(4))
+    my_lp = mlm.clone().requires_grad_()
+    mine, metrics = ours.nash_md_loss(my_lp, rlm, mask, probability, beta=0.3)
+    (my_grad,) = torch.autograd.grad(mine, my_lp)
+    torch.testing.assert_close(mine, loss)
+    torch.testing.assert_close(my_grad, their_grad * mask)  # TRL zeroes padding with masked_fill upstream
+    for name in ("loss/score", "loss/kl", "logps/chosen", "logps/rejected", "rewards/probabilities",
+                 "objective/entropy", "rewards/margins", "rewards/accuracies"):
+        assert float(metrics[name]) == pytest.approx(ns.stats[name][0], rel=1e-5, abs=1e-6), name

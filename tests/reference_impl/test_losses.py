@@ -34,6 +34,7 @@ from reference_impl.losses import (
     grpo_loss,
     jsd_with_hard_loss,
     kto_loss,
+    nash_md_loss,
     nll_loss,
     optimal_value,
     orpo_loss,
@@ -42,6 +43,7 @@ from reference_impl.losses import (
     rloo_loss,
     simpo_loss,
     udm_density_ratio_weights,
+    xpo_loss,
 )
 
 F64 = torch.float64
@@ -420,6 +422,62 @@ def test_bco_with_running_mean_and_udm_weights():
     close(m["delta"], delta, 1e-6)
     mean = sum(stream) / len(stream)
     close(running.std, math.sqrt(sum((x - mean) ** 2 for x in stream) / (len(stream) - 1)), 1e-5)
+
+
+# ------------------------------------------------------------------------------------------- online pairs (XPO, Nash-MD)
+@pytest.mark.parametrize("loss_type", ["sigmoid", "ipo"])
+def test_xpo_dpo_on_the_ranked_pair_plus_exploration(loss_type):
+    """XPO (arXiv 2405.21046, Alg. 1): rows 0..B-1 sampled from pi, B..2B-1 from pi_ref; h = log pi - log pi_ref;
+    (w, l) the pair ordered by the reward; loss = mean_i [DPO(h_w - h_l) + alpha log pi(y'_i)]."""
+    g = torch.Generator().manual_seed(51)
+    policy = -0.5 - 8 * torch.rand(2 * B, generator=g, dtype=F64)
+    ref = policy + torch.randn(2 * B, generator=g, dtype=F64)
+    wins = torch.tensor([True, False, True])
+    beta, alpha = 0.3, 0.02
+    per_pair, kept = [], []
+    for i in range(B):
+        w, lo = (i, B + i) if wins[i] else (B + i, i)
+        h_w, h_l = float(policy[w] - ref[w]), float(policy[lo] - ref[lo])
+        dpo = -logsig(beta * (h_w - h_l)) if loss_type == "sigmoid" else (h_w - h_l - 1 / (2 * beta)) ** 2
+        per_pair.append(dpo + alpha * float(policy[B + i]))
+        kept.append((w, lo, h_w, h_l))
+    loss, m = xpo_loss(policy, ref, wins, beta=beta, alpha=alpha, loss_type=loss_type)
+    close(loss, sum(per_pair) / B)
+    close(m["loss/xpo"], alpha * sum(float(policy[B + i]) for i in range(B)) / B, 1e-6)
+    close(m["loss/dpo"], sum(p - alpha * float(policy[B + i]) for i, p in enumerate(per_pair)) / B, 1e-6)
+    close(m["rewards/chosen"], sum(beta * k[2] for k in kept) / B, 1e-6)
+    close(m["rewards/rejected"], sum(beta * k[3] for k in kept) / B, 1e-6)
+    close(m["rewards/accuracies"], sum(k[2] > k[3] for k in kept) / B, 1e-6)
+    close(m["objective/kl"], float((policy - ref).sum()) / (2 * B), 1e-6)
+    close(m["objective/entropy"], -float(policy.sum()) / (2 * B), 1e-6)
+    # TRL 1.13 logs the mean policy log-prob plus the mean reference log-prob of each side
+    close(m["logps/chosen"], sum(float(policy[k[0]] + ref[k[0]]) for k in kept) / B, 1e-6)
+
+
+def test_nash_md_reinforce_with_kl_and_its_gradient():
+    """Nash-MD (arXiv 2312.00886), TRL's REINFORCE form on y ~ pi: P = P(y > y'), per sequence
+    loss = beta sum_t sg(lp - ref) lp - (P - 1/2) sum_t lp; so d loss / d lp_t = (beta (lp_t - ref_t) - (P - 1/2)) / B."""
+    lp, mask = rand(B, T, seed=52).requires_grad_(), lengths_mask(B)
+    ref = rand(B, T, seed=53)
+    prob = torch.tensor([0.8, 0.3, 0.55], dtype=F64)
+    beta = 0.4
+    per_seq = []
+    for i in range(B):
+        s_lp = seq_sum(lp.detach(), mask, i)
+        kl = sum(float(lp.detach()[i, t] - ref[i, t]) * float(lp.detach()[i, t]) for t in range(T) if mask[i, t] > 0)
+        per_seq.append(beta * kl - (float(prob[i]) - 0.5) * s_lp)
+    loss, m = nash_md_loss(lp, ref, mask, prob, beta=beta)
+    close(loss, sum(per_seq) / B)
+    (grad,) = torch.autograd.grad(loss, lp)
+    want = [[(beta * float(lp.detach()[i, t] - ref[i, t]) - (float(prob[i]) - 0.5)) * float(mask[i, t]) / B
+             for t in range(T)] for i in range(B)]
+    close(grad, want)
+    ratios = [seq_sum(lp.detach(), mask, i) - seq_sum(ref, mask, i) for i in range(B)]
+    close(m["loss/kl"], sum(ratios) / B, 1e-6)
+    close(m["loss/score"], sum((float(prob[i]) - 0.5) * seq_sum(lp.detach(), mask, i) for i in range(B)) / B, 1e-6)
+    close(m["logps/rejected"], sum(seq_sum(ref, mask, i) for i in range(B)) / B, 1e-6)
+    close(m["rewards/accuracies"], sum(r > 0 for r in ratios) / B, 1e-6)
+    close(m["rewards/probabilities"], float(prob.mean()), 1e-6)
 
 
 # ------------------------------------------------------------------------------------------------- the GRPO family

@@ -71,10 +71,7 @@ def test_configs_parse_from_the_command_line(tmp_path) -> None:
     import reference_impl
     from reference_impl import UnsupportedFieldError
 
-    # not yet: GRPOConfig.scale_rewards is `str | bool` (TRL 1.16: `str`; argparse reads the "group" default as a
-    # bool)
-    cli_unready = {"GRPOConfig"}
-    for name in (n for n in reference_impl.__all__ if n.endswith("Config") and n not in cli_unready):
+    for name in (n for n in reference_impl.__all__ if n.endswith("Config")):
         parser = HfArgumentParser(getattr(reference_impl, name))
         (config,) = parser.parse_args_into_dataclasses(["--output_dir", str(tmp_path), "--use_cpu", "--bf16", "false"])
         assert config.output_dir == str(tmp_path), name
@@ -84,6 +81,16 @@ def test_configs_parse_from_the_command_line(tmp_path) -> None:
     assert config.step_separator == " ки" and config.train_on_last_step_only
     with pytest.raises(UnsupportedFieldError, match="use_liger_kernel"):
         parser.parse_args_into_dataclasses(["--output_dir", str(tmp_path), "--use_liger_kernel", "true"])
+    # per-epoch lists parse as lists, one value stays a float
+    (xpo,) = HfArgumentParser(reference_impl.XPOConfig).parse_args_into_dataclasses(
+        ["--output_dir", "o", "--use_cpu", "--alpha", "1e-4", "1e-5", "--beta", "0.2"])
+    assert xpo.alpha == [1e-4, 1e-5] and xpo.beta == 0.2
+    with pytest.raises(UnsupportedFieldError, match="vllm_tensor_parallel_size"):
+        HfArgumentParser(reference_impl.NashMDConfig).parse_args_into_dataclasses(
+            ["--output_dir", "o", "--use_cpu", "--vllm_tensor_parallel_size", "2"])
+    trl_parser = pytest.importorskip("trl").TrlParser  # its own field parsing copies each field's metadata
+    (nash,) = trl_parser(reference_impl.NashMDConfig).parse_args_into_dataclasses(["--output_dir", "o", "--use_cpu"])
+    assert nash.mixture_coef == 0.5 and nash.beta == 0.1
 
 
 @pytest.mark.parametrize("name", ["OnlineDPOConfig", "BCOConfig", "DPOConfig", "KTOConfig", "SFTConfig",
@@ -183,6 +190,11 @@ def _build(name: str, tmp_path, lora: bool, **overrides):
         kw = {**dict(max_new_tokens=6), **kw}
         return ri.OnlineDPOTrainer(H.model(), reward_funcs=H.reward_len, args=ri.OnlineDPOConfig(**kw),
                                    train_dataset=H.prompt_only_dataset(4), processing_class=tok_l, peft_config=peft)
+    if name in ("xpo", "nash_md"):
+        kw = {**dict(max_new_tokens=6), **kw}
+        trainer, config = (ri.XPOTrainer, ri.XPOConfig) if name == "xpo" else (ri.NashMDTrainer, ri.NashMDConfig)
+        return trainer(H.model(), reward_funcs=H.reward_len, args=config(**kw), train_dataset=H.prompt_only_dataset(4),
+                       processing_class=tok_l, peft_config=peft)
     if name == "a2po":
         kw = {**dict(max_completion_length=6, num_value_samples=2, filter_all_incorrect=False), **kw}
         return ri.A2POTrainer(H.model(), reward_funcs=_binary_reward, args=ri.A2POConfig(**kw),
@@ -195,7 +207,8 @@ def _build(name: str, tmp_path, lora: bool, **overrides):
     raise KeyError(name)
 
 
-TRAINERS = ["sft", "dpo", "kto", "bco", "reward", "grpo", "rloo", "online_dpo", "a2po", "distillation"]
+TRAINERS = ["sft", "dpo", "kto", "bco", "reward", "grpo", "rloo", "online_dpo", "xpo", "nash_md", "a2po",
+            "distillation"]
 
 
 @pytest.mark.slow
@@ -370,3 +383,29 @@ def test_online_dpo_takes_a_trl_config_field_by_field(tmp_path) -> None:
     ours = trainer.args
     assert type(ours) is ri.OnlineDPOConfig
     assert (ours.beta, ours.max_new_tokens, ours.missing_eos_penalty, ours.output_dir) == (0.3, 7, 0.5, str(tmp_path))
+
+
+@pytest.mark.parametrize("coef", [0.0, 1.0])
+def test_geometric_mixture_ends_are_the_two_policies(coef: float) -> None:
+    """Nash-MD's mixture pi^(1-c) pi_ref^c: greedy (top-1) sampling at c=0 is the policy's greedy `generate`, at
+    c=1 the reference's, on left-padded prompts."""
+    import contextlib
+
+    import torch
+    from transformers import LogitsProcessorList, TopKLogitsWarper
+
+    from reference_impl.trainers.nash_md import sample_geometric_mixture
+
+    policy, ref = H.model(seed=1).eval(), H.model(seed=2).eval()
+    tok = H.tokenizer("left")
+    enc = tok([H.text(0, 3), H.text(1, 6)], return_tensors="pt", padding=True)
+    out = sample_geometric_mixture(policy, lambda: contextlib.nullcontext(ref), enc["input_ids"], enc["attention_mask"],
+                                   mixture_coef=coef, max_new_tokens=5, eos_token_ids=[tok.eos_token_id],
+                                   logits_processor=LogitsProcessorList([TopKLogitsWarper(top_k=1)]))
+    expected_model = ref if coef == 1.0 else policy
+    with torch.no_grad():
+        greedy = expected_model.generate(**enc, do_sample=False, max_new_tokens=5, pad_token_id=tok.pad_token_id,
+                                         eos_token_id=tok.eos_token_id)[:, enc["input_ids"].size(1):]
+    for row, want in zip(out, greedy.tolist()):
+        cut = want.index(tok.eos_token_id) + 1 if tok.eos_token_id in want else len(want)
+        assert row == want[:cut]

@@ -93,21 +93,25 @@ def _chain(src: str, target: str) -> str:
 
 def test_removed_packages_follow_the_target():
     src = """\
-        from trl import BCOTrainer, XPOTrainer
+        from trl import BCOTrainer, PRMTrainer, XPOTrainer
+        from trl.trainer.nash_md_config import NashMDConfig
         BCOTrainer(model)
-        XPOTrainer(model)
+        PRMTrainer(model)
+        XPOTrainer(model, args=NashMDConfig())
     """
     on_113 = _chain(src, "1.13.0")
     assert "from trl.experimental.bco import BCOTrainer" in on_113
     assert "from trl.experimental.xpo import XPOTrainer" in on_113 and "TODO" not in on_113
+    assert "from trl.experimental.nash_md import NashMDConfig" in on_113
     on_116 = _chain(src, "1.16.0")
-    assert "from compat.trl import BCOTrainer" in on_116
-    assert "# TODO(trl-compat): trl.experimental.xpo was removed in TRL 1.14" in on_116
-    assert "[experimental-trainer-imports]" in on_116
+    assert "from compat.trl import BCOTrainer, XPOTrainer" in on_116
+    assert "from compat.trl import NashMDConfig" in on_116
+    assert on_116.count("# TODO(trl-compat): trl.experimental.prm was removed in TRL 1.14") == 2
+    assert "[experimental-trainer-imports]" in on_116 and "xpo" not in on_116
     # the same on its own: the engine picks rules by the original text, so this rule answers for 1.14+ itself
     alone, alone_findings = run(RULE, src, target="1.14.0")
-    assert any(f.anchor == "removed-xpo" for f in alone_findings)  # the report links the section
-    assert "from compat.trl import BCOTrainer" in alone and alone.count("removed in TRL 1.14") == 2
+    assert any(f.anchor == "removed-prm" for f in alone_findings)  # the report links the section
+    assert "from compat.trl import BCOTrainer, XPOTrainer" in alone and alone.count("removed in TRL 1.14") == 2
 
 
 def test_noops():

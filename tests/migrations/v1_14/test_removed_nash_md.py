@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from migrations.v1_14.removed_nash_md import MIGRATION as NASH
-from tests.migrations._driver import assert_no_successor, noop, run
+from tests.migrations._driver import assert_moved_to_compat, noop, run
 
 
-def test_import_and_use_marked():
-    assert_no_successor(NASH, "trl.experimental.nash_md", "NashMDTrainer", "1.14")
+def test_every_import_form_moves_to_compat_and_look_alikes_stay():
+    assert_moved_to_compat(NASH, "trl.experimental.nash_md", "NashMDTrainer", "NashMDConfig")
 
 
-def test_module_import_forms():
-    out, _ = run(NASH, """\
-        import trl.experimental.nash_md as nm
-        from trl.experimental import nash_md
-        t = nm.NashMDTrainer(model)
+def test_geometric_mixture_wrapper_is_marked():
+    out, findings = run(NASH, """\
+        from trl.experimental.nash_md.nash_md_trainer import GeometricMixtureWrapper
+        w = GeometricMixtureWrapper(model, ref, gen_config)
     """)
-    assert out.count("# TODO(trl-compat): trl.experimental.nash_md was removed") == 3
+    assert out.count("# TODO(trl-compat): trl.experimental.nash_md was removed in TRL 1.14") == 2
+    assert {f.anchor for f in findings} == {"removed-nash-md"}
 
 
 def test_noops():
