@@ -104,14 +104,12 @@ def test_removed_packages_follow_the_target():
     assert "from trl.experimental.xpo import XPOTrainer" in on_113 and "TODO" not in on_113
     assert "from trl.experimental.nash_md import NashMDConfig" in on_113
     on_116 = _chain(src, "1.16.0")
-    assert "from compat.trl import BCOTrainer, XPOTrainer" in on_116
+    assert "from compat.trl import BCOTrainer, PRMTrainer, XPOTrainer" in on_116
     assert "from compat.trl import NashMDConfig" in on_116
-    assert on_116.count("# TODO(trl-compat): trl.experimental.prm was removed in TRL 1.14") == 2
-    assert "[experimental-trainer-imports]" in on_116 and "xpo" not in on_116
+    assert "TODO" not in on_116 and "xpo" not in on_116 and "prm" not in on_116
     # the same on its own: the engine picks rules by the original text, so this rule answers for 1.14+ itself
-    alone, alone_findings = run(RULE, src, target="1.14.0")
-    assert any(f.anchor == "removed-prm" for f in alone_findings)  # the report links the section
-    assert "from compat.trl import BCOTrainer, XPOTrainer" in alone and alone.count("removed in TRL 1.14") == 2
+    alone, _ = run(RULE, src, target="1.14.0")
+    assert "from compat.trl import BCOTrainer, PRMTrainer, XPOTrainer" in alone and "TODO" not in alone
 
 
 def test_noops():
