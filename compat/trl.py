@@ -12,7 +12,8 @@ these names and explain the TRL-native successor in MIGRATION.md. TRL 0.x helper
 imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `ConstantLengthDataset`, TRL 0.19.1),
 `compat._dataset_formatting` (`trl.extras.dataset_formatting`: the 0.26.2 formatting functions, 1.12.0's
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
-`compat._judges` (the judges of TRL 1.0.0).
+`compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
+generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2).
 """
 
 from __future__ import annotations
@@ -151,3 +152,23 @@ def _get_kbit_device_map() -> dict[str, int] | None:
     if torch.cuda.is_available() or is_torch_xpu_available():
         return {"": PartialState().local_process_index}
     return None
+
+
+class _FDivergenceConstants:
+    """Copy of TRL 0.9 - 0.28 `trl.trainer.dpo_config.FDivergenceConstants` (removed in 0.29): the key and default of
+    the alpha-divergence coefficient in `DPOConfig.f_divergence_params`."""
+
+    ALPHA_DIVERGENCE_COEF_KEY = "alpha_divergence_coef"
+    ALPHA_DIVERGENCE_COEF_DEFAULT = 1.0
+
+
+def _is_torch_greater_2_0() -> bool:
+    """Copy of TRL <= 0.11 `trl.import_utils.is_torch_greater_2_0` (removed in 0.12): the installed torch's version
+    string compared with "2.0" *as a string*, as TRL did.
+
+    True with every torch 2.x, which the supported lines imply (TRL 1.13+ needs accelerate >= 1.4, which needs
+    torch >= 2.0).
+    """
+    from importlib.metadata import version
+
+    return version("torch") >= "2.0"

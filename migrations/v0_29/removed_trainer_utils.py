@@ -2,8 +2,12 @@
 
 Read from the 0.28.0 and 0.29.0 wheels:
 * `cap_exp`, `get_exp_cap` (small tensor helpers) -> `compat.trl` copies of the 0.28 bodies;
-* `RunningMoments` (a running mean/std over an Accelerator), `FDivergenceConstants`, `FDivergenceType` (DPO's
-  f-divergence enum; `DPOConfig.f_divergence_type` now takes the plain strings) -> marked;
+* `FDivergenceConstants` (two class constants, the same in 0.9 - 0.28) -> the `compat.trl` copy;
+* `RunningMoments` (a running mean/std over an Accelerator), `FDivergenceType` (DPO's f-divergence enum, a plain
+  `Enum`: a copy would not equal the strings `DPOConfig.f_divergence_type` takes now) -> marked;
+* the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
+  `print_rich_table` (in `trl.experimental.ppo` from 0.27 to 1.12, gone in 1.13; the same bodies in 0.26.2 and 1.12.0)
+  and `PeftSavingCallback` (gone in 0.7.5, the 0.7.4 body) -> the `compat.trl` copies (`compat._trainer_utils`);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
   `migrations.atlas`, names of 0.8 - 0.24 absent on 1.16): those TRL moved to `trl.experimental.utils` (or `trl`)
   with the same parameters on 1.13 and 1.16 are moved there (`first_true_indices`, `get_reward`, `pad_to_length`,
@@ -29,10 +33,15 @@ _MOVED = {
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
 _NO_SUCCESSOR = ("AdaptiveKLController", "FixedKLController", "OnPolicyConfig", "OnlineTrainerState",
-                 "PerPromptStatTracker", "RewardDataCollatorWithPadding", "batch_generation", "compute_accuracy",
-                 "decode_and_strip_padding", "exact_div", "flush_right", "forward", "generate",
-                 "get_global_statistics", "neftune_post_forward_hook", "print_rich_table",
-                 "trl_sanitze_kwargs_for_tagging", "truncate_response")
+                 "PerPromptStatTracker", "RewardDataCollatorWithPadding", "compute_accuracy",
+                 "decode_and_strip_padding", "exact_div", "flush_right", "get_global_statistics",
+                 "neftune_post_forward_hook", "trl_sanitze_kwargs_for_tagging")
+# no supported TRL has them: name -> why the compat.trl copy (compat._trainer_utils) is the last TRL body
+_COPIED = {
+    **{n: "moved to trl.experimental.ppo in TRL 0.27, gone in 1.13; trl-compat keeps the 0.26.2 function (the same "
+          "in 1.12)" for n in ("batch_generation", "generate", "forward", "truncate_response", "print_rich_table")},
+    "PeftSavingCallback": "removed from TRL in 0.7.5; trl-compat keeps the 0.7.4 callback",
+}
 _CHANGED = {
     "DPODataCollatorWithPadding": "trl.experimental.utils.DPODataCollatorWithPadding lost label_pad_token_id",
     "truncate_right": "trl.experimental.utils.truncate_right takes stop_token_ids (a list) now",
@@ -51,17 +60,22 @@ def _table() -> dict[str, Moved | Gone]:
         out[f"trl.trainer.utils.{name}"] = Gone(f"trl.trainer.utils.{name} is gone: {why}")
     for name in ("cap_exp", "get_exp_cap"):
         out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, _NOTE)
+    for name, why in _COPIED.items():
+        out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, f"{why} (the project now needs trl-compat)")
     for p in ("trl.trainer.utils.RunningMoments", "trl.trainer.RunningMoments"):
         out[p] = Gone(_MOMENTS)
-    for name in ("FDivergenceConstants", "FDivergenceType"):
-        for p in (f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.dpo_config.{name}"):
-            out[p] = Gone(f"{name} " + _FDIV)
+    for p in ("trl.FDivergenceType", "trl.trainer.FDivergenceType", "trl.trainer.dpo_config.FDivergenceType"):
+        out[p] = Gone("FDivergenceType " + _FDIV)
+    for p in ("trl.FDivergenceConstants", "trl.trainer.FDivergenceConstants",
+              "trl.trainer.dpo_config.FDivergenceConstants"):
+        out[p] = Moved("compat.trl", "FDivergenceConstants", "removed from TRL in 0.29; trl-compat keeps the 0.28 "
+                       "class (the project now needs trl-compat)")
     return out
 
 
 class RemovedTrainerUtils(SymbolMigration):
-    summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp -> compat.trl, moved ones -> their new module, " \
-              "the rest marked"
+    summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
+              "ones -> their new module, the rest marked"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import")
     symbols = _table()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migrations.v0_29.removed_trainer_utils import MIGRATION as RULE
-from tests.migrations._driver import noop, run
+from tests.migrations._driver import check, noop, run
 
 
 def test_cap_exp_moves_and_others_are_marked():
@@ -24,14 +24,14 @@ def test_cap_exp_moves_and_others_are_marked():
 
 def test_atlas_derived_helpers():
     out, findings = run(RULE, """\
-        from trl.trainer.utils import first_true_indices, get_reward, truncate_response, pad
+        from trl.trainer.utils import first_true_indices, get_reward, exact_div, pad
 
         idx = first_true_indices(mask)
     """)
     assert "from trl.experimental.utils import first_true_indices, get_reward" in out
-    assert "from trl.trainer.utils import truncate_response, pad" in out
-    assert "# TODO(trl-compat): trl.trainer.utils.truncate_response is gone" in out
-    assert any("trl.trainer.utils.truncate_response is gone (TRL 0.27 - 1.0)" in f.message for f in findings)
+    assert "from trl.trainer.utils import exact_div, pad" in out
+    assert "# TODO(trl-compat): trl.trainer.utils.exact_div is gone" in out
+    assert any("trl.trainer.utils.exact_div is gone (TRL 0.27 - 1.0)" in f.message for f in findings)
 
 
 def test_noops():
@@ -68,5 +68,68 @@ def test_moved_targets_exist_and_gone_names_are_gone_in_the_installed_trl():
     utils = importlib.import_module("trl.trainer.utils")
     for name, module in mod._MOVED.items():
         assert hasattr(importlib.import_module(module), name), (module, name)
-    for name in (*mod._NO_SUCCESSOR, *mod._CHANGED):
+    for name in (*mod._NO_SUCCESSOR, *mod._CHANGED, *mod._COPIED):
         assert not hasattr(utils, name), name
+
+
+def test_generation_helpers_move_to_the_compat_copies():
+    check(RULE, """\
+        from trl.trainer.utils import (
+            batch_generation,
+            first_true_indices,
+            forward,
+            print_rich_table,
+            truncate_response,
+            log_table_to_comet_experiment,
+        )
+    """, """\
+        from trl.trainer.utils import log_table_to_comet_experiment
+        from compat.trl import batch_generation, forward, print_rich_table, truncate_response
+        from trl.experimental.utils import first_true_indices
+    """)
+
+
+def test_module_attribute_use_and_aliases():
+    out, _ = run(RULE, """\
+        import trl.trainer.utils as U
+        from trl.trainer.utils import PeftSavingCallback as Saver
+
+        cbs = [Saver()]
+        out = U.batch_generation(model, q, 4, 0, cfg)
+    """)
+    assert "from compat.trl import PeftSavingCallback as Saver" in out
+    assert "TODO(trl-compat)" not in out
+    assert "batch_generation(model, q, 4, 0, cfg)" in out and "U.batch_generation" not in out
+
+
+def test_fdivergence_constants_moves_and_the_enum_stays_marked():
+    out, _ = run(RULE, """\
+        from trl.trainer.dpo_config import DPOConfig, FDivergenceConstants, FDivergenceType
+
+        key = FDivergenceConstants.ALPHA_DIVERGENCE_COEF_KEY
+        if kind == FDivergenceType.ALPHA_DIVERGENCE.value:
+            pass
+    """)
+    assert "from compat.trl import FDivergenceConstants\n" in out
+    assert "from trl.trainer.dpo_config import DPOConfig, FDivergenceType\n" in out
+    assert "FDivergenceConstants removed" not in out
+    assert out.count("FDivergenceType removed in TRL 0.29") == 2
+
+
+def test_copy_noops():
+    noop(RULE, """\
+        from compat.trl import batch_generation, PeftSavingCallback, FDivergenceConstants
+        batch_generation(model, q, 4, 0, cfg)
+    """)
+    noop(RULE, """\
+        from .utils import batch_generation, forward, PeftSavingCallback
+
+        def truncate_response(a, b, c):
+            return forward(a, b, c)
+    """)
+    noop(RULE, """\
+        from my_trl.trainer.utils import batch_generation
+        class FDivergenceConstants:
+            ALPHA_DIVERGENCE_COEF_KEY = "k"
+    """)
+
