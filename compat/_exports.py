@@ -54,6 +54,9 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     **{n: (("compat._trainer_utils", n),) for n in (
         "PeftSavingCallback", "batch_generation", "generate", "forward", "truncate_response", "print_rich_table",
     )},
+    # trl.trainer.utils, moved to trl.experimental.utils in 0.27 without label_pad_token_id: the 0.26.2 class
+    "DPODataCollatorWithPadding": (("compat._trainer_utils", "DPODataCollatorWithPadding"),),
+    "trl_sanitze_kwargs_for_tagging": (("compat.trl", "_trl_sanitze_kwargs_for_tagging"),),  # removed in 0.14
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),

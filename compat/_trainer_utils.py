@@ -5,6 +5,9 @@ points PPO-era imports here:
 
 * `PeftSavingCallback` (removed in TRL 0.7.5): the 0.7.4 callback that saves the PEFT adapter of each checkpoint and
   deletes the full `pytorch_model.bin` the Trainer wrote beside it;
+* `DPODataCollatorWithPadding` (`trl.trainer.utils` until 0.26; the same code from 0.8 to 0.26.2): the 0.26.2 class.
+  TRL 0.27+ keeps it as `trl.experimental.utils.DPODataCollatorWithPadding` without the `label_pad_token_id` field
+  (the label padding is fixed at -100 there), so code passing `label_pad_token_id=` needs this copy;
 * the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
   `print_rich_table`: in `trl.trainer.utils` until 0.26, in `trl.experimental.ppo.ppo_trainer` from 0.27 to 1.12,
   gone in 1.13. Their bodies are the same in 0.26.2 and 1.12.0 (read from both wheels); these are those bodies, with
@@ -18,14 +21,16 @@ only on first use of one of its names.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
+from torch.nn.utils.rnn import pad_sequence
 from transformers import GenerationConfig, TrainerCallback
 from transformers.utils import ModelOutput, is_rich_available
 
-__all__ = ["PeftSavingCallback", "batch_generation", "forward", "generate", "print_rich_table", "truncate_response"]
+__all__ = ["DPODataCollatorWithPadding", "PeftSavingCallback", "batch_generation", "forward", "generate", "print_rich_table", "truncate_response"]
 
 
 class PeftSavingCallback(TrainerCallback):
@@ -148,3 +153,59 @@ def print_rich_table(df: Any) -> None:
     for _, row in df.iterrows():
         table.add_row(*row.astype(str).tolist())
     console.print(table)
+
+
+_NO_PAD_TOKEN = ("Padding is enabled, but the tokenizer is not configured with a padding token. Explicitly set "
+                 "`tokenizer.pad_token` (e.g. `tokenizer.pad_token = tokenizer.eos_token`) before calling the trainer.")
+
+
+@dataclass
+class DPODataCollatorWithPadding:
+    """TRL 0.8 - 0.26.2 `trl.trainer.utils.DPODataCollatorWithPadding`: pads the tokenized DPO columns to the longest
+    in the batch (`*_input_ids` with `pad_token_id`, `*_labels` with `label_pad_token_id`, masks and pixel values with
+    0; the prompt columns on the left, the rest on the right), stacks `*_logps`, and lists every other column."""
+
+    pad_token_id: int = 0
+    label_pad_token_id: int = -100
+    is_encoder_decoder: bool | None = False
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        padded_batch: dict[str, Any] = {}
+        for k in features[0].keys():
+            if k.endswith(("_input_ids", "_attention_mask", "_labels", "_pixel_values")):
+                if self.is_encoder_decoder:
+                    to_pad = [torch.LongTensor(ex[k]) for ex in features]
+
+                    if (k.startswith("prompt")) and (k.endswith("input_ids")):
+                        if self.pad_token_id is None:
+                            raise ValueError(_NO_PAD_TOKEN)
+                        padding_value = self.pad_token_id
+                    elif k.endswith("_attention_mask"):
+                        padding_value = 0
+                    elif k.startswith(("chosen", "rejected", "completion")) or ("decoder" in k):
+                        padding_value = self.label_pad_token_id
+                    else:
+                        raise ValueError(f"Unexpected key in batch '{k}'")
+                    padded_batch[k] = pad_sequence(to_pad, batch_first=True, padding_value=padding_value)
+                else:
+                    if k.endswith("_input_ids"):
+                        if self.pad_token_id is None:
+                            raise ValueError(_NO_PAD_TOKEN)
+                        padding_value = self.pad_token_id
+                    elif k.endswith("_labels"):
+                        padding_value = self.label_pad_token_id
+                    elif k.endswith("_attention_mask"):
+                        padding_value = 0
+                    elif k.endswith("_pixel_values"):
+                        padding_value = 0
+                    else:
+                        raise ValueError(f"Unexpected key in batch '{k}'")
+                    padding_side = "left" if k in ["prompt_input_ids", "prompt_attention_mask"] else "right"
+                    dtype = torch.float32 if k.endswith("_pixel_values") else torch.int64
+                    to_pad = [torch.tensor(ex[k], dtype=dtype) for ex in features]
+                    padded_batch[k] = _pad(to_pad, padding_value=padding_value, padding_side=padding_side)
+            elif k.endswith("_logps"):
+                padded_batch[k] = torch.tensor([ex[k] for ex in features])
+            else:
+                padded_batch[k] = [ex[k] for ex in features]
+        return padded_batch

@@ -172,3 +172,38 @@ def _is_torch_greater_2_0() -> bool:
     from importlib.metadata import version
 
     return version("torch") >= "2.0"
+
+
+def _trl_sanitze_kwargs_for_tagging(model: Any, tag_names: list[str], kwargs: dict[str, Any] | None = None
+                                    ) -> dict[str, Any] | None:
+    """Copy of TRL 0.9 - 0.13 `trl.trainer.utils.trl_sanitze_kwargs_for_tagging` (removed in 0.14): merge `tag_names`
+    (plus "unsloth" for an Unsloth-patched model) into the `tags` of `push_to_hub` kwargs; `tag_names` is extended in
+    place, as TRL did.
+
+    Unsloth counts as installed as TRL 0.13 counted it (transformers' `_is_package_available`): importable and with
+    distribution metadata.
+    """
+    import importlib.metadata
+    import importlib.util
+
+    def unsloth_available() -> bool:
+        if importlib.util.find_spec("unsloth") is None:
+            return False
+        try:
+            importlib.metadata.version("unsloth")
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        return True
+
+    if unsloth_available():
+        if hasattr(model, "config") and getattr(model.config, "unsloth_version", None) is not None:
+            tag_names.append("unsloth")
+    if kwargs is not None:
+        if "tags" not in kwargs:
+            kwargs["tags"] = tag_names
+        elif "tags" in kwargs and isinstance(kwargs["tags"], list):
+            kwargs["tags"].extend(tag_names)
+        elif "tags" in kwargs and isinstance(kwargs["tags"], str):
+            tag_names.append(kwargs["tags"])
+            kwargs["tags"] = tag_names
+    return kwargs

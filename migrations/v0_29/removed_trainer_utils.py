@@ -7,7 +7,10 @@ Read from the 0.28.0 and 0.29.0 wheels:
   `Enum`: a copy would not equal the strings `DPOConfig.f_divergence_type` takes now) -> marked;
 * the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
   `print_rich_table` (in `trl.experimental.ppo` from 0.27 to 1.12, gone in 1.13; the same bodies in 0.26.2 and 1.12.0)
-  and `PeftSavingCallback` (gone in 0.7.5, the 0.7.4 body) -> the `compat.trl` copies (`compat._trainer_utils`);
+  `PeftSavingCallback` (gone in 0.7.5, the 0.7.4 body), `trl_sanitze_kwargs_for_tagging` (gone in 0.14, the 0.13
+  body) and `DPODataCollatorWithPadding` (0.27 moved it to
+  `trl.experimental.utils` without its `label_pad_token_id` field; the 0.26.2 class) -> the `compat.trl` copies
+  (`compat._trainer_utils`);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
   `migrations.atlas`, names of 0.8 - 0.24 absent on 1.16): those TRL moved to `trl.experimental.utils` (or `trl`)
   with the same parameters on 1.13 and 1.16 are moved there (`first_true_indices`, `get_reward`, `pad_to_length`,
@@ -35,15 +38,17 @@ _MOVED = {
 _NO_SUCCESSOR = ("AdaptiveKLController", "FixedKLController", "OnPolicyConfig", "OnlineTrainerState",
                  "PerPromptStatTracker", "RewardDataCollatorWithPadding", "compute_accuracy",
                  "decode_and_strip_padding", "exact_div", "flush_right", "get_global_statistics",
-                 "neftune_post_forward_hook", "trl_sanitze_kwargs_for_tagging")
+                 "neftune_post_forward_hook")
 # no supported TRL has them: name -> why the compat.trl copy (compat._trainer_utils) is the last TRL body
 _COPIED = {
     **{n: "moved to trl.experimental.ppo in TRL 0.27, gone in 1.13; trl-compat keeps the 0.26.2 function (the same "
           "in 1.12)" for n in ("batch_generation", "generate", "forward", "truncate_response", "print_rich_table")},
     "PeftSavingCallback": "removed from TRL in 0.7.5; trl-compat keeps the 0.7.4 callback",
+    "trl_sanitze_kwargs_for_tagging": "removed from TRL in 0.14; trl-compat keeps the 0.13 function",
+    "DPODataCollatorWithPadding": "trl.experimental.utils's class has no label_pad_token_id (fixed at -100); "
+                                  "trl-compat keeps the 0.26.2 class (the same code since 0.8)",
 }
 _CHANGED = {
-    "DPODataCollatorWithPadding": "trl.experimental.utils.DPODataCollatorWithPadding lost label_pad_token_id",
     "truncate_right": "trl.experimental.utils.truncate_right takes stop_token_ids (a list) now",
     "DataCollatorForLanguageModeling": "trl.trainer.sft_trainer.DataCollatorForLanguageModeling is another class",
 }

@@ -44,9 +44,12 @@ def _source(version: str, path: str) -> str:
 def _definitions(version: str, path: str, names: set[str], namespace: dict[str, typing.Any]) -> dict[str, typing.Any]:
     """`names` as TRL `version` defined them at the top level of `path`, executed in `namespace`."""
     source = _source(version, path)
+    lines = source.splitlines(keepends=True)
     for node in ast.parse(source).body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in names:
-            exec(compile(ast.get_source_segment(source, node), f"trl-{version}/{path}", "exec"), namespace)  # noqa: S102
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # `@dataclass` included
+            code = "".join(lines[first - 1:node.end_lineno])
+            exec(compile(code, f"trl-{version}/{path}", "exec"), namespace)  # noqa: S102 - TRL's own code, the oracle
     assert names <= set(namespace)
     return {n: namespace[n] for n in names}
 
@@ -138,3 +141,46 @@ def test_is_torch_greater_2_0_is_the_0_11_check(monkeypatch):
     for fake in ("1.13.1", "2.0.0", "2.5.1+cpu", "10.0"):  # string comparison, as TRL's ("10.0" < "2.0")
         monkeypatch.setattr(importlib.metadata, "version", lambda name, v=fake: v)
         assert compat.trl.is_torch_greater_2_0() is theirs() is (fake >= "2.0")
+
+
+@pytest.mark.parametrize("version", ["0.9.6", "0.26.2"])
+def test_dpo_collator_matches_trl(version):
+    import dataclasses
+
+    from torch.nn.utils.rnn import pad_sequence
+
+    namespace = {"torch": torch, "np": np, "dataclass": dataclasses.dataclass, "pad_sequence": pad_sequence,
+                 "Any": typing.Any, "Optional": typing.Optional, "List": typing.List, "Dict": typing.Dict}
+    defs = _definitions(version, "trl/trainer/utils.py", {"DPODataCollatorWithPadding", "pad"}, namespace)
+    theirs = defs["DPODataCollatorWithPadding"]
+    features = [
+        {"prompt_input_ids": [5, 6], "prompt_attention_mask": [1, 1], "chosen_input_ids": [1, 2, 3],
+         "chosen_labels": [-100, 2, 3], "chosen_attention_mask": [1, 1, 1], "reference_chosen_logps": -1.5,
+         "prompt": "a"},
+        {"prompt_input_ids": [7], "prompt_attention_mask": [1], "chosen_input_ids": [4],
+         "chosen_labels": [4], "chosen_attention_mask": [1], "reference_chosen_logps": -0.5, "prompt": "b"},
+    ]
+    for kwargs in ({}, {"pad_token_id": 9, "label_pad_token_id": -7}, {"pad_token_id": 9, "is_encoder_decoder": True}):
+        ours = compat.trl.DPODataCollatorWithPadding(**kwargs)(features)
+        ref = theirs(**kwargs)(features)
+        assert ours.keys() == ref.keys()
+        for k in ours:
+            assert (torch.equal(ours[k], ref[k]) if isinstance(ref[k], torch.Tensor) else ours[k] == ref[k]), (k, kwargs)
+    out = compat.trl.DPODataCollatorWithPadding(pad_token_id=9, label_pad_token_id=-7)(features)
+    assert out["prompt_input_ids"].tolist() == [[5, 6], [9, 7]]  # prompts padded on the left
+    assert out["chosen_labels"].tolist() == [[-100, 2, 3], [4, -7, -7]]
+
+
+def test_sanitize_kwargs_for_tagging_matches_trl_0_13(monkeypatch):
+    import importlib.util
+
+    namespace = {"is_unsloth_available": lambda: importlib.util.find_spec("unsloth") is not None}
+    theirs = _definitions("0.13.0", "trl/trainer/utils.py", {"trl_sanitze_kwargs_for_tagging"},
+                          namespace)["trl_sanitze_kwargs_for_tagging"]
+    model = types.SimpleNamespace(config=types.SimpleNamespace(unsloth_version="2024.1"))
+    for kwargs in (None, {}, {"tags": ["mine"]}, {"tags": "one"}, {"commit_message": "x"}):
+        tags_a, tags_b = ["trl", "simpo"], ["trl", "simpo"]
+        a = compat.trl.trl_sanitze_kwargs_for_tagging(model, tags_a, None if kwargs is None else dict(kwargs))
+        b = theirs(model, tags_b, None if kwargs is None else dict(kwargs))
+        assert a == b and tags_a == tags_b
+    assert compat.trl.trl_sanitze_kwargs_for_tagging(model, ["t"], {"tags": "one"}) == {"tags": ["t", "one"]}

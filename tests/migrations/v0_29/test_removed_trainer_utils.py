@@ -133,3 +133,32 @@ def test_copy_noops():
             ALPHA_DIVERGENCE_COEF_KEY = "k"
     """)
 
+
+
+def test_dpo_collator_moves_to_the_compat_copy_that_keeps_label_pad_token_id():
+    check(RULE, """\
+        from trl.trainer.utils import DPODataCollatorWithPadding, pad_to_length
+
+        collator = DPODataCollatorWithPadding(pad_token_id=0, label_pad_token_id=args.label_pad_token_id)
+    """, """\
+        from compat.trl import DPODataCollatorWithPadding
+        from trl.experimental.utils import pad_to_length
+
+        collator = DPODataCollatorWithPadding(pad_token_id=0, label_pad_token_id=args.label_pad_token_id)
+    """)
+    noop(RULE, """\
+        from trl.experimental.utils import DPODataCollatorWithPadding
+        collator = DPODataCollatorWithPadding(pad_token_id=0)
+    """)
+
+
+def test_tagging_helper_moves_to_the_compat_copy():
+    check(RULE, """\
+        from trl.trainer.utils import trl_sanitze_kwargs_for_tagging
+
+        kwargs = trl_sanitze_kwargs_for_tagging(model=self.model, tag_names=self._tag_names, kwargs=kwargs)
+    """, """\
+        from compat.trl import trl_sanitze_kwargs_for_tagging
+
+        kwargs = trl_sanitze_kwargs_for_tagging(model=self.model, tag_names=self._tag_names, kwargs=kwargs)
+    """)
