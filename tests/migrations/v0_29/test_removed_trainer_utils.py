@@ -107,7 +107,7 @@ def test_fdivergence_constants_moves_and_the_enum_stays_marked():
         from trl.trainer.dpo_config import DPOConfig, FDivergenceConstants, FDivergenceType
 
         key = FDivergenceConstants.ALPHA_DIVERGENCE_COEF_KEY
-        if kind == FDivergenceType.ALPHA_DIVERGENCE.value:
+        if kind == FDivergenceType.ALPHA_DIVERGENCE:
             pass
     """)
     assert "from compat.trl import FDivergenceConstants\n" in out
@@ -162,3 +162,75 @@ def test_tagging_helper_moves_to_the_compat_copy():
 
         kwargs = trl_sanitze_kwargs_for_tagging(model=self.model, tag_names=self._tag_names, kwargs=kwargs)
     """)
+
+
+def test_fdivergence_values_become_their_strings():
+    check(RULE, """\
+        from trl.trainer.dpo_config import DPOConfig, FDivergenceConstants, FDivergenceType
+
+        if self.f_divergence_type == FDivergenceType.ALPHA_DIVERGENCE.value:
+            alpha = FDivergenceConstants.ALPHA_DIVERGENCE_COEF_DEFAULT
+        elif self.f_divergence_type == FDivergenceType.JS_DIVERGENCE.value:
+            pass
+    """, """\
+        from trl.trainer.dpo_config import DPOConfig
+        from compat.trl import FDivergenceConstants
+
+        if self.f_divergence_type == "alpha_divergence":
+            alpha = FDivergenceConstants.ALPHA_DIVERGENCE_COEF_DEFAULT
+        elif self.f_divergence_type == "js_divergence":
+            pass
+    """)
+    check(RULE, """\
+        import trl
+
+        kind = trl.FDivergenceType.REVERSE_KL.value
+    """, """\
+        import trl
+
+        kind = "reverse_kl"
+    """)
+
+
+def test_fdivergence_enum_used_otherwise_stays_marked_everywhere():
+    out, _ = run(RULE, """\
+        from trl import FDivergenceType
+
+        a = FDivergenceType.REVERSE_KL.value
+        b = FDivergenceType.REVERSE_KL
+    """)
+    assert 'a = FDivergenceType.REVERSE_KL.value' in out and "from trl import FDivergenceType" in out
+    assert out.count("FDivergenceType removed in TRL 0.29") == 3
+
+
+def test_fdivergence_noops():
+    noop(RULE, """\
+        from enum import Enum
+
+        class FDivergenceType(Enum):
+            REVERSE_KL = "rkl"
+
+        kind = FDivergenceType.REVERSE_KL.value
+    """)
+    noop(RULE, """\
+        from .dpo_config import FDivergenceType
+        kind = FDivergenceType.REVERSE_KL.value
+    """)
+
+
+def test_fdivergence_values_match_the_wheels():
+    import ast
+    import zipfile
+    from pathlib import Path
+
+    from migrations.v0_29.removed_trainer_utils import FDIV_VALUES
+
+    wheels = Path("/work/cache/wheels")
+    for version in ("0.9.6", "0.12.2", "0.20.0", "0.28.0"):
+        wheel = wheels / f"trl-{version}-py3-none-any.whl"
+        if not wheel.is_file():
+            pytest.skip(f"no TRL {version} wheel")
+        tree = ast.parse(zipfile.ZipFile(wheel).read("trl/trainer/dpo_config.py").decode())
+        enum = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "FDivergenceType")
+        members = {t.targets[0].id: t.value.value for t in enum.body if isinstance(t, ast.Assign)}
+        assert members == FDIV_VALUES, version
