@@ -53,6 +53,16 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
     "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
+    "is_torch_greater_2_0": (("compat.trl", "_is_torch_greater_2_0"),),  # trl.import_utils, removed in 0.12
+    "FDivergenceConstants": (("compat.trl", "_FDivergenceConstants"),),  # trl.trainer.dpo_config, removed in 0.29
+    # trl.trainer.utils: PeftSavingCallback removed in 0.7.5 (the 0.7.4 body); the PPOv2/RLOO generation helpers
+    # moved to trl.experimental.ppo in 0.27 and removed in 1.13 (the 0.26.2 = 1.12.0 bodies)
+    **{n: (("compat._trainer_utils", n),) for n in (
+        "PeftSavingCallback", "batch_generation", "generate", "forward", "truncate_response", "print_rich_table",
+    )},
+    # trl.trainer.utils, moved to trl.experimental.utils in 0.27 without label_pad_token_id: the 0.26.2 class
+    "DPODataCollatorWithPadding": (("compat._trainer_utils", "DPODataCollatorWithPadding"),),
+    "trl_sanitze_kwargs_for_tagging": (("compat.trl", "_trl_sanitze_kwargs_for_tagging"),),  # removed in 0.14
     # not a TRL name: transformers 5.15 removed TrainingArguments(warmup_ratio=); the keywords of the installed one
     "warmup": (("compat.trl", "_warmup"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)

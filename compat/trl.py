@@ -12,8 +12,10 @@ these names and explain the TRL-native successor in MIGRATION.md. TRL 0.x helper
 imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `ConstantLengthDataset`, TRL 0.19.1),
 `compat._dataset_formatting` (`trl.extras.dataset_formatting`: the 0.26.2 formatting functions, 1.12.0's
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
-`compat._judges` (the judges of TRL 1.0.0). One name is not TRL's: `warmup` (`_warmup`), the warmup keywords of the
-installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed (rule `warmup-ratio`).
+`compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
+generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2). One name is not TRL's: `warmup` (`_warmup`), the
+warmup keywords of the installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed
+(rule `warmup-ratio`).
 """
 
 from __future__ import annotations
@@ -177,3 +179,58 @@ def _get_kbit_device_map() -> dict[str, int] | None:
     if torch.cuda.is_available() or is_torch_xpu_available():
         return {"": PartialState().local_process_index}
     return None
+
+
+class _FDivergenceConstants:
+    """Copy of TRL 0.9 - 0.28 `trl.trainer.dpo_config.FDivergenceConstants` (removed in 0.29): the key and default of
+    the alpha-divergence coefficient in `DPOConfig.f_divergence_params`."""
+
+    ALPHA_DIVERGENCE_COEF_KEY = "alpha_divergence_coef"
+    ALPHA_DIVERGENCE_COEF_DEFAULT = 1.0
+
+
+def _is_torch_greater_2_0() -> bool:
+    """Copy of TRL <= 0.11 `trl.import_utils.is_torch_greater_2_0` (removed in 0.12): the installed torch's version
+    string compared with "2.0" *as a string*, as TRL did.
+
+    True with every torch 2.x, which the supported lines imply (TRL 1.13+ needs accelerate >= 1.4, which needs
+    torch >= 2.0).
+    """
+    from importlib.metadata import version
+
+    return version("torch") >= "2.0"
+
+
+def _trl_sanitze_kwargs_for_tagging(model: Any, tag_names: list[str], kwargs: dict[str, Any] | None = None
+                                    ) -> dict[str, Any] | None:
+    """Copy of TRL 0.9 - 0.13 `trl.trainer.utils.trl_sanitze_kwargs_for_tagging` (removed in 0.14): merge `tag_names`
+    (plus "unsloth" for an Unsloth-patched model) into the `tags` of `push_to_hub` kwargs; `tag_names` is extended in
+    place, as TRL did.
+
+    Unsloth counts as installed as TRL 0.13 counted it (transformers' `_is_package_available`): importable and with
+    distribution metadata.
+    """
+    import importlib.metadata
+    import importlib.util
+
+    def unsloth_available() -> bool:
+        if importlib.util.find_spec("unsloth") is None:
+            return False
+        try:
+            importlib.metadata.version("unsloth")
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        return True
+
+    if unsloth_available():
+        if hasattr(model, "config") and getattr(model.config, "unsloth_version", None) is not None:
+            tag_names.append("unsloth")
+    if kwargs is not None:
+        if "tags" not in kwargs:
+            kwargs["tags"] = tag_names
+        elif "tags" in kwargs and isinstance(kwargs["tags"], list):
+            kwargs["tags"].extend(tag_names)
+        elif "tags" in kwargs and isinstance(kwargs["tags"], str):
+            tag_names.append(kwargs["tags"])
+            kwargs["tags"] = tag_names
+    return kwargs

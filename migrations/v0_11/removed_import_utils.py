@@ -11,8 +11,11 @@ TRL 0.8 - 0.10 exported both from `trl` and `trl.import_utils` (read from the 0.
   for an installed package (they read its metadata instead of its import spec);
 * `is_wandb_available` (a `find_spec("wandb")` check; transformers' function has other semantics: it honours
   `WANDB_DISABLED`) moves to `compat.trl.is_wandb_available`, a copy of that check;
-* marked, no successor: the version probes `is_torch_greater_2_0`, `is_transformers_greater_than`, `is_accelerate_greater_20_0` (gone in 0.12):
-  compare `packaging.version` yourself, or drop the check (every target's floors are above those versions).
+* `is_torch_greater_2_0` (gone in 0.12) moves to `compat.trl.is_torch_greater_2_0`, a copy of the 0.11 check (the
+  torch version string compared with "2.0" as a string; True on every target: TRL 1.13+ needs accelerate >= 1.4,
+  which needs torch >= 2.0);
+* marked, no successor: the version probes `is_transformers_greater_than`, `is_accelerate_greater_20_0` (gone in
+  0.12): compare `packaging.version` yourself, or drop the check (every target's floors are above those versions).
 Most of these went away in 0.11, hence the folder; the table notes the others.
 """
 
@@ -35,7 +38,6 @@ _PROBES = {
 }
 _VERSION_MSG = "removed in TRL 0.12: compare packaging.version yourself, or drop it (the floors are above it)"
 _GONE = {
-    "is_torch_greater_2_0": _VERSION_MSG,
     "is_transformers_greater_than": _VERSION_MSG,
     "is_accelerate_greater_20_0": _VERSION_MSG,
 }
@@ -55,6 +57,8 @@ class RemovedImportUtils(SymbolMigration):
         **{f"trl.import_utils.{name}": Gone(message) for name, message in _GONE.items()},
         "trl.import_utils.is_wandb_available": Moved("compat.trl", "is_wandb_available", "removed from TRL in 0.11; "
                                                      "compat.trl keeps its find_spec('wandb') check"),
+        "trl.import_utils.is_torch_greater_2_0": Moved("compat.trl", "is_torch_greater_2_0", "removed from TRL in 0.12; "
+                                                       "compat.trl keeps its torch version check"),
     }
 
 

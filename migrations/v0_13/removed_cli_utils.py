@@ -37,10 +37,12 @@ _GONE = {
                           "(a copy would clash with them in one parser); keep dataset_name, sanity_check, "
                           "ignore_bias_buffers on a dataclass of your own (or trl.ScriptArguments); "
                           "max_prompt_length, max_target_length and generate_during_eval have no TRL 1.x successor",
-    "ChatArguments": "ChatArguments: TRL 0.8's config handling is gone (TrlParser.update_dataclasses_with_config(), "
-                     "the `config` field, which trl.TrlParser reserves for --config FILE): parse with "
-                     "trl.TrlParser(ChatArguments).parse_args_and_config() as TRL 0.11-0.12's chat.py does, then "
-                     "import ChatArguments from compat.trl (the 0.12.2 dataclass without `config`)",
+    "ChatArguments": "ChatArguments: use TrlParser.parse_args_and_config() (TRL 0.8's config handling is gone: "
+                     "TrlParser.update_dataclasses_with_config(), the `config` field, which trl.TrlParser reserves "
+                     "for --config FILE): replace the args.config / update_dataclasses_with_config lines with TRL "
+                     "0.12's chat.py, `if \"--config\" not in sys.argv: sys.argv += [\"--config\", DEFAULT_YAML]` "
+                     "then `args = parser.parse_args_and_config()[0]`, and import ChatArguments from compat.trl "
+                     "(the 0.12.2 dataclass without `config`)",
     "YamlConfigParser": "YamlConfigParser gone: trl.TrlParser.parse_args_and_config() reads --config FILE itself",
 }
 _CHAT = f"{_MOD}.ChatArguments"

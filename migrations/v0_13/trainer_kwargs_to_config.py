@@ -36,7 +36,9 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   DPO/RewardTrainer read config fields from it, so the fix is to base that class on the TRL config;
 * an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
-  signature forwards the keyword; where it should go is the subclass author's decision).
+  signature forwards the keyword; where it should go is the subclass author's decision). Its 0.x positionals past
+  the shared prefix are passed by keyword first (`super().__init__(model, ref_model, beta, ...)` ->
+  `super().__init__(model, ref_model, beta=beta, ...)`: the same call on 0.x), then marked like keywords.
 
 A keyword already set on the config is never duplicated: the trainer's keyword is dropped when it is the same code,
 else marked. Keywords without a field on the target config (`max_prompt_length`, `padding_value`, `infinite`, ...) stay
@@ -199,7 +201,8 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         self.local = local  # the run's index of the repository's classes (`kinds.local_classes`)
         self.plans: list[_Plan] = []
         self.classes: list[str | None] = []  # the TRL trainer each enclosing class derives from
-        self.super_calls: dict[int, tuple[str, list[str]]] = {}  # id(call) -> (trainer, moved/gone keywords)
+        # id(call) -> (trainer, moved/gone keywords, 0.x positionals left, positionals turned into keywords)
+        self.super_calls: dict[int, tuple[str, list[str], list[str], bool]] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(next((_TRAINER_PATHS[q] for b in node.bases for q in sorted(self.qnames(b.value))
@@ -229,15 +232,19 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         base = self._super_init(node)
         if base is not None:
-            keys = [a.keyword.value for a in node.args if a.keyword is not None
-                    and (a.keyword.value in _MOVED[base] or a.keyword.value in _GONE[base])]
             # positionals past the prefix the 0.x and 1.x signatures share land on other parameters on the target
             # (`Base.__init__(self, ...)` passes self first)
             explicit = not (isinstance(node.func.value, cst.Call))  # type: ignore[attr-defined]
             positional = [a for a in node.args if a.keyword is None and not a.star][int(explicit):]
             shifted = list(_OLD_PARAMS[base][_SAME_PREFIX[base]:len(positional)])
-            if keys or shifted:
-                self.super_calls[id(node)] = (base, keys, shifted)
+            # `super().__init__(...)`: the 0.x positionals become the keywords they bound (the same call on 0.x)
+            named = _keywordize(base, node) if shifted and not explicit else None
+            if named is not None:
+                shifted = []
+            keys = [a.keyword.value for a in (named or node.args) if a.keyword is not None
+                    and (a.keyword.value in _MOVED[base] or a.keyword.value in _GONE[base])]
+            if keys or shifted or named is not None:
+                self.super_calls[id(node)] = (base, keys, shifted, named is not None)
             return
         trainer = next((_TRAINER_PATHS[q] for q in sorted(self.qnames(node.func)) if q in _TRAINER_PATHS), None)
         if trainer is None:
@@ -564,7 +571,7 @@ class _DropImport(cst.CSTTransformer):
 class _Transformer(MigrationTransformer):  # positions through `self.position()`, resolved on first use
 
     def __init__(self, rule: PythonMigration, ctx: RuleContext, plans: list[_Plan],
-                 super_calls: dict[int, tuple[str, list[str]]] | None = None) -> None:
+                 super_calls: dict[int, tuple[str, list[str], list[str], bool]] | None = None) -> None:
         super().__init__(rule, ctx)
         self.super_calls = super_calls or {}
         self.by_call = {id(p.call): p for p in plans}
@@ -606,7 +613,12 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.super_calls:
-            trainer, keys, shifted = self.super_calls[id(original_node)]
+            trainer, keys, shifted, named = self.super_calls[id(original_node)]
+            if named:
+                args = _keywordize(trainer, updated_node)
+                if args is not None:
+                    updated_node = replace_args(updated_node, args)
+                    self.note(original_node, f"{trainer}.__init__'s TRL 0.x positionals passed by keyword")
             if shifted:
                 self.todo(original_node, f"{trainer}.__init__ gets {len(shifted)} positionals in the TRL 0.x order "
                                          f"({shifted[0]}, ...): pass them by keyword, config fields on "

@@ -2,8 +2,16 @@
 
 Read from the 0.28.0 and 0.29.0 wheels:
 * `cap_exp`, `get_exp_cap` (small tensor helpers) -> `compat.trl` copies of the 0.28 bodies;
-* `RunningMoments` (a running mean/std over an Accelerator), `FDivergenceConstants`, `FDivergenceType` (DPO's
-  f-divergence enum; `DPOConfig.f_divergence_type` now takes the plain strings) -> marked;
+* `FDivergenceConstants` (two class constants, the same in 0.9 - 0.28) -> the `compat.trl` copy;
+* `FDivergenceType.X.value` -> its string (`"reverse_kl"`, ...) when every use of the enum in the file is one;
+* `RunningMoments` (a running mean/std over an Accelerator), other uses of `FDivergenceType` (DPO's f-divergence
+  enum, a plain `Enum`: a copy would not equal the strings `DPOConfig.f_divergence_type` takes now) -> marked;
+* the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
+  `print_rich_table` (in `trl.experimental.ppo` from 0.27 to 1.12, gone in 1.13; the same bodies in 0.26.2 and 1.12.0)
+  `PeftSavingCallback` (gone in 0.7.5, the 0.7.4 body), `trl_sanitze_kwargs_for_tagging` (gone in 0.14, the 0.13
+  body) and `DPODataCollatorWithPadding` (0.27 moved it to
+  `trl.experimental.utils` without its `label_pad_token_id` field; the 0.26.2 class) -> the `compat.trl` copies
+  (`compat._trainer_utils`);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
   `migrations.atlas`, names of 0.8 - 0.24 absent on 1.16): those TRL moved to `trl.experimental.utils` (or `trl`)
   with the same parameters on 1.13 and 1.16 are moved there (`first_true_indices`, `get_reward`, `pad_to_length`,
@@ -13,11 +21,21 @@ Read from the 0.28.0 and 0.29.0 wheels:
 
 from __future__ import annotations
 
+import dataclasses
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+from migrations.base import Finding, RuleContext
+from migrations.kinds.imports import drop_unused_import
 from migrations.kinds.symbols import Gone, Moved, SymbolMigration
 
 _NOTE = "removed from TRL in 0.29; trl-compat keeps the 0.28 function (the project now needs trl-compat)"
 _MOMENTS = "RunningMoments was removed in TRL 0.29: copy it from TRL 0.28 (trl/trainer/utils.py)"
 _FDIV = "removed in TRL 0.29: pass the f-divergence as a string, e.g. f_divergence_type=\"reverse_kl\""
+_FDIV_PATHS = ("trl.FDivergenceType", "trl.trainer.FDivergenceType", "trl.trainer.dpo_config.FDivergenceType")
+#: FDivergenceType's members and their values, the same in every release that had the enum (0.9 - 0.28; wheels)
+FDIV_VALUES = {"REVERSE_KL": "reverse_kl", "JS_DIVERGENCE": "js_divergence", "ALPHA_DIVERGENCE": "alpha_divergence"}
 
 
 # moved by TRL with the same parameters on 1.13 and 1.16 (atlas signatures): name -> new module
@@ -29,12 +47,19 @@ _MOVED = {
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
 _NO_SUCCESSOR = ("AdaptiveKLController", "FixedKLController", "OnPolicyConfig", "OnlineTrainerState",
-                 "PerPromptStatTracker", "RewardDataCollatorWithPadding", "batch_generation", "compute_accuracy",
-                 "decode_and_strip_padding", "exact_div", "flush_right", "forward", "generate",
-                 "get_global_statistics", "neftune_post_forward_hook", "print_rich_table",
-                 "trl_sanitze_kwargs_for_tagging", "truncate_response")
+                 "PerPromptStatTracker", "RewardDataCollatorWithPadding", "compute_accuracy",
+                 "decode_and_strip_padding", "exact_div", "flush_right", "get_global_statistics",
+                 "neftune_post_forward_hook")
+# no supported TRL has them: name -> why the compat.trl copy (compat._trainer_utils) is the last TRL body
+_COPIED = {
+    **{n: "moved to trl.experimental.ppo in TRL 0.27, gone in 1.13; trl-compat keeps the 0.26.2 function (the same "
+          "in 1.12)" for n in ("batch_generation", "generate", "forward", "truncate_response", "print_rich_table")},
+    "PeftSavingCallback": "removed from TRL in 0.7.5; trl-compat keeps the 0.7.4 callback",
+    "trl_sanitze_kwargs_for_tagging": "removed from TRL in 0.14; trl-compat keeps the 0.13 function",
+    "DPODataCollatorWithPadding": "trl.experimental.utils's class has no label_pad_token_id (fixed at -100); "
+                                  "trl-compat keeps the 0.26.2 class (the same code since 0.8)",
+}
 _CHANGED = {
-    "DPODataCollatorWithPadding": "trl.experimental.utils.DPODataCollatorWithPadding lost label_pad_token_id",
     "truncate_right": "trl.experimental.utils.truncate_right takes stop_token_ids (a list) now",
     "DataCollatorForLanguageModeling": "trl.trainer.sft_trainer.DataCollatorForLanguageModeling is another class",
 }
@@ -51,19 +76,89 @@ def _table() -> dict[str, Moved | Gone]:
         out[f"trl.trainer.utils.{name}"] = Gone(f"trl.trainer.utils.{name} is gone: {why}")
     for name in ("cap_exp", "get_exp_cap"):
         out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, _NOTE)
+    for name, why in _COPIED.items():
+        out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, f"{why} (the project now needs trl-compat)")
     for p in ("trl.trainer.utils.RunningMoments", "trl.trainer.RunningMoments"):
         out[p] = Gone(_MOMENTS)
-    for name in ("FDivergenceConstants", "FDivergenceType"):
-        for p in (f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.dpo_config.{name}"):
-            out[p] = Gone(f"{name} " + _FDIV)
+    for p in _FDIV_PATHS:
+        out[p] = Gone("FDivergenceType " + _FDIV)
+    for p in ("trl.FDivergenceConstants", "trl.trainer.FDivergenceConstants",
+              "trl.trainer.dpo_config.FDivergenceConstants"):
+        out[p] = Moved("compat.trl", "FDivergenceConstants", "removed from TRL in 0.29; trl-compat keeps the 0.28 "
+                       "class (the project now needs trl-compat)")
     return out
 
 
 class RemovedTrainerUtils(SymbolMigration):
-    summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp -> compat.trl, moved ones -> their new module, " \
-              "the rest marked"
+    summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
+              "ones -> their new module, the rest marked"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import")
     symbols = _table()
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        if "FDivergenceType" in ctx.module_code(wrapper):
+            module = _fdivergence_values(wrapper, ctx, self.id)
+            if module is not wrapper.module:
+                wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+                ctx = dataclasses.replace(ctx, code=None)  # the findings list stays the engine's
+        return super().transform(wrapper, ctx)
+
+
+class _FDivergenceUses(cst.CSTVisitor):
+    """Every reference of TRL's FDivergenceType (by qualified name) and those of the form `FDivergenceType.X.value`."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: set[int] = set()
+        self.covered: set[int] = set()  # the references inside a `FDivergenceType.X.value`
+        self.values: dict[int, str] = {}  # id(the `.value` Attribute) -> the member's string
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def _is_enum(self, node: cst.CSTNode) -> bool:
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        return bool(names) and all(q.name in _FDIV_PATHS for q in names)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._is_enum(node):
+            self.refs.add(id(node))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._is_enum(node):
+            self.refs.add(id(node))
+        inner = node.value
+        if node.attr.value == "value" and isinstance(inner, cst.Attribute) and inner.attr.value in FDIV_VALUES \
+                and self._is_enum(inner.value):
+            self.values[id(node)] = FDIV_VALUES[inner.attr.value]
+            self.covered.add(id(inner.value))
+
+
+def _fdivergence_values(wrapper: cst.MetadataWrapper, ctx: RuleContext, rule_id: str) -> cst.Module:
+    """`FDivergenceType.X.value` -> its string when every use of the enum in the file is one (the strings are what
+    DPOConfig.f_divergence_type takes on every release), and the import dropped; else the module unchanged."""
+    uses = _FDivergenceUses()
+    wrapper.visit(uses)
+    if not uses.values or uses.refs - uses.covered:
+        return wrapper.module
+
+    class _Replace(cst.CSTTransformer):
+        def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+            value = uses.values.get(id(original_node))
+            return updated_node if value is None else cst.SimpleString(f'"{value}"')
+
+    module = wrapper.module.visit(_Replace())
+    for path in _FDIV_PATHS:
+        mod, name = path.rsplit(".", 1)
+        module = drop_unused_import(module, mod, name)
+    ctx.report(Finding(rule_id, "FDivergenceType.X.value (removed in TRL 0.29) written as its string", 0, 0,
+                       "removed-trainer-utils", "info", True))
+    return module
 
 
 MIGRATION = RemovedTrainerUtils()

@@ -6,7 +6,9 @@
   `entropy_from_logits`, `flatten_dict`, the constant `WANDB_PADDING`) have no public successor: their last TRL implementation is inserted into
   the module as a local definition (after the imports) and the import is removed, so the code keeps its behaviour;
 * the other `trl.core` helpers (`stack_dicts`, `stats_to_np`, `PPODecorators`, ...) are flagged;
-* `from trl import *` / `from trl.core import *` are flagged, never guessed.
+* `from trl import *` / `from trl.core import *` are flagged, never guessed;
+* the same helpers imported through `trl.trainer.ppo_trainer` (which imported them from `trl.core` wherever it had
+  them, `PPO_TRAINER_CORE`) are handled as `trl.core`'s.
 `create_reference_model` still exists in TRL 1.13-1.16 and is left alone.
 """
 
@@ -146,6 +148,22 @@ FLAGGED = frozenset(
     }
 )
 CORE_MODULES = ("trl.core", "trl.gpt2")
+#: names `trl.trainer.ppo_trainer` (gone in 0.29) imported from `..core` in every release where it had them (0.4 - 0.24;
+#: atlas, held by the test): importing them from there is importing `trl.core`'s. Not `masked_mean` / `masked_var` /
+#: `masked_whiten`: 0.25's module defines its own
+PPO_TRAINER_CORE = frozenset({
+    "PPODecorators", "WANDB_PADDING", "clip_by_value", "convert_to_scalar", "entropy_from_logits", "flatten_dict",
+    "logprobs_from_logits", "set_seed", "stack_dicts", "stats_to_np",
+})
+_PPO_TRAINER = "trl.trainer.ppo_trainer"
+
+
+def _core_module(ref: TrlRef) -> str | None:
+    """The `trl.core`-like module `ref` names a helper of (`trl.trainer.ppo_trainer`'s re-exports count as
+    `trl.core`), else None."""
+    if ref.module in CORE_MODULES:
+        return ref.module
+    return "trl.core" if ref.module == _PPO_TRAINER and ref.name in PPO_TRAINER_CORE else None
 
 
 class _Transformer(SymbolTransformer):
@@ -155,13 +173,14 @@ class _Transformer(SymbolTransformer):
         self.defined = defined
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
-        if ref.name == "set_seed" and ref.module in ("trl", "trl.core"):
+        core = _core_module(ref)
+        if ref.name == "set_seed" and (ref.module == "trl" or core == "trl.core"):
             return Replacement("transformers", "set_seed")
-        if ref.module in CORE_MODULES and ref.name in LOCAL_DEFS:
+        if core is not None and ref.name in LOCAL_DEFS:
             return Replacement(None, ref.name)
         if ref.name == "respond_to_batch" and ref.module in ("trl", "trl.gpt2", "trl.core"):
             return Replacement(None, ref.name)
-        if ref.module in CORE_MODULES and ref.name in FLAGGED:
+        if core is not None and ref.name in FLAGGED:
             return Replacement(None, ref.name)  # import dropped so the module imports; each use is flagged
         return None
 
@@ -182,7 +201,7 @@ class _Transformer(SymbolTransformer):
                         if a.asname is not None:
                             self.todo(original_node, f"{name} is now defined locally by trl-compat under its own "
                                       f"name; rename uses of the alias `{a.asname.name.value}`", ANCHOR)  # type: ignore[union-attr]
-                    if mod in CORE_MODULES and name in FLAGGED:
+                    if _core_module(TrlRef(mod or "", name)) is not None and name in FLAGGED:
                         self.todo(original_node, f"trl.core.{name} was removed from TRL with no public successor "
                                   "and its import was dropped: copy the helper you need into your code", ANCHOR)
         return super().leave_SimpleStatementLine(original_node, updated_node)
@@ -192,7 +211,7 @@ class _Transformer(SymbolTransformer):
         if found is not None and found[1].module is None and found[0].name in LOCAL_DEFS and found[0].name not in self.used_local:
             self.used_local.append(found[0].name)
         ref = self.trl_ref(original_node, FLAGGED)
-        if ref is not None and ref.module in CORE_MODULES:
+        if ref is not None and _core_module(ref) is not None:
             self.todo(original_node, f"trl.core.{ref.name} was removed from TRL with no public successor", ANCHOR)
         return super().leave_Attribute(original_node, updated_node)
 
@@ -200,7 +219,7 @@ class _Transformer(SymbolTransformer):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         if id(original_node) not in self._skip_names:
             ref = self.trl_ref(original_node, FLAGGED)
-            if ref is not None and ref.module in CORE_MODULES:
+            if ref is not None and _core_module(ref) is not None:
                 self.todo(original_node, f"{ref.name} (trl.core, removed from TRL) is not defined any more", ANCHOR)
         return super().leave_Name(original_node, updated_node)
 
@@ -224,12 +243,12 @@ class PPOHelpers(PythonMigration):
     fix_safety = "safe"
     summary = "trl.set_seed -> transformers.set_seed; trl.core helpers (LengthSampler, respond_to_batch, ...) kept locally"
     anchor = ANCHOR
-    triggers = ("set_seed", "trl.core", "respond_to_batch", "trl.gpt2", "import *", "trl import core")
+    triggers = ("set_seed", "trl.core", "respond_to_batch", "trl.gpt2", "import *", "trl import core", "ppo_trainer")
     order = 30
     requires = ("from trl", "import trl")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | {"set_seed"}, CORE_MODULES):
+        if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | {"set_seed"}, (*CORE_MODULES, _PPO_TRAINER)):
             return wrapper.module
         defined = _module_level_names(wrapper.module)
         t = _Transformer(self, ctx, defined)

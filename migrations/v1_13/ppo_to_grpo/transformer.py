@@ -187,14 +187,21 @@ class Transformer(Loop, ConfigCall, TrainerCall, Reads, Attributes, SymbolTransf
             cls, kind = self._class_stack[-1]
             explicit = self.trl_ref(f.value, TRAINER_NAMES) is not None  # `PPOTrainer.__init__(self, config=...)`
             if kind == "trainer" and (explicit or isinstance(f.value, cst.Call) and dotted(f.value.func) == "super"):
-                self.todo(
-                    original_node,
-                    f"{cls}.__init__ calls the PPO trainer's constructor: {self.TrainerName}.__init__ takes (model, "
-                    "reward_funcs, args, train_dataset, eval_dataset, processing_class, ..., peft_config); no "
-                    "ref_model/value_model/reward_model/tokenizer/dataset",
-                    "ppo-subclasses",
-                )
+                self.todo(original_node, self._subclass_init_message(cls), "ppo-subclasses")
         return updated_node
+
+    def _subclass_init_message(self, cls: str) -> str:
+        """The marker of a PPO subclass's call of the PPO constructor: the keywords the new trainer takes instead (the
+        mapping the direct-call rewrite applies, `trainer_call.py`), which the subclass's author must apply."""
+        if self.TrainerName != "GRPOTrainer":
+            return (f"{cls}.__init__ calls the PPO trainer's constructor: {self.TrainerName}.__init__ takes (model, "
+                    "reward_funcs, args, train_dataset, eval_dataset, processing_class, ..., peft_config); no "
+                    "ref_model/value_model/reward_model/tokenizer/dataset")
+        return (f"{cls}.__init__: pass GRPOTrainer's keywords (it calls the PPO trainer's constructor): config= -> "
+                "args= (the GRPOConfig), tokenizer= -> processing_class=, dataset= -> train_dataset=, optimizer= and "
+                "lr_scheduler= -> optimizers=(optimizer, lr_scheduler), the reward model -> reward_funcs=; drop "
+                "ref_model= (GRPOTrainer builds it from the model when beta != 0), value_model=, num_shared_layers= "
+                "and data_collator= (GRPOTrainer takes none of them)")
 
     # ---- fallbacks, dynamic names, the repository's own version checks ----
     def visit_Try(self, node: cst.Try) -> None:

@@ -43,9 +43,34 @@ def test_package_probes_and_version_probes():
             pass
     """)
     assert "from transformers.utils import is_peft_available, is_vision_available" in out
-    assert "from trl.import_utils import is_torch_greater_2_0\n" in out
+    assert "from compat.trl import is_torch_greater_2_0\n" in out
     assert "is_vision_available() and is_torch_greater_2_0()" in out
+    assert "TODO(trl-compat)" not in out
+
+
+def test_version_probes_without_a_copy_are_marked():
+    out, _ = run(RULE, """\
+        from trl.import_utils import is_torch_greater_2_0, is_transformers_greater_than
+
+        if is_transformers_greater_than("4.30") and is_torch_greater_2_0():
+            pass
+    """)
+    assert "from compat.trl import is_torch_greater_2_0\n" in out
+    assert "from trl.import_utils import is_transformers_greater_than\n" in out
     assert out.count("# TODO(trl-compat): removed in TRL 0.12: compare packaging.version") == 2
+
+
+def test_torch_probe_noops():
+    noop(RULE, """\
+        from compat.trl import is_torch_greater_2_0
+        from .import_utils import is_transformers_greater_than
+        is_torch_greater_2_0()
+    """)
+    noop(RULE, """\
+        def is_torch_greater_2_0():
+            return True
+        is_torch_greater_2_0()
+    """)
 
 
 def test_noops():

@@ -103,6 +103,7 @@ def test_chat_arguments_move_to_compat_unless_the_0_8_config_api_is_used():
                             "parser = TrlParser(ChatArguments)\nargs = parser.parse_args_into_dataclasses()[0]\n" + tail)
         assert "from trl.commands.cli_utils import ChatArguments" in out and "from trl import TrlParser" in out
         assert any("TRL 0.8's config handling is gone" in f.message for f in findings)
+        assert "# TODO(trl-compat): ChatArguments: use TrlParser.parse_args_and_config() [removed-cli-utils]" in out
     out, _ = run(RULE, "from trl.commands.cli_utils import ChatArguments\nargs = ChatArguments(model_name_or_path='m', "
                  "config='c')\n")
     assert "from trl.commands.cli_utils import ChatArguments" in out and "# TODO(trl-compat)" in out

@@ -225,8 +225,9 @@ def test_subclass_super_init_is_marked():
     assert "super().__init__(model, beta=beta, max_prompt_length=64, **kw)" in out and len(findings) == 1
 
 
-def test_subclass_forwarding_the_0x_positional_layout_is_marked():
-    # the shape of a VL-RLHF-style subclass: the whole 0.8 DPOTrainer signature forwarded by position
+def test_subclass_forwarding_the_0x_positional_layout_is_passed_by_keyword():
+    # the shape of a VL-RLHF-style subclass: the whole 0.8 DPOTrainer signature forwarded by position; on 0.x the
+    # positionals bound these parameters, so naming them is the same call; then the moved keywords are marked
     out, findings = run(RULE, """\
         from trl import DPOTrainer
 
@@ -239,10 +240,44 @@ def test_subclass_forwarding_the_0x_positional_layout_is_marked():
                 DPOTrainer.__init__(self, model, ref_model)
     """)
     lines = out.splitlines()
-    i = lines.index("        super().__init__(model, ref_model, beta, label_smoothing, loss_type, args)")
-    assert lines[i - 1].startswith("        # TODO(trl-compat): DPOTrainer.__init__ gets 4 positionals")
-    assert "(beta, ...)" in findings[0].message
-    assert len(findings) == 1  # the explicit Base.__init__(self, model, ref_model) is fine on every target
+    i = lines.index("        super().__init__(")
+    assert lines[i - 1].startswith("        # TODO(trl-compat): DPOTrainer.__init__ takes no beta=")
+    assert [line.strip() for line in lines[i + 1:i + 8]] == [
+        "model,", "ref_model,", "beta=beta,", "label_smoothing=label_smoothing,", "loss_type=loss_type,", "args=args,",
+        ")"]
+    manual = [f for f in findings if f.severity == "manual"]
+    assert len(manual) == 1 and "beta=, label_smoothing=, loss_type= since TRL 0.13" in manual[0].message
+    assert "DPOTrainer.__init__(self, model, ref_model)" in out  # fine on every target
+
+
+def test_subclass_positionals_that_cannot_be_named_stay_marked():
+    # past the 0.x signature's length, or after a star: no keyword to give them
+    out, findings = run(RULE, """\
+        from trl import DPOTrainer
+
+        class A(DPOTrainer):
+            def __init__(self, *a):
+                super().__init__(a[0], a[1], *a[2:], a[3])
+
+        class B(DPOTrainer):
+            def __init__(self, model, ref_model, beta):
+                DPOTrainer.__init__(self, model, ref_model, beta)
+    """)
+    assert "super().__init__(a[0], a[1], *a[2:], a[3])" in out
+    assert "DPOTrainer.__init__(self, model, ref_model, beta)" in out
+    assert sum("gets 1 positionals in the TRL 0.x order" in f.message for f in findings) == 2
+
+
+def test_sft_subclass_positionals_are_passed_by_keyword():
+    out, _ = run(RULE, """\
+        from trl import SFTTrainer
+
+        class VLSFT(SFTTrainer):
+            def __init__(self, model, args, collator, train, evals, tok, init, metrics):
+                super().__init__(model, args, collator, train, evals, tok, init, metrics)
+    """)
+    assert "super().__init__(model, args, collator, train, evals, tok, model_init=init, compute_metrics=metrics)" \
+        in out
 
 
 def test_dpo_with_plain_training_arguments_and_no_moved_keyword_is_switched():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migrations.v0_29.removed_trainer_utils import MIGRATION as RULE
-from tests.migrations._driver import noop, run
+from tests.migrations._driver import check, noop, run
 
 
 def test_cap_exp_moves_and_others_are_marked():
@@ -24,14 +24,14 @@ def test_cap_exp_moves_and_others_are_marked():
 
 def test_atlas_derived_helpers():
     out, findings = run(RULE, """\
-        from trl.trainer.utils import first_true_indices, get_reward, truncate_response, pad
+        from trl.trainer.utils import first_true_indices, get_reward, exact_div, pad
 
         idx = first_true_indices(mask)
     """)
     assert "from trl.experimental.utils import first_true_indices, get_reward" in out
-    assert "from trl.trainer.utils import truncate_response, pad" in out
-    assert "# TODO(trl-compat): trl.trainer.utils.truncate_response is gone" in out
-    assert any("trl.trainer.utils.truncate_response is gone (TRL 0.27 - 1.0)" in f.message for f in findings)
+    assert "from trl.trainer.utils import exact_div, pad" in out
+    assert "# TODO(trl-compat): trl.trainer.utils.exact_div is gone" in out
+    assert any("trl.trainer.utils.exact_div is gone (TRL 0.27 - 1.0)" in f.message for f in findings)
 
 
 def test_noops():
@@ -68,5 +68,169 @@ def test_moved_targets_exist_and_gone_names_are_gone_in_the_installed_trl():
     utils = importlib.import_module("trl.trainer.utils")
     for name, module in mod._MOVED.items():
         assert hasattr(importlib.import_module(module), name), (module, name)
-    for name in (*mod._NO_SUCCESSOR, *mod._CHANGED):
+    for name in (*mod._NO_SUCCESSOR, *mod._CHANGED, *mod._COPIED):
         assert not hasattr(utils, name), name
+
+
+def test_generation_helpers_move_to_the_compat_copies():
+    check(RULE, """\
+        from trl.trainer.utils import (
+            batch_generation,
+            first_true_indices,
+            forward,
+            print_rich_table,
+            truncate_response,
+            log_table_to_comet_experiment,
+        )
+    """, """\
+        from trl.trainer.utils import log_table_to_comet_experiment
+        from compat.trl import batch_generation, forward, print_rich_table, truncate_response
+        from trl.experimental.utils import first_true_indices
+    """)
+
+
+def test_module_attribute_use_and_aliases():
+    out, _ = run(RULE, """\
+        import trl.trainer.utils as U
+        from trl.trainer.utils import PeftSavingCallback as Saver
+
+        cbs = [Saver()]
+        out = U.batch_generation(model, q, 4, 0, cfg)
+    """)
+    assert "from compat.trl import PeftSavingCallback as Saver" in out
+    assert "TODO(trl-compat)" not in out
+    assert "batch_generation(model, q, 4, 0, cfg)" in out and "U.batch_generation" not in out
+
+
+def test_fdivergence_constants_moves_and_the_enum_stays_marked():
+    out, _ = run(RULE, """\
+        from trl.trainer.dpo_config import DPOConfig, FDivergenceConstants, FDivergenceType
+
+        key = FDivergenceConstants.ALPHA_DIVERGENCE_COEF_KEY
+        if kind == FDivergenceType.ALPHA_DIVERGENCE:
+            pass
+    """)
+    assert "from compat.trl import FDivergenceConstants\n" in out
+    assert "from trl.trainer.dpo_config import DPOConfig, FDivergenceType\n" in out
+    assert "FDivergenceConstants removed" not in out
+    assert out.count("FDivergenceType removed in TRL 0.29") == 2
+
+
+def test_copy_noops():
+    noop(RULE, """\
+        from compat.trl import batch_generation, PeftSavingCallback, FDivergenceConstants
+        batch_generation(model, q, 4, 0, cfg)
+    """)
+    noop(RULE, """\
+        from .utils import batch_generation, forward, PeftSavingCallback
+
+        def truncate_response(a, b, c):
+            return forward(a, b, c)
+    """)
+    noop(RULE, """\
+        from my_trl.trainer.utils import batch_generation
+        class FDivergenceConstants:
+            ALPHA_DIVERGENCE_COEF_KEY = "k"
+    """)
+
+
+
+def test_dpo_collator_moves_to_the_compat_copy_that_keeps_label_pad_token_id():
+    check(RULE, """\
+        from trl.trainer.utils import DPODataCollatorWithPadding, pad_to_length
+
+        collator = DPODataCollatorWithPadding(pad_token_id=0, label_pad_token_id=args.label_pad_token_id)
+    """, """\
+        from compat.trl import DPODataCollatorWithPadding
+        from trl.experimental.utils import pad_to_length
+
+        collator = DPODataCollatorWithPadding(pad_token_id=0, label_pad_token_id=args.label_pad_token_id)
+    """)
+    noop(RULE, """\
+        from trl.experimental.utils import DPODataCollatorWithPadding
+        collator = DPODataCollatorWithPadding(pad_token_id=0)
+    """)
+
+
+def test_tagging_helper_moves_to_the_compat_copy():
+    check(RULE, """\
+        from trl.trainer.utils import trl_sanitze_kwargs_for_tagging
+
+        kwargs = trl_sanitze_kwargs_for_tagging(model=self.model, tag_names=self._tag_names, kwargs=kwargs)
+    """, """\
+        from compat.trl import trl_sanitze_kwargs_for_tagging
+
+        kwargs = trl_sanitze_kwargs_for_tagging(model=self.model, tag_names=self._tag_names, kwargs=kwargs)
+    """)
+
+
+def test_fdivergence_values_become_their_strings():
+    check(RULE, """\
+        from trl.trainer.dpo_config import DPOConfig, FDivergenceConstants, FDivergenceType
+
+        if self.f_divergence_type == FDivergenceType.ALPHA_DIVERGENCE.value:
+            alpha = FDivergenceConstants.ALPHA_DIVERGENCE_COEF_DEFAULT
+        elif self.f_divergence_type == FDivergenceType.JS_DIVERGENCE.value:
+            pass
+    """, """\
+        from trl.trainer.dpo_config import DPOConfig
+        from compat.trl import FDivergenceConstants
+
+        if self.f_divergence_type == "alpha_divergence":
+            alpha = FDivergenceConstants.ALPHA_DIVERGENCE_COEF_DEFAULT
+        elif self.f_divergence_type == "js_divergence":
+            pass
+    """)
+    check(RULE, """\
+        import trl
+
+        kind = trl.FDivergenceType.REVERSE_KL.value
+    """, """\
+        import trl
+
+        kind = "reverse_kl"
+    """)
+
+
+def test_fdivergence_enum_used_otherwise_stays_marked_everywhere():
+    out, _ = run(RULE, """\
+        from trl import FDivergenceType
+
+        a = FDivergenceType.REVERSE_KL.value
+        b = FDivergenceType.REVERSE_KL
+    """)
+    assert 'a = FDivergenceType.REVERSE_KL.value' in out and "from trl import FDivergenceType" in out
+    assert out.count("FDivergenceType removed in TRL 0.29") == 3
+
+
+def test_fdivergence_noops():
+    noop(RULE, """\
+        from enum import Enum
+
+        class FDivergenceType(Enum):
+            REVERSE_KL = "rkl"
+
+        kind = FDivergenceType.REVERSE_KL.value
+    """)
+    noop(RULE, """\
+        from .dpo_config import FDivergenceType
+        kind = FDivergenceType.REVERSE_KL.value
+    """)
+
+
+def test_fdivergence_values_match_the_wheels():
+    import ast
+    import zipfile
+    from pathlib import Path
+
+    from migrations.v0_29.removed_trainer_utils import FDIV_VALUES
+
+    wheels = Path("/work/cache/wheels")
+    for version in ("0.9.6", "0.12.2", "0.20.0", "0.28.0"):
+        wheel = wheels / f"trl-{version}-py3-none-any.whl"
+        if not wheel.is_file():
+            pytest.skip(f"no TRL {version} wheel")
+        tree = ast.parse(zipfile.ZipFile(wheel).read("trl/trainer/dpo_config.py").decode())
+        enum = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "FDivergenceType")
+        members = {t.targets[0].id: t.value.value for t in enum.body if isinstance(t, ast.Assign)}
+        assert members == FDIV_VALUES, version

@@ -78,3 +78,51 @@ def test_noops():
     noop(RULE, "from transformers import set_seed\nset_seed(0)\n")
     noop(RULE, "from trl import create_reference_model\nref = create_reference_model(model)\n")
     noop(RULE, "def set_seed(s):\n    pass\n\n\nset_seed(1)\n")
+
+
+def test_core_helpers_imported_through_ppo_trainer_are_trl_core_helpers():
+    out, findings = run(RULE, """\
+        from trl.trainer.ppo_trainer import PPODecorators, logprobs_from_logits
+
+        class T:
+            @PPODecorators.empty_cuda_cache()
+            def f(self, logits, labels):
+                return logprobs_from_logits(logits, labels)
+    """)
+    assert "trl.trainer.ppo_trainer" not in out.replace("# TODO", "")
+    assert "def logprobs_from_logits(logits, labels, gather=True):" in out
+    assert "# TODO(trl-compat): PPODecorators (trl.core, removed from TRL) is not defined" in out
+
+
+def test_ppo_trainer_names_that_are_not_core_helpers_are_left_alone():
+    noop(RULE, """\
+        from trl.trainer.ppo_trainer import PPOTrainer
+        from ppo_trainer import logprobs_from_logits
+        PPOTrainer, logprobs_from_logits
+    """)
+    noop(RULE, """\
+        from trl.trainer.ppo_trainer import masked_mean
+        masked_mean(1, 2)
+    """)
+    noop(RULE, """\
+        from .trainer.ppo_trainer import logprobs_from_logits
+        logprobs_from_logits(1, 2)
+    """)
+
+
+def test_ppo_trainer_re_exports_are_trl_core_definitions_in_every_release():
+    from migrations.atlas import Atlas
+    from migrations.v1_13.ppo_helpers import PPO_TRAINER_CORE
+
+    # wherever the re-export exists (0.4 - 0.11; the PPOv2 module of 0.12+ has fewer), it is trl.core's definition;
+    # 0.25's own masked_mean & co. are why those are not in the set
+    atlas = Atlas.load("trl")
+    seen: set[str] = set()
+    for release in atlas.releases():
+        for name in PPO_TRAINER_CORE:
+            via = atlas.resolve(release, f"trl.trainer.ppo_trainer.{name}")
+            if via is not None:
+                core = atlas.resolve(release, f"trl.core.{name}")
+                assert core is not None and via.qualname == core.qualname, (release, name)
+                seen.add(name)
+    assert seen == PPO_TRAINER_CORE

@@ -15,10 +15,35 @@ def test_renamed():
 
 
 def test_int8_keywords_are_marked():
-    out, _ = run(RULE, "from peft import prepare_model_for_int8_training\n"
+    out, findings = run(RULE, "from peft import prepare_model_for_int8_training\n"
                               "m = prepare_model_for_int8_training(m, output_embedding_layer_name='lm_head')\n")
-    assert "# TODO(trl-compat): prepare_model_for_int8_training was removed in peft 0.10" in out
+    assert "# TODO(trl-compat): use prepare_model_for_kbit_training(model) [removed-int8-training]" in out
+    assert any("output_embedding_layer_name= only ran on peft 0.2" in f.message for f in findings)
     assert "prepare_model_for_int8_training(m, output_embedding_layer_name='lm_head')" in out
+    assert "from peft import prepare_model_for_int8_training\n" in out
+
+
+def test_second_positional_is_marked():
+    out, findings = run(RULE, "from peft import prepare_model_for_int8_training\n"
+                              "m = prepare_model_for_int8_training(m, False)\n")
+    assert "prepare_model_for_int8_training(m, False)" in out
+    assert any("peft 0.2's second parameter was output_embedding_layer_name" in f.message for f in findings)
+
+
+def test_int8_keywords_only_existed_in_peft_0_2():
+    import zipfile
+    from pathlib import Path
+
+    import pytest
+
+    wheels = Path("/work/cache/wheels")
+    if not (wheels / "peft-0.4.0-py3-none-any.whl").is_file():
+        pytest.skip("no peft wheels")
+    for version in ("0.4.0", "0.5.0", "0.6.2", "0.7.1", "0.8.2", "0.9.0"):
+        text = zipfile.ZipFile(wheels / f"peft-{version}-py3-none-any.whl").read("peft/utils/other.py").decode()
+        # the 0.4 - 0.9 alias forwards everything to kbit, whose parameters have no int8-era keyword
+        assert "def prepare_model_for_int8_training(*args, **kwargs):" in text, version
+        assert "output_embedding_layer_name" not in text, version
 
 
 def test_facts():

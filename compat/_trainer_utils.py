@@ -1,0 +1,211 @@
+"""Copies of `trl.trainer.utils` helpers that no supported TRL line (1.13+) has, faithful to their last TRL body.
+
+Served through `compat.trl` (`from compat.trl import batch_generation`); the migration `removed-trainer-utils`
+points PPO-era imports here:
+
+* `PeftSavingCallback` (removed in TRL 0.7.5): the 0.7.4 callback that saves the PEFT adapter of each checkpoint and
+  deletes the full `pytorch_model.bin` the Trainer wrote beside it;
+* `DPODataCollatorWithPadding` (`trl.trainer.utils` until 0.26; the same code from 0.8 to 0.26.2): the 0.26.2 class.
+  TRL 0.27+ keeps it as `trl.experimental.utils.DPODataCollatorWithPadding` without the `label_pad_token_id` field
+  (the label padding is fixed at -100 there), so code passing `label_pad_token_id=` needs this copy;
+* the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
+  `print_rich_table`: in `trl.trainer.utils` until 0.26, in `trl.experimental.ppo.ppo_trainer` from 0.27 to 1.12,
+  gone in 1.13. Their bodies are the same in 0.26.2 and 1.12.0 (read from both wheels); these are those bodies, with
+  the two helpers they call (`pad`, `first_true_indices`, 0.26.2) kept private here so that nothing depends on where
+  the installed TRL keeps them.
+
+This module imports torch and transformers (pandas and rich only inside `print_rich_table`); `compat.trl` imports it
+only on first use of one of its names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn.utils.rnn import pad_sequence
+from transformers import GenerationConfig, TrainerCallback
+from transformers.utils import ModelOutput, is_rich_available
+
+__all__ = ["DPODataCollatorWithPadding", "PeftSavingCallback", "batch_generation", "forward", "generate", "print_rich_table", "truncate_response"]
+
+
+class PeftSavingCallback(TrainerCallback):
+    """TRL 0.4 - 0.7.4 `trl.trainer.utils.PeftSavingCallback`: at each save, `save_pretrained` the (PEFT) model into
+    the checkpoint folder and remove the `pytorch_model.bin` there (the full weights the Trainer wrote)."""
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if args.should_save:
+            checkpoint_path = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+            kwargs["model"].save_pretrained(checkpoint_path)
+
+            if "pytorch_model.bin" in os.listdir(checkpoint_path):
+                os.remove(os.path.join(checkpoint_path, "pytorch_model.bin"))
+
+
+def _pad(tensors: list[torch.Tensor], padding_value: int = 0, padding_side: str = "right",
+         pad_to_multiple_of: int | None = None) -> torch.Tensor:
+    """TRL 0.26.2 `trl.trainer.utils.pad`: stack tensors padded to the largest shape along every dimension."""
+    output_shape = np.max([t.shape for t in tensors], 0).tolist()
+    if pad_to_multiple_of is not None:
+        remainder = output_shape[0] % pad_to_multiple_of
+        if remainder != 0:
+            output_shape[0] += pad_to_multiple_of - remainder
+    output = torch.full((len(tensors), *output_shape), padding_value, dtype=tensors[0].dtype, device=tensors[0].device)
+    for i, t in enumerate(tensors):
+        if padding_side == "left":
+            seq_start = output_shape[0] - t.shape[0]
+        elif padding_side == "right":
+            seq_start = 0
+        else:
+            raise ValueError("padding_side must be 'left' or 'right'")
+        seq_slice = slice(seq_start, seq_start + t.shape[0])
+        slices = (seq_slice,) + tuple(slice(0, s) for s in t.shape[1:])
+        output[i][slices] = t
+    return output
+
+
+def _first_true_indices(bools: torch.Tensor, dtype: torch.dtype = torch.long) -> torch.Tensor:
+    """TRL 0.26.2 `trl.trainer.utils.first_true_indices`: index of the first True of each row (row length if none)."""
+    row_len = bools.size(-1)
+    zero_or_index = row_len * (~bools).type(dtype) + torch.arange(row_len, dtype=dtype, device=bools.device)
+    return torch.min(zero_or_index, dim=-1).values
+
+
+def generate(lm_backbone: torch.nn.Module, queries: torch.Tensor, pad_token_id: int,
+             generation_config: GenerationConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """TRL 0.26.2 / 1.12.0 `generate`: generate without attending to the pad tokens of the (left-padded) queries;
+    returns (queries + generated tokens, the stacked generation scores)."""
+    context_length = queries.shape[1]
+    attention_mask = queries != pad_token_id
+    input_ids = torch.masked_fill(queries, ~attention_mask, 0)
+    output = lm_backbone.generate(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        generation_config=generation_config,
+        return_dict_in_generate=True,
+        output_scores=True,
+    )
+    logits = torch.stack(output.scores, 1)
+    return torch.cat((queries, output.sequences[:, context_length:]), dim=1), logits
+
+
+def batch_generation(model: torch.nn.Module, queries: torch.Tensor, local_rollout_forward_batch_size: int,
+                     pad_token_id: int, generation_config: GenerationConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """TRL 0.26.2 / 1.12.0 `batch_generation`: `generate` over chunks of `local_rollout_forward_batch_size` queries,
+    the results right-padded (responses with `pad_token_id`, logits with 0) and concatenated."""
+    query_responses = []
+    logitss = []
+    batch_size = queries.shape[0]
+    for i in range(0, batch_size, local_rollout_forward_batch_size):
+        query = queries[i : i + local_rollout_forward_batch_size]
+        query_response, logits = generate(model, query, pad_token_id, generation_config)
+        query_responses.append(query_response)
+        logitss.append(logits)
+
+    padded_query_responses = _pad(query_responses, padding_value=pad_token_id, padding_side="right")
+    padded_logitss = _pad(logitss, padding_value=0, padding_side="right")
+
+    padded_query_responses = padded_query_responses.view(-1, padded_query_responses.shape[-1])[:batch_size]
+    padded_logitss = padded_logitss.view(-1, *padded_logitss.shape[2:])[:batch_size]
+    return padded_query_responses, padded_logitss
+
+
+def forward(model: torch.nn.Module, query_responses: torch.Tensor, pad_token_id: int) -> ModelOutput:
+    """TRL 0.26.2 / 1.12.0 `forward`: the model on `query_responses` with pad tokens masked out and position ids
+    counted over the real tokens; hidden states returned."""
+    attention_mask = query_responses != pad_token_id
+    position_ids = attention_mask.cumsum(1) - attention_mask.long()
+    input_ids = torch.masked_fill(query_responses, ~attention_mask, 0)
+    return model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        return_dict=True,
+        output_hidden_states=True,
+    )
+
+
+def truncate_response(stop_token_id: int, pad_token_id: int, responses: torch.Tensor) -> torch.Tensor:
+    """TRL 0.26.2 / 1.12.0 `truncate_response`: every token after the first `stop_token_id` becomes `pad_token_id`."""
+    trunc_idxs = _first_true_indices(responses == stop_token_id).unsqueeze(-1)
+    new_size = [1] * (len(responses.size()) - 1) + [responses.shape[1]]
+    idxs = torch.arange(responses.shape[1], device=responses.device).view(*new_size)
+    return torch.masked_fill(responses, idxs > trunc_idxs, pad_token_id)
+
+
+def print_rich_table(df: Any) -> None:
+    """TRL 0.26.2 / 1.12.0 `print_rich_table`: print a pandas DataFrame as a `rich` table (one row per line)."""
+    if not is_rich_available():
+        raise ImportError(
+            "The function `print_rich_table` requires the `rich` library. Please install it with `pip install rich`."
+        )
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(show_lines=True)
+    for column in df.columns:
+        table.add_column(column)
+    for _, row in df.iterrows():
+        table.add_row(*row.astype(str).tolist())
+    console.print(table)
+
+
+_NO_PAD_TOKEN = ("Padding is enabled, but the tokenizer is not configured with a padding token. Explicitly set "
+                 "`tokenizer.pad_token` (e.g. `tokenizer.pad_token = tokenizer.eos_token`) before calling the trainer.")
+
+
+@dataclass
+class DPODataCollatorWithPadding:
+    """TRL 0.8 - 0.26.2 `trl.trainer.utils.DPODataCollatorWithPadding`: pads the tokenized DPO columns to the longest
+    in the batch (`*_input_ids` with `pad_token_id`, `*_labels` with `label_pad_token_id`, masks and pixel values with
+    0; the prompt columns on the left, the rest on the right), stacks `*_logps`, and lists every other column."""
+
+    pad_token_id: int = 0
+    label_pad_token_id: int = -100
+    is_encoder_decoder: bool | None = False
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        padded_batch: dict[str, Any] = {}
+        for k in features[0].keys():
+            if k.endswith(("_input_ids", "_attention_mask", "_labels", "_pixel_values")):
+                if self.is_encoder_decoder:
+                    to_pad = [torch.LongTensor(ex[k]) for ex in features]
+
+                    if (k.startswith("prompt")) and (k.endswith("input_ids")):
+                        if self.pad_token_id is None:
+                            raise ValueError(_NO_PAD_TOKEN)
+                        padding_value = self.pad_token_id
+                    elif k.endswith("_attention_mask"):
+                        padding_value = 0
+                    elif k.startswith(("chosen", "rejected", "completion")) or ("decoder" in k):
+                        padding_value = self.label_pad_token_id
+                    else:
+                        raise ValueError(f"Unexpected key in batch '{k}'")
+                    padded_batch[k] = pad_sequence(to_pad, batch_first=True, padding_value=padding_value)
+                else:
+                    if k.endswith("_input_ids"):
+                        if self.pad_token_id is None:
+                            raise ValueError(_NO_PAD_TOKEN)
+                        padding_value = self.pad_token_id
+                    elif k.endswith("_labels"):
+                        padding_value = self.label_pad_token_id
+                    elif k.endswith("_attention_mask"):
+                        padding_value = 0
+                    elif k.endswith("_pixel_values"):
+                        padding_value = 0
+                    else:
+                        raise ValueError(f"Unexpected key in batch '{k}'")
+                    padding_side = "left" if k in ["prompt_input_ids", "prompt_attention_mask"] else "right"
+                    dtype = torch.float32 if k.endswith("_pixel_values") else torch.int64
+                    to_pad = [torch.tensor(ex[k], dtype=dtype) for ex in features]
+                    padded_batch[k] = _pad(to_pad, padding_value=padding_value, padding_side=padding_side)
+            elif k.endswith("_logps"):
+                padded_batch[k] = torch.tensor([ex[k] for ex in features])
+            else:
+                padded_batch[k] = [ex[k] for ex in features]
+        return padded_batch

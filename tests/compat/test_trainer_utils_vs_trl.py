@@ -1,0 +1,186 @@
+"""`compat.trl`'s copies of removed `trl.trainer.utils` / `trl.import_utils` / `trl.trainer.dpo_config` names held
+against TRL's own code of the last release that had them (a differential test).
+
+Old TRL cannot be installed beside TRL 1.x, so each definition is read out of its wheel (parsed with `ast`; nothing
+else of the module runs) and executed with the names it uses: the PPOv2 generation helpers from 0.26.2 (also compared
+with 1.12.0's `trl.experimental.ppo.ppo_trainer` source), `PeftSavingCallback` from 0.7.4, `FDivergenceConstants`
+from 0.28.0, `is_torch_greater_2_0` from 0.11.4. The wheels come from `$TRL_COMPAT_WHEELS` or the shared cache
+`/work/cache/wheels`; a missing wheel skips its test.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import os
+import sys
+import types
+import typing
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+import numpy as np
+import torch
+import transformers
+from transformers.utils import ModelOutput
+
+import compat.trl
+from compat.tiny import tiny_model
+
+_WHEELS = Path(os.environ.get("TRL_COMPAT_WHEELS", "/work/cache/wheels"))
+
+
+def _source(version: str, path: str) -> str:
+    wheel = _WHEELS / f"trl-{version}-py3-none-any.whl"
+    if not wheel.is_file():
+        pytest.skip(f"no TRL {version} wheel at {wheel}")
+    return zipfile.ZipFile(wheel).read(path).decode("utf-8")
+
+
+def _definitions(version: str, path: str, names: set[str], namespace: dict[str, typing.Any]) -> dict[str, typing.Any]:
+    """`names` as TRL `version` defined them at the top level of `path`, executed in `namespace`."""
+    source = _source(version, path)
+    lines = source.splitlines(keepends=True)
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in names:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # `@dataclass` included
+            code = "".join(lines[first - 1:node.end_lineno])
+            exec(compile(code, f"trl-{version}/{path}", "exec"), namespace)  # noqa: S102 - TRL's own code, the oracle
+    assert names <= set(namespace)
+    return {n: namespace[n] for n in names}
+
+
+_PPO_NAMES = {"batch_generation", "generate", "forward", "truncate_response", "pad", "first_true_indices"}
+
+
+@pytest.fixture(scope="module")
+def trl026():
+    namespace = {"torch": torch, "np": np, "GenerationConfig": transformers.GenerationConfig,
+                 "ModelOutput": ModelOutput, "Optional": typing.Optional, "Union": typing.Union}
+    return _definitions("0.26.2", "trl/trainer/utils.py", _PPO_NAMES, namespace)
+
+
+def test_the_0_26_bodies_are_the_1_12_bodies():
+    def bodies(version: str, path: str) -> dict[str, str]:
+        tree = ast.parse(_source(version, path))
+        return {n.name: ast.dump(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+    old = bodies("0.26.2", "trl/trainer/utils.py")
+    new = bodies("1.12.0", "trl/experimental/ppo/ppo_trainer.py")
+    for name in ("batch_generation", "generate", "forward", "truncate_response", "print_rich_table"):
+        assert old[name] == new[name], name
+
+
+def test_generation_helpers_match_trl_0_26(trl026):
+    model = tiny_model(seed=3).eval()
+    pad_id = 0
+    queries = torch.tensor([[0, 0, 5, 6], [0, 7, 8, 9], [3, 4, 5, 6]])
+    config = transformers.GenerationConfig(max_new_tokens=5, do_sample=False, pad_token_id=pad_id,
+                                           eos_token_id=None)
+    with torch.no_grad():
+        ours = compat.trl.batch_generation(model, queries, 2, pad_id, config)
+        theirs = trl026["batch_generation"](model, queries, 2, pad_id, config)
+        for a, b in zip(ours, theirs):
+            assert torch.equal(a, b)
+        responses = ours[0][:, queries.shape[1]:]
+        stop = int(responses[0, 1])
+        assert torch.equal(compat.trl.truncate_response(stop, pad_id, responses),
+                           trl026["truncate_response"](stop, pad_id, responses))
+        a, b = compat.trl.forward(model, ours[0], pad_id), trl026["forward"](model, ours[0], pad_id)
+        assert torch.equal(a.logits, b.logits) and len(a.hidden_states) == len(b.hidden_states)
+    # the written-out meaning of truncate_response: everything after the first stop token is padding
+    out = compat.trl.truncate_response(9, 0, torch.tensor([[1, 9, 2, 9], [1, 2, 3, 4]]))
+    assert out.tolist() == [[1, 9, 0, 0], [1, 2, 3, 4]]
+
+
+def test_print_rich_table_prints_every_cell(capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("rich")
+    compat.trl.print_rich_table(pd.DataFrame({"query": ["q1"], "model response": ["r1"]}))
+    printed = capsys.readouterr().out
+    assert "query" in printed and "model response" in printed and "r1" in printed
+
+
+def test_peft_saving_callback_matches_trl_0_7_4(tmp_path):
+    namespace = {"os": os, "TrainerCallback": transformers.TrainerCallback}
+    theirs = _definitions("0.7.4", "trl/trainer/utils.py", {"PeftSavingCallback"}, namespace)["PeftSavingCallback"]
+
+    class Saved:
+        """A model whose `save_pretrained` writes one adapter file (what PEFT writes)."""
+
+        def save_pretrained(self, path: str) -> None:
+            Path(path, "adapter_model.bin").write_bytes(b"a")
+
+    for cls, out in ((compat.trl.PeftSavingCallback, tmp_path / "ours"), (theirs, tmp_path / "theirs")):
+        checkpoint = out / "checkpoint-7"
+        checkpoint.mkdir(parents=True)
+        (checkpoint / "pytorch_model.bin").write_bytes(b"full")
+        args = types.SimpleNamespace(should_save=True, output_dir=str(out))
+        cls().on_save(args, types.SimpleNamespace(global_step=7), None, model=Saved())
+        assert sorted(p.name for p in checkpoint.iterdir()) == ["adapter_model.bin"]
+        skip = types.SimpleNamespace(should_save=False, output_dir=str(out / "none"))
+        cls().on_save(skip, types.SimpleNamespace(global_step=8), None, model=Saved())  # not rank 0: nothing
+    assert issubclass(compat.trl.PeftSavingCallback, transformers.TrainerCallback)
+
+
+def test_fdivergence_constants_are_the_0_28_class():
+    theirs = _definitions("0.28.0", "trl/trainer/dpo_config.py", {"FDivergenceConstants"}, {})["FDivergenceConstants"]
+    public = {k: v for k, v in vars(theirs).items() if not k.startswith("_")}
+    assert public == {k: v for k, v in vars(compat.trl.FDivergenceConstants).items() if not k.startswith("_")}
+    assert public == {"ALPHA_DIVERGENCE_COEF_KEY": "alpha_divergence_coef", "ALPHA_DIVERGENCE_COEF_DEFAULT": 1.0}
+
+
+def test_is_torch_greater_2_0_is_the_0_11_check(monkeypatch):
+    namespace = {"_is_python_greater_3_8": sys.version_info >= (3, 8)}
+    theirs = _definitions("0.11.4", "trl/import_utils.py", {"is_torch_greater_2_0"}, namespace)["is_torch_greater_2_0"]
+    assert compat.trl.is_torch_greater_2_0() is theirs() is True  # torch 2.x here (TRL 1.13+ floors)
+    for fake in ("1.13.1", "2.0.0", "2.5.1+cpu", "10.0"):  # string comparison, as TRL's ("10.0" < "2.0")
+        monkeypatch.setattr(importlib.metadata, "version", lambda name, v=fake: v)
+        assert compat.trl.is_torch_greater_2_0() is theirs() is (fake >= "2.0")
+
+
+@pytest.mark.parametrize("version", ["0.9.6", "0.26.2"])
+def test_dpo_collator_matches_trl(version):
+    import dataclasses
+
+    from torch.nn.utils.rnn import pad_sequence
+
+    namespace = {"torch": torch, "np": np, "dataclass": dataclasses.dataclass, "pad_sequence": pad_sequence,
+                 "Any": typing.Any, "Optional": typing.Optional, "List": typing.List, "Dict": typing.Dict}
+    defs = _definitions(version, "trl/trainer/utils.py", {"DPODataCollatorWithPadding", "pad"}, namespace)
+    theirs = defs["DPODataCollatorWithPadding"]
+    features = [
+        {"prompt_input_ids": [5, 6], "prompt_attention_mask": [1, 1], "chosen_input_ids": [1, 2, 3],
+         "chosen_labels": [-100, 2, 3], "chosen_attention_mask": [1, 1, 1], "reference_chosen_logps": -1.5,
+         "prompt": "a"},
+        {"prompt_input_ids": [7], "prompt_attention_mask": [1], "chosen_input_ids": [4],
+         "chosen_labels": [4], "chosen_attention_mask": [1], "reference_chosen_logps": -0.5, "prompt": "b"},
+    ]
+    for kwargs in ({}, {"pad_token_id": 9, "label_pad_token_id": -7}, {"pad_token_id": 9, "is_encoder_decoder": True}):
+        ours = compat.trl.DPODataCollatorWithPadding(**kwargs)(features)
+        ref = theirs(**kwargs)(features)
+        assert ours.keys() == ref.keys()
+        for k in ours:
+            assert (torch.equal(ours[k], ref[k]) if isinstance(ref[k], torch.Tensor) else ours[k] == ref[k]), (k, kwargs)
+    out = compat.trl.DPODataCollatorWithPadding(pad_token_id=9, label_pad_token_id=-7)(features)
+    assert out["prompt_input_ids"].tolist() == [[5, 6], [9, 7]]  # prompts padded on the left
+    assert out["chosen_labels"].tolist() == [[-100, 2, 3], [4, -7, -7]]
+
+
+def test_sanitize_kwargs_for_tagging_matches_trl_0_13(monkeypatch):
+    import importlib.util
+
+    namespace = {"is_unsloth_available": lambda: importlib.util.find_spec("unsloth") is not None}
+    theirs = _definitions("0.13.0", "trl/trainer/utils.py", {"trl_sanitze_kwargs_for_tagging"},
+                          namespace)["trl_sanitze_kwargs_for_tagging"]
+    model = types.SimpleNamespace(config=types.SimpleNamespace(unsloth_version="2024.1"))
+    for kwargs in (None, {}, {"tags": ["mine"]}, {"tags": "one"}, {"commit_message": "x"}):
+        tags_a, tags_b = ["trl", "simpo"], ["trl", "simpo"]
+        a = compat.trl.trl_sanitze_kwargs_for_tagging(model, tags_a, None if kwargs is None else dict(kwargs))
+        b = theirs(model, tags_b, None if kwargs is None else dict(kwargs))
+        assert a == b and tags_a == tags_b
+    assert compat.trl.trl_sanitze_kwargs_for_tagging(model, ["t"], {"tags": "one"}) == {"tags": ["t", "one"]}
