@@ -31,7 +31,7 @@ _MANIFEST = re.compile(r"^(requirements.*\.txt|pyproject\.toml|setup\.cfg|enviro
 #: An absolute TRL import statement somewhere (`from trl...`, `import trl`, `import os, trl.x as t`, or of a checked
 #: library, or `from compat.trl` / `compat.losses`); a file without one cannot reach those names (relative imports and
 #: strings do not count), so it is not parsed.
-_TRL_IMPORT = re.compile(r"(?:^|;)[ \t]*(?:from[ \t]+(?:trl|transformers|peft|accelerate|compat\.losses)\b"
+_TRL_IMPORT = re.compile(r"(?:^|;)[ \t]*(?:from[ \t]+(?:trl|transformers|peft|accelerate|compat\.trl|compat\.losses)\b"
                          r"|import[ \t]+[^\n#]*\b(?:trl|transformers|peft|accelerate)\b)", re.M)
 #: The packages besides TRL whose imports and calls are checked (each against its own target release).
 LIBRARIES = ("transformers", "peft", "accelerate")

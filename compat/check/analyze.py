@@ -40,6 +40,9 @@ own_first("migrations")  # a repository's own migrations/ package must not shado
 from migrations.atlas import Atlas, Event, Signature  # noqa: E402
 
 from compat._exports import EXPORTS as COMPAT_EXPORTS  # noqa: E402
+from compat._exports import TRL_CANDIDATES  # noqa: E402
+
+COMPAT_TRL = "compat.trl"
 
 ROOT = "trl"
 #: What each checked package is called in messages.
@@ -229,10 +232,11 @@ class _Collector(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         trl = node.level == 0 and _is_trl(node.module, self.roots)
+        bound = trl or (node.level == 0 and node.module == COMPAT_TRL)  # compat.trl's calls are checked too
         for alias in node.names:
             if alias.name == "*":
                 continue
-            self.scope.bind(alias.asname or alias.name, f"{node.module}.{alias.name}" if trl else None)
+            self.scope.bind(alias.asname or alias.name, f"{node.module}.{alias.name}" if bound else None)
         if trl:
             self.imports.append((node, self.scope))
 
@@ -307,6 +311,7 @@ class Checker:
         self._has: dict[str, bool] = {}
         self._history: dict[tuple[str, str | None], list[Event]] = {}
         self._accepts: dict[tuple[str, str], str | None] = {}
+        self._compat_sigs: dict[str, tuple[str, str] | None] = {}  # compat.trl name -> (release, TRL qualname)
 
     def _of(self, qual: str) -> tuple[Atlas, str]:
         """(atlas, target release) of the package `qual` belongs to."""
@@ -495,6 +500,9 @@ class Checker:
             if callee is None:
                 continue
             qual, skip = callee
+            if qual.startswith(COMPAT_TRL + "."):
+                yield from self._compat_call(call, qual, skip, cell)
+                continue
             if qual.endswith(".from_pretrained"):
                 yield from self._from_pretrained(call, qual, cell)
                 continue
@@ -519,9 +527,34 @@ class Checker:
                                     f"from_pretrained() in transformers {release} takes no `{kw.arg}=`: removed in "
                                     f"{gone[0]}, use `{gone[1]}=`", gone[0], cell)
 
-    def _call(self, call: ast.Call, qual: str, sig: Signature, skip: int, cell: int | None) -> Iterator[Problem]:
+    def _compat_call(self, call: ast.Call, qual: str, skip: int, cell: int | None) -> Iterator[Problem]:
+        """A call of a `compat.trl` name held against the signature trl-compat gives it: TRL's own where the target
+        has one of the name's TRL candidates, else that of the last TRL release that had one (the reference trainers
+        and the copies keep it: XPO, Nash-MD, PRM, BCO are TRL 1.13's). Names that never were a TRL path the atlas
+        knows (the copies of 0.x helpers) are not checked."""
+        name = qual[len(COMPAT_TRL) + 1:]
+        trl_quals = [f"{m}.{a}" for m, a in TRL_CANDIDATES.get(name, ()) if _is_trl(m)]
+        if not trl_quals:
+            return
+        if name not in self._compat_sigs:
+            releases = self.atlas.releases()
+            newest_first = releases[: releases.index(self.target) + 1][::-1]
+            self._compat_sigs[name] = next(((r, q) for r in newest_first for q in trl_quals
+                                            if self.atlas.has(r, q)), None)
+        found = self._compat_sigs[name]
+        if found is None:
+            return
+        release, trl_qual = found
+        sig = self.atlas.signature(release, trl_qual, transformers=self.transformers)
+        if sig is not None:
+            yield from self._call(call, qual, sig, skip, cell, release=(release, trl_qual))
+
+    def _call(self, call: ast.Call, qual: str, sig: Signature, skip: int, cell: int | None,
+              release: tuple[str, str] | None = None) -> Iterator[Problem]:
+        """The arguments of one call against `sig`: of the target's `qual`, or with `release` (release, TRL
+        qualified name) the signature a `compat.trl` name keeps."""
         short = qual.rsplit(".", 1)[-1]
-        label = self._label(qual)
+        label = self._label(qual) if release is None else f"trl-compat (TRL {release[0]}'s signature)"
         starred = any(isinstance(a, ast.Starred) for a in call.args)
         splat = any(k.arg is None for k in call.keywords)
         n_pos = len(call.args) - skip
@@ -537,11 +570,15 @@ class Checker:
             if kw.arg is None:
                 continue
             given.add(kw.arg)
-            verdict = self.accepts(qual, kw.arg)
-            if verdict is not None:
+            if release is not None:
+                if self.atlas.accepts(release[0], release[1], kw.arg, transformers=self.transformers) is not None:
+                    continue
+                since, why, hint = None, f"not a parameter of `{release[1]}` in TRL {release[0]}", ""
+            elif self.accepts(qual, kw.arg) is not None:
                 continue
-            since, why = self._gone(qual, kw.arg)
-            hint = self._config_hint(qual, kw.arg)
+            else:
+                since, why = self._gone(qual, kw.arg)
+                hint = self._config_hint(qual, kw.arg)
             yield self._problem(kw, "unknown-keyword", f"{qual}({kw.arg}=)",
                                 f"{short}() in {label} takes no `{kw.arg}=`: {why}{hint}", since, cell)
         if starred or splat:

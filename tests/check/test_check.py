@@ -332,6 +332,30 @@ def test_compat_imports_are_held_against_what_trl_compat_exports(c116, tmp_path)
     only_compat.write_text("from compat.losses import Nope\n")
     result = check_source(str(only_compat), only_compat.read_text(), c116)
     assert [p.name for p in result.problems] == ["compat.losses.Nope"]
+    only_compat.write_text("from compat.trl import Nope\n")  # a file importing only compat.trl is read too
+    result = check_source(str(only_compat), only_compat.read_text(), c116)
+    assert [p.name for p in result.problems] == ["compat.trl.Nope"]
+
+
+def test_compat_calls_are_held_against_the_signature_trl_compat_keeps(c116):
+    """A `compat.trl` name with TRL candidates keeps a TRL signature: the target's where it has the name (GRPO,
+    Online DPO), else the last release that had it (XPO: TRL 1.13's, which the reference trainer keeps). The copies of
+    0.x helpers (no TRL path) are not held against anything."""
+    code = """\
+        from compat.trl import GRPOTrainer, OnlineDPOTrainer as ODT, XPOConfig, XPOTrainer, setup_chat_format
+        XPOTrainer(model, ref, reward_funcs=r, judge=j, args=XPOConfig(output_dir="o", alpha=[1e-5], nope=1))
+        GRPOTrainer(model=m, reward_funcs=f, processing_class=t, tokenizer=t)
+        ODT(m, judge=j)
+        setup_chat_format(m, t, whatever=1)
+        def f(XPOTrainer):
+            XPOTrainer(judge=1)
+        """
+    assert problems(c116, code) == [
+        (2, "unknown-keyword", "compat.trl.XPOTrainer(judge=)"), (2, "unknown-keyword", "compat.trl.XPOConfig(nope=)"),
+        (3, "unknown-keyword", "compat.trl.GRPOTrainer(tokenizer=)"),
+        (4, "unknown-keyword", "compat.trl.OnlineDPOTrainer(judge=)")]
+    [xpo] = [p for p in Checker("1.16").check(textwrap.dedent(code)) if p.line == 2 and "judge" in p.name]
+    assert "TRL 1.13.0's signature" in xpo.message and "trl.experimental.xpo.XPOTrainer" in xpo.message
 
 
 def test_the_export_table_is_what_the_modules_resolve():
