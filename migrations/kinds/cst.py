@@ -146,16 +146,46 @@ def _append_args(args: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
     return out
 
 
+def _lines_after(arg: cst.Arg) -> list[cst.EmptyLine]:
+    """The whole lines (comments, blank lines) between `arg`'s comma and what follows it in a multi-line call."""
+    ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+    return list(ws.empty_lines) if isinstance(ws, cst.ParenthesizedWhitespace) else []
+
+
+def _with_lines_after(arg: cst.Arg, lines: list[cst.EmptyLine]) -> cst.Arg:
+    ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+    if not isinstance(ws, cst.ParenthesizedWhitespace):
+        return arg
+    return arg.with_changes(comma=arg.comma.with_changes(whitespace_after=ws.with_changes(empty_lines=lines)))
+
+
 def drop_kwarg(call: cst.Call, name: str) -> cst.Call:
-    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == name)]
-    return call.with_changes(args=_fix_last_comma(call, args))
-
-
-def _fix_last_comma(call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+    """Drop keyword `name`; the whole-line comments around it stay where they were (above the next argument)."""
+    args: list[cst.Arg] = []
+    opening = call.whitespace_before_args
+    carry: list[cst.EmptyLine] = []  # the lines after a dropped argument, for the argument kept before them
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            carry.extend(_lines_after(a))
+            continue
+        if carry and args:
+            args[-1] = _with_lines_after(args[-1], [*_lines_after(args[-1]), *carry])
+        elif carry and isinstance(opening, cst.ParenthesizedWhitespace):
+            opening = opening.with_changes(empty_lines=[*opening.empty_lines, *carry])
+        carry = []
+        args.append(a)
     if args and call.args and args[-1] is not call.args[-1]:
-        # keep the original trailing-comma style of the last argument
-        args[-1] = args[-1].with_changes(comma=call.args[-1].comma)
-    return args
+        # keep the original trailing-comma style of the last argument, its own trailing comment and the lines
+        # before `)`
+        last = args[-1]
+        own = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+        last = last.with_changes(comma=call.args[-1].comma)
+        end = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+        if isinstance(own, cst.ParenthesizedWhitespace) and isinstance(end, cst.ParenthesizedWhitespace):
+            last = last.with_changes(comma=last.comma.with_changes(whitespace_after=end.with_changes(
+                first_line=own.first_line, empty_lines=[*own.empty_lines, *carry])))
+        args[-1] = last
+    return call.with_changes(args=args, whitespace_before_args=opening)
 
 
 def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) -> cst.Call:

@@ -84,6 +84,13 @@ def test_set_and_drop_kwarg_keep_the_layout():
     assert code(drop_kwarg(_call("f(a, c=3)"), "zz")) == "f(a, c=3)"
 
 
+def test_drop_kwarg_keeps_the_comment_lines_around_the_dropped_argument() -> None:
+    src = "y = f(\n    a=0,\n    b=1,  # b\n    # above c\n    c=2,\n    # tail\n)\n"
+    call = cst.parse_module(src).body[0].body[0].value  # type: ignore[attr-defined]
+    assert code(drop_kwarg(call, "a")) == "f(\n    b=1,  # b\n    # above c\n    c=2,\n    # tail\n)"
+    assert code(drop_kwarg(call, "b")) == "f(\n    a=0,\n    # above c\n    c=2,\n    # tail\n)"
+    assert code(drop_kwarg(call, "c")) == "f(\n    a=0,\n    b=1,  # b\n    # above c\n    # tail\n)"
+
 def test_dotted_names_and_strings():
     assert dotted(cst.parse_expression("a.b.c")) == "a.b.c"
     assert dotted(cst.parse_expression("a().b")) is None
