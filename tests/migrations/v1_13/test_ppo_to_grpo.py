@@ -228,3 +228,25 @@ def test_fields_read_by_the_project_files_the_config_reaches_are_marked(tmp_path
     assert msg.startswith("builder.py .batch_size, builder.py .model_name read from this config in other files")
     alone = "from trl import PPOConfig\n\ncfg = PPOConfig(model_name=\"gpt2\")\n"  # nobody reads it elsewhere
     assert not [f for f in _migrate_at(tmp_path / "solo.py", alone).findings if "other files" in f.message]
+
+
+def test_a_converted_loop_whose_config_is_built_elsewhere_says_which_values_to_set() -> None:
+    """outsmart-ai-detection builds its PPOConfig in config.py and imports it into train.py: the loop's epochs and
+    generation settings had no config call here to go to, and the marker said they had moved to the config."""
+    src = (
+        "from trl import PPOTrainer\nfrom config import config\n\n"
+        "trainer = PPOTrainer(config, model=model, tokenizer=tokenizer, dataset=dataset)\n"
+        "gen = {\"max_new_tokens\": 32, \"do_sample\": True}\n"
+        "for epoch in range(3):\n"
+        "    for batch in trainer.dataloader:\n"
+        "        q = batch[\"input_ids\"]\n"
+        "        r = trainer.generate(q, **gen)\n"
+        "        texts = [tokenizer.decode(x) for x in r]\n"
+        "        rewards = score(texts)\n"
+        "        stats = trainer.step(q, r, rewards)\n"
+    )
+    result = migrate(src)
+    assert result.ok, result.errors
+    [msg] = [f.message for f in result.findings if "step loop was replaced" in f.message]
+    assert "the config is built in another file: set num_train_epochs=3, max_completion_length=32 on it" in msg
+    assert "moved to the config" not in msg
