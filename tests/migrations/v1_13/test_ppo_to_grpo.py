@@ -250,3 +250,15 @@ def test_a_converted_loop_whose_config_is_built_elsewhere_says_which_values_to_s
     [msg] = [f.message for f in result.findings if "step loop was replaced" in f.message]
     assert "the config is built in another file: set num_train_epochs=3, max_completion_length=32 on it" in msg
     assert "moved to the config" not in msg
+
+
+def test_a_log_with_that_may_be_none_reports_to_none() -> None:
+    """Classic `log_with=None` meant no tracker; TrainingArguments takes `report_to=None` as every installed
+    integration on transformers 4.56 and keeps `[None]` on 5.x (babylm: `log_with=ppo_cfg.get("log_with", None)`)."""
+    src = ("from trl import PPOConfig\n\na = PPOConfig(log_with=cfg.get(\"log_with\", None))\n"
+           "b = PPOConfig(log_with=\"wandb\" if use_wandb else None)\nc = PPOConfig(log_with=None)\n"
+           "d = PPOConfig(log_with=\"wandb\")\n")
+    text = migrate(src).text
+    assert 'report_to=cfg.get("log_with", None) or "none",' in text
+    assert 'report_to=("wandb" if use_wandb else None) or "none",' in text
+    assert text.count('report_to="none",') == 1 and text.count('report_to="wandb",') == 1
