@@ -114,6 +114,16 @@ def test_is_marked_looks_at_the_whole_statement_and_the_comment_block_above(tmp_
     assert not corpus.is_marked(tmp_path, "t.py", {"line": None, "cell": None}, marks)
 
 
+def test_is_marked_reads_a_py_exported_from_a_notebook(tmp_path):
+    """`!pip install` lines (a Colab export): the statement is still found, so its marker above it counts."""
+    (tmp_path / "t.py").write_text(
+        "!pip install trl\n"                          # 1
+        "# TODO(trl-compat): warmup_ratio= removed\n"  # 2
+        "args = SFTConfig(\n"                         # 3
+        "    warmup_ratio=0.1,\n"                     # 4
+        ")\n")
+    assert corpus.is_marked(tmp_path, "t.py", {"line": 4, "cell": None}, [{"line": 2, "cell": None}])
+
 @pytest.mark.slow
 def test_end_to_end_on_a_local_tree(tmp_path, capsys):
     tree = tmp_path / "proj"

@@ -257,7 +257,14 @@ def check_source(path: str, text: str, checker: Checker) -> FileResult:
         if code is None:
             continue
         try:
-            result.problems.extend(checker.check(code, cell=cell))
+            try:
+                result.problems.extend(checker.check(code, cell=cell))
+            except SyntaxError:
+                # a .py exported from a notebook keeps its `!pip install` / `%cd` lines: check it as a cell
+                exported = _mask_magics(source) if cell is None else None
+                if exported is None or exported == source:
+                    raise
+                result.problems.extend(checker.check(exported))
             result.checked = True
         except SyntaxError as exc:
             where = f"cell {cell}: " if cell is not None else ""

@@ -35,7 +35,7 @@ from migrations.base import (
     fit_markers,
 )
 
-from .notebook import migrate_notebook
+from .notebook import MAGIC_MARK, migrate_notebook, unmask
 from .result import ErrorKind, Kind, MigrateError, Result
 from .textio import has_lone_cr
 
@@ -161,6 +161,9 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
             result.errors.append(MigrateError("too-deep", f"{_TOO_DEEP}: libcst's parser refuses this valid code "
                                               f"({exc.message.splitlines()[0][:120]})"))
         else:
+            exported = _exported_notebook(text, options, rules, path)
+            if exported is not None:
+                return exported
             result.errors.append(MigrateError("parse", exc.message, line=exc.raw_line, column=exc.raw_column + 1))
         return result
     except RecursionError:
@@ -190,7 +193,42 @@ def _migrate_python(text: str, options: Options, rules: Sequence[Migration], pat
     return result
 
 
+def _exported_notebook(text: str, options: Options, rules: Sequence[Migration], path: str | None) -> Result | None:
+    """A `.py` a notebook was exported to (Colab's "Download .py" keeps `!pip install ...` and `%cd` lines): with
+    those lines masked as in a notebook cell, is it Python? Then it is migrated like one, each IPython line put back
+    verbatim; None when it is not such a file (or a rule lost one of the lines: then the parse error stands). Only
+    one-line IPython lines are masked, so every finding keeps its line number."""
+    out: list[str] = []
+    taken: list[str] = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        if _SHELL_LINE.match(body) and not body.endswith("\\"):
+            indent = body[: len(body) - len(body.lstrip(" \t"))]
+            out.append(f"{indent}{MAGIC_MARK}({len(taken)}){line[len(body):]}")
+            taken.append(line)
+        else:
+            out.append(line)
+    if not taken:
+        return None
+    masked = "".join(out)
+    try:
+        tree = ast.parse(masked)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    placeholders = [n for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                    and isinstance(n.value.func, ast.Name) and n.value.func.id == MAGIC_MARK]
+    if len(placeholders) != len(taken):  # a `!`/`%` line inside a string: not an IPython line, not such a file
+        return None
+    result = _migrate_python(masked, options, rules, path)
+    try:
+        result.text = unmask(result.text, taken)
+    except ValueError:
+        return None
+    return result
+
+
 _LEAD = re.compile(r"[ \t\f]*")
+_SHELL_LINE = re.compile(r"^[ \t]*[!%]")  # `!pip install ...`, `%cd dir`, `%%capture`: IPython, not Python
 _TOO_DEEP = "too deep for the parser: the code is nested too deeply (or an expression is too long) for libcst; file " \
     "left as is (not a bug in any rule)"
 # `ast` runs at CPython's default recursion limit: what it refuses as too deep, the interpreter cannot compile either

@@ -146,16 +146,46 @@ def _append_args(args: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
     return out
 
 
+def _lines_after(arg: cst.Arg) -> list[cst.EmptyLine]:
+    """The whole lines (comments, blank lines) between `arg`'s comma and what follows it in a multi-line call."""
+    ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+    return list(ws.empty_lines) if isinstance(ws, cst.ParenthesizedWhitespace) else []
+
+
+def _with_lines_after(arg: cst.Arg, lines: list[cst.EmptyLine]) -> cst.Arg:
+    ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+    if not isinstance(ws, cst.ParenthesizedWhitespace):
+        return arg
+    return arg.with_changes(comma=arg.comma.with_changes(whitespace_after=ws.with_changes(empty_lines=lines)))
+
+
 def drop_kwarg(call: cst.Call, name: str) -> cst.Call:
-    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == name)]
-    return call.with_changes(args=_fix_last_comma(call, args))
-
-
-def _fix_last_comma(call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+    """Drop keyword `name`; the whole-line comments around it stay where they were (above the next argument)."""
+    args: list[cst.Arg] = []
+    opening = call.whitespace_before_args
+    carry: list[cst.EmptyLine] = []  # the lines after a dropped argument, for the argument kept before them
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            carry.extend(_lines_after(a))
+            continue
+        if carry and args:
+            args[-1] = _with_lines_after(args[-1], [*_lines_after(args[-1]), *carry])
+        elif carry and isinstance(opening, cst.ParenthesizedWhitespace):
+            opening = opening.with_changes(empty_lines=[*opening.empty_lines, *carry])
+        carry = []
+        args.append(a)
     if args and call.args and args[-1] is not call.args[-1]:
-        # keep the original trailing-comma style of the last argument
-        args[-1] = args[-1].with_changes(comma=call.args[-1].comma)
-    return args
+        # keep the original trailing-comma style of the last argument, its own trailing comment and the lines
+        # before `)`
+        last = args[-1]
+        own = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+        last = last.with_changes(comma=call.args[-1].comma)
+        end = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+        if isinstance(own, cst.ParenthesizedWhitespace) and isinstance(end, cst.ParenthesizedWhitespace):
+            last = last.with_changes(comma=last.comma.with_changes(whitespace_after=end.with_changes(
+                first_line=own.first_line, empty_lines=[*own.empty_lines, *carry])))
+        args[-1] = last
+    return call.with_changes(args=args, whitespace_before_args=opening)
 
 
 def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) -> cst.Call:
@@ -172,6 +202,7 @@ def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) 
                 comments[id(a.value)] = ws.first_line
     hanging = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
     if (hanging or sep_ws is not None) and call.args:
+        above, tail = _comment_lines(call, args)
         # a multi-line call (hanging or aligned): one argument per line, hanging indent (an aligned layout would
         # be misaligned as soon as the callee's name changes); a hanging call keeps its own indentation
         opening = closing = None
@@ -182,7 +213,7 @@ def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) 
                 closing = last.comma.whitespace_after
             elif isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
                 closing = last.whitespace_after_arg
-        return explode_call(call.with_changes(args=args), comments, opening, closing)
+        return explode_call(call.with_changes(args=args), comments, opening, closing, above, tail)
     out = []
     for i, a in enumerate(args):
         out.append(
@@ -198,34 +229,61 @@ def replace_args(call: cst.Call, args: Sequence[cst.Arg], max_width: int = 100) 
     return flat
 
 
+def _comment_lines(call: cst.Call, args: Sequence[cst.Arg]) -> tuple[dict[int, list[cst.EmptyLine]], list[cst.EmptyLine]]:
+    """The whole lines (comments, commented-out arguments, blank lines) between the arguments of a multi-line `call`:
+    id(value of the argument of `args` they stood above) -> lines, and the lines left before the closing parenthesis.
+
+    Lines above an argument that `args` no longer holds move down to the next argument kept (or to the end): a rule
+    dropping or moving a keyword never takes the comments around it with it.
+    """
+    kept = {id(a.value) for a in args}
+    above: dict[int, list[cst.EmptyLine]] = {}
+    opening = call.whitespace_before_args
+    pending = list(opening.empty_lines) if isinstance(opening, cst.ParenthesizedWhitespace) else []
+    for a in call.args:
+        if pending and id(a.value) in kept:
+            above[id(a.value)], pending = pending, []
+        ws = a.comma.whitespace_after if isinstance(a.comma, cst.Comma) else a.whitespace_after_arg
+        if isinstance(ws, cst.ParenthesizedWhitespace):
+            pending.extend(ws.empty_lines)
+    return above, pending
+
+
 def explode_call(
     call: cst.Call,
     comments: dict[int, cst.TrailingWhitespace] | None = None,
     opening: cst.ParenthesizedWhitespace | None = None,
     closing: cst.ParenthesizedWhitespace | None = None,
+    above: dict[int, list[cst.EmptyLine]] | None = None,
+    tail: Sequence[cst.EmptyLine] = (),
 ) -> cst.Call:
     """One argument per line with a trailing comma, indented one level below the enclosing statement (or as
     `opening` / `closing`, the whitespace after `(` and before `)` of the original call, say).
 
-    `comments` maps id(argument value) to the trailing comment that followed that argument in the original call.
+    `comments` maps id(argument value) to the trailing comment that followed that argument in the original call;
+    `above` maps it to the whole lines that stood above that argument, `tail` holds those before `)`.
     """
     comments = comments or {}
+    above = above or {}
     inner_last = opening.last_line if opening is not None else cst.SimpleWhitespace("    ")
     close_last = closing.last_line if closing is not None else cst.SimpleWhitespace("")
     indent = opening.indent if opening is not None else True
 
-    def ws(first: cst.TrailingWhitespace, last: cst.SimpleWhitespace, ind: bool) -> cst.ParenthesizedWhitespace:
-        return cst.ParenthesizedWhitespace(first_line=first, empty_lines=[], indent=ind, last_line=last)
+    def ws(first: cst.TrailingWhitespace, last: cst.SimpleWhitespace, ind: bool,
+           lines: Sequence[cst.EmptyLine] = ()) -> cst.ParenthesizedWhitespace:
+        return cst.ParenthesizedWhitespace(first_line=first, empty_lines=list(lines), indent=ind, last_line=last)
 
     args = []
+    n = len(call.args)
     for i, a in enumerate(call.args):
         first = comments.get(id(a.value), cst.TrailingWhitespace())
-        if i < len(call.args) - 1:
-            after = ws(first, inner_last, indent)
+        if i < n - 1:
+            after = ws(first, inner_last, indent, above.get(id(call.args[i + 1].value), ()))
         else:
-            after = ws(first, close_last, closing.indent if closing is not None else True)
+            after = ws(first, close_last, closing.indent if closing is not None else True, tail)
         args.append(a.with_changes(comma=cst.Comma(whitespace_after=after), whitespace_after_arg=cst.SimpleWhitespace("")))
-    opening_ws = ws(opening.first_line if opening is not None else cst.TrailingWhitespace(), inner_last, indent)
+    lead = above.get(id(call.args[0].value), ()) if call.args else ()
+    opening_ws = ws(opening.first_line if opening is not None else cst.TrailingWhitespace(), inner_last, indent, lead)
     return call.with_changes(args=args, whitespace_before_args=opening_ws)
 
 

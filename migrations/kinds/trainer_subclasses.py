@@ -24,7 +24,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-__all__ = ["SelfAttributeAssigned", "bound_at_module_level", "imported_subclasses", "subclasses_in"]
+__all__ = ["SelfAttributeAssigned", "bound_at_module_level", "imported_subclasses", "project_module_file", "subclasses_in"]
 
 #: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
 ANCESTORS = 6
@@ -64,11 +64,12 @@ def _takes_keyword(init: ast.FunctionDef | ast.AsyncFunctionDef, keyword: str) -
     return any(isinstance(n, ast.Constant) and n.value == keyword for n in ast.walk(init))
 
 
-def subclasses_in(tree: ast.Module, bases: frozenset[str], keyword: str,
+def subclasses_in(tree: ast.Module, bases: frozenset[str], keyword: str | None,
                   imported: Mapping[str, str] | None = None) -> dict[str, str]:
     """Module-level classes of `tree` deriving (through one base each) from a class in `bases` (qualified names),
-    whose `keyword=` reaches that base's constructor unchanged: class name -> the library base's qualified name.
-    `imported`: classes the module imports from its own project files (local name -> library base), as bases too."""
+    whose `keyword=` reaches that base's constructor unchanged (every one, for `keyword=None`): class name -> the
+    library base's qualified name. `imported`: classes the module imports from its own project files (local name ->
+    library base), as bases too."""
     binds = _import_bindings(tree)
     known: dict[str, str] = dict(imported or {})
     out: dict[str, str] = {}
@@ -86,7 +87,7 @@ def subclasses_in(tree: ast.Module, bases: frozenset[str], keyword: str,
             continue
         init = next((f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                      and f.name == "__init__"), None)
-        if init is not None and _takes_keyword(init, keyword):
+        if init is not None and keyword is not None and _takes_keyword(init, keyword):
             out.pop(node.name, None)
             continue
         out[node.name] = base
@@ -94,7 +95,7 @@ def subclasses_in(tree: ast.Module, bases: frozenset[str], keyword: str,
 
 
 @functools.lru_cache(maxsize=512)
-def _file_subclasses(path: str, bases: frozenset[str], keyword: str) -> dict[str, str]:
+def _file_subclasses(path: str, bases: frozenset[str], keyword: str | None) -> dict[str, str]:
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
@@ -110,30 +111,35 @@ def _module_file(folder: Path, parts: list[str]) -> Path | None:
     return None
 
 
-def imported_subclasses(tree: ast.Module, path: str | None, bases: frozenset[str], keyword: str) -> dict[str, str]:
+def project_module_file(path: str, module: str | None, level: int) -> Path | None:
+    """The project's own module file that `from <module> import ...` (`level` 0 or 1) in the file at `path` names:
+    `.mod` beside the file, `pkg.mod` found in the file's folder or one of its ancestors; None when there is none."""
+    if not module or level > 1:
+        return None
+    folder = Path(path).parent
+    places = [folder] if level == 1 else [folder, *list(folder.parents)[:ANCESTORS]]
+    for place in places:
+        file = _module_file(place, module.split("."))
+        if file is not None and file.resolve() != Path(path).resolve():
+            return file
+    return None
+
+
+def imported_subclasses(tree: ast.Module, path: str | None, bases: frozenset[str],
+                        keyword: str | None) -> dict[str, str]:
     """The classes `tree` (the module file at `path`) imports from the project's own module files that
     `subclasses_in` accepts there: local name -> the library base. Libraries (a root in `bases`) are skipped."""
     if not path:
         return {}
-    folder = Path(path).parent
     roots = {b.split(".")[0] for b in bases}
     out: dict[str, str] = {}
     for stmt in tree.body:
         if not isinstance(stmt, ast.ImportFrom) or stmt.level > 1 or (stmt.level == 0 and not stmt.module):
             continue
-        parts = stmt.module.split(".") if stmt.module else []
-        if stmt.level == 0 and parts[0] in roots:
+        if stmt.level == 0 and stmt.module and stmt.module.split(".")[0] in roots:
             continue
-        if stmt.level == 1:
-            places = [folder]
-        else:
-            places = [folder, *list(folder.parents)[:ANCESTORS]]
-        found: dict[str, str] = {}
-        for place in places:
-            file = _module_file(place, parts) if parts else None
-            if file is not None and file.resolve() != Path(path).resolve():
-                found = _file_subclasses(str(file), bases, keyword)
-                break
+        file = project_module_file(path, stmt.module, stmt.level)
+        found = _file_subclasses(str(file), bases, keyword) if file is not None else {}
         for a in stmt.names:
             if a.name in found:
                 out[a.asname or a.name] = found[a.name]

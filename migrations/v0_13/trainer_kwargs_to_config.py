@@ -682,7 +682,9 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
             plan.drop |= {kw for _, kw, _ in plan.moves}
             self.note(original, f'{plan.trainer} keywords moved into a new args={config}(output_dir="tmp_trainer")')
         if plan.late:
-            stmts = [cst.parse_statement(f"{plan.attr_target}.{fld} = {code(v)}\n") for fld, _, v in plan.late]
+            # `beta=training_args.beta` on the trainer only repeated the config's own field: nothing to assign
+            stmts = [cst.parse_statement(f"{plan.attr_target}.{fld} = {code(v)}\n") for fld, _, v in plan.late
+                     if code(v).strip() != f"{plan.attr_target}.{fld}"]
             self.before_stmt.setdefault(id(self._stmt_stack[-1]), []).extend(stmts)
             plan.drop |= {kw for _, kw, _ in plan.late}
         keep = [a for a in args if a.keyword is None or a.keyword.value not in plan.drop]

@@ -55,9 +55,13 @@ class _Transformer(SymbolTransformer):
         self.class_aliases: dict[str, str] = {}  # variable -> value-head class it names
         self.built_by_call: set[str] = set()  # variables assigned the result of a call (e.g. LoraConfig(...))
         self._type_nodes: set[int] = set()  # class references in isinstance / annotations (-> PreTrainedModel)
+        self.scan_heads: list[str] = []  # (scan pass) calls building trl's ValueHead in the file's own code
+        self.own_heads = False  # the file builds ValueHead itself: its import goes to compat.value_head
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
         if self.keep and ref.name in (CAUSAL, "ValueHead") and self._removed_home(ref):
+            return Replacement(KEPT_MODULE, ref.name)
+        if self.own_heads and ref.name == "ValueHead" and self._removed_home(ref):
             return Replacement(KEPT_MODULE, ref.name)
         if ref.name == GPT2_VH:
             return Replacement("transformers", "GPT2LMHeadModel") if ref.module == "trl.gpt2" else None
@@ -123,6 +127,8 @@ class _Transformer(SymbolTransformer):
             self.scan_reads.append(f"{f.value}(...) (tuple outputs)")
         elif isinstance(f, cst.Attribute) and dotted(f.value) in self.vh_vars and f.attr.value in VALUE_HEAD_READS:
             self.scan_reads.append(code(f))
+        if self.trl_ref(f, ("ValueHead",)) is not None:
+            self.scan_heads.append(code(f))
         name = dotted(f) or ""
         if name.rsplit(".", 1)[-1].endswith("Trainer") and any(
                 dotted(a.value) in self.vh_vars for a in node.args):
@@ -245,6 +251,14 @@ class _Transformer(SymbolTransformer):
             self.changed = True
             self.needed_imports.append(("transformers", "PreTrainedModel"))
             return cst.Name("PreTrainedModel")
+        if not self.keep and original_node.attr.value != "from_pretrained":
+            cls = self._vh_class(original_node.value)
+            if cls in (CAUSAL, SEQ2SEQ):
+                # `AutoModelForCausalLMWithValueHead._init_weights`, `.lm_head_namings`: the wrapper class's own
+                # members; the transformers auto class the name now reads is a factory with none of them
+                self.todo(original_node, f"`{original_node.attr.value}` belongs to TRL's value-head wrapper class; "
+                          "the transformers auto class this line now names has none: copy what it did into this "
+                          "code", ANCHOR)
         result = super().leave_Attribute(original_node, updated_node)
         if result is not updated_node or self.keep:
             return result
@@ -280,7 +294,8 @@ class _Transformer(SymbolTransformer):
         if self.keep:
             return super().leave_Name(original_node, updated_node)
         ref = self.trl_ref(original_node, ("ValueHead", "SUPPORTED_ARCHITECTURES", WRAPPER))
-        if ref is not None and id(original_node) not in self._skip_names and self.replacement(ref) is not None:
+        if ref is not None and id(original_node) not in self._skip_names and self.replacement(ref) is not None \
+                and not (self.own_heads and ref.name == "ValueHead"):
             if ref.name == WRAPPER:
                 self.todo(original_node, "PreTrainedModelWrapper is gone: it now reads transformers.PreTrainedModel; "
                           "wrapper attributes (pretrained_model, v_head, is_peft_model) do not exist", ANCHOR)
@@ -304,7 +319,12 @@ class ValueHeadModels(PythonMigration):
         wrapper.visit(scan)
         keep = bool(scan.scan_reads) and not scan.scan_trainers and set(scan.vh_vars.values()) == {CAUSAL}
         transformer = _Transformer(self, ctx, keep=keep)
+        transformer.own_heads = bool(scan.scan_heads)
         module = transformer.transform_module(wrapper)
+        if transformer.own_heads and not keep:
+            ctx.report(Finding(self.id, f"trl's ValueHead is built here ({', '.join(dict.fromkeys(scan.scan_heads))}"
+                               f"): the import now names {KEPT_MODULE}.ValueHead (same head)", 1, 0, self.anchor,
+                               "info", True))
         if keep:
             ctx.report(Finding(self.id, f"value head kept: {', '.join(dict.fromkeys(scan.scan_reads))} read it; the "
                                f"import now names {KEPT_MODULE} (same forward contract)", 1, 0, self.anchor,

@@ -365,3 +365,14 @@ def test_the_export_table_is_what_the_modules_resolve():
 
     assert EXPORTS["compat.trl"] == set(compat.trl.TABLE.names())
     assert EXPORTS["compat.losses"] == set(compat.losses.TABLE.names())
+
+
+def test_a_py_exported_from_a_notebook_is_checked_with_its_ipython_lines_masked(tmp_path, capsys):
+    """Colab's "Download .py" keeps `!pip install ...`: the file is checked as a notebook cell would be."""
+    _write(tmp_path, {"export.py": "!pip install -q trl==0.4.7\n%cd /content\nfrom trl import PPOTrainer\n",
+                      "broken.py": "import trl\n!pip install trl\ndef f(:\n"})
+    main([str(tmp_path), "--target-trl", "1.16", "--format", "json"])
+    files = {Path(f["path"]).name: f for f in json.loads(capsys.readouterr().out)["files"]}
+    assert not files["export.py"]["errors"]
+    assert [(p["name"], p["line"]) for p in files["export.py"]["problems"]] == [("trl.PPOTrainer", 3)]
+    assert "does not parse" in files["broken.py"]["errors"][0]

@@ -88,6 +88,24 @@ def test_unparsable_file_with_trigger_is_reported_and_untouched():
     assert result.text == src and not result.changed
 
 
+def test_a_notebook_exported_to_py_migrates_with_its_ipython_lines_kept():
+    """Colab's "Download .py" keeps `!pip install` / `%cd` lines (llm-ai-book's fine-tuning-llama-7B-with-QLoRA.py
+    failed to parse, its SFTTrainer left as it was): they are masked as in a notebook cell and put back verbatim."""
+    src = "!pip install -q trl==0.8.6\n%cd /content\n" + OLD_SFT
+    result = migrate_source(src, rules=[RULE])
+    assert result.ok and result.changed
+    assert result.text == "!pip install -q trl==0.8.6\n%cd /content\n" + NEW_SFT
+    assert [f.line for f in result.findings] == [5]  # the line of the rewritten call in the file as it is
+    again = migrate_source(result.text, rules=[RULE])
+    assert again.ok and not again.changed
+
+
+def test_an_exclamation_line_inside_a_string_is_no_ipython_line():
+    src = 'from trl import SFTConfig\ns = """\n!inside\n"""\n!pip install x\ncfg = SFTConfig(loss_type="chunked_nll")\n'
+    result = migrate_source(src, rules=[RULE])
+    assert not result.ok and result.errors[0].kind == "parse" and result.text == src
+
+
 def test_newer_syntax_than_the_interpreter_still_migrates():
     src = "from trl import SFTConfig\ntype Alias = int\ndef f[T](x: T) -> T:\n    return SFTConfig(loss_type='chunked_nll')\n"
     result = migrate_source(src, rules=[RULE])

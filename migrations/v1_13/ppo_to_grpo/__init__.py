@@ -19,19 +19,26 @@ PPOv2/PPO v0.9.3-v0.28; `trl.experimental.ppo` v0.26-1.12):
   config is built when it is not a literal) or the PPOConfig default of the releases the file could run on (the
   atlas, `defaults`); script dataclass fields that clash with the new config's fields merged or marked (`reads`).
 
+* config subclasses imported from the project's other files are configs too; fields the other files still read from
+  a config that lost them are marked where it is built (`elsewhere`).
+
 The package: `analysis` (first pass, read-only), `transformer` (second pass) with its mixins `loop`, `config_call`,
-`trainer_call`, `reads`, `attributes`, `fields` (the PPOConfig field table) and `defaults` (PPOConfig defaults per
-release, from the atlas). This module is the rule itself.
+`trainer_call`, `reads`, `attributes`, `fields` (the PPOConfig field table), `defaults` (PPOConfig defaults per
+release, from the atlas) and `elsewhere` (the project files a config reaches). This module is the rule itself.
 """
 
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from migrations.base import PythonMigration, RuleContext
 from migrations.kinds.imports import imports_trl, star_imports
+from migrations.kinds.trainer_subclasses import imported_subclasses
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
+from migrations.v1_13.ppo_to_grpo.fields import PPO_ONLY_FIELDS
 from migrations.v1_13.ppo_to_grpo.reads import bound_names
 from migrations.v1_13.ppo_to_grpo.transformer import Transformer
 
@@ -43,9 +50,13 @@ class PPOToGRPO(PythonMigration):
     requires = ("from trl", "import trl")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        if not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):
+        source = ctx.module_code(wrapper)
+        imported = _imported_config_classes(source, ctx.path)
+        if not imported and not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):
             return wrapper.module
         an = Analysis()
+        an.source = source
+        an.config_classes.update({name: frozenset() for name in imported})
         wrapper.visit(an)
         an.parents = wrapper.resolve(ParentNodeProvider)
         an.scopes = wrapper.resolve(ScopeProvider)
@@ -58,6 +69,37 @@ class PPOToGRPO(PythonMigration):
         if stars:
             module = _star_todo(module, stars, self, ctx)
         return module
+
+
+#: Where a project's config subclass may import PPOConfig from (the qualified names its base resolves to).
+PPO_CONFIG_BASES = frozenset({
+    "trl.PPOConfig", "trl.PPOv2Config", "trl.trainer.PPOConfig", "trl.trainer.PPOv2Config",
+    "trl.trainer.ppo_config.PPOConfig", "trl.trainer.ppov2_config.PPOv2Config", "trl.experimental.ppo.PPOConfig",
+    "trl.experimental.ppo.ppo_config.PPOConfig",
+})
+#: ... and GRPOConfig, once this rule migrated the file that defines the subclass (files are written as they are done)
+GRPO_CONFIG_BASES = frozenset({"trl.GRPOConfig", "trl.trainer.GRPOConfig", "trl.trainer.grpo_config.GRPOConfig"})
+
+
+def _imported_config_classes(code: str, path: str | None) -> set[str]:
+    """The project's own PPOConfig subclasses this module imports from its other files (`from src.cfg import
+    CustomPPOConfig`): their base becomes GRPOConfig there, so their calls here are config calls, mapped field by
+    field like a local subclass's (babylm-interactive-learning built `CustomPPOConfig(model_name=, batch_size=,
+    log_with=...)` in ppo.py, which the GRPOConfig base then rejected). A subclass whose file was migrated first
+    (its base reads GRPOConfig already) counts while this module still calls it with PPO-only fields, so the result
+    does not depend on the order the files are done in, and a second run changes nothing."""
+    if not path or "import" not in code:
+        return set()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    found = imported_subclasses(tree, path, PPO_CONFIG_BASES | GRPO_CONFIG_BASES, None)
+    if not found:
+        return set()
+    ppo_called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and any(k.arg in PPO_ONLY_FIELDS for k in n.keywords)}
+    return {name for name, base in found.items() if base in PPO_CONFIG_BASES or name in ppo_called}
 
 
 def _replaced_loops(t: Transformer) -> list[cst.CSTNode]:

@@ -70,6 +70,7 @@ class Analysis(cst.CSTVisitor):
 
     def __init__(self) -> None:
         super().__init__()
+        self.source = ""  # the module's text (`elsewhere` reads the project files it hands its config to)
         self.config_classes: dict[str, frozenset[str]] = {}  # local subclass -> its own declared fields
         self.trainer_classes: dict[str, bool] = {}  # local subclass -> defines __init__
         self.class_methods: dict[str, set[str]] = {}  # local trainer subclass -> the methods it defines

@@ -9,6 +9,7 @@ import libcst as cst
 
 from migrations.kinds.cst import code, literal_value, make_kwarg, replace_args
 from migrations.v1_13.ppo_to_grpo import fields as F
+from migrations.v1_13.ppo_to_grpo.elsewhere import reads_elsewhere
 
 __all__ = ["ConfigCall", "relayout_dict"]
 
@@ -62,6 +63,7 @@ class ConfigCall:
         )
         for msg, anchor in mapped.todos:
             self.todo(original, msg, anchor)
+        self._read_elsewhere(original, {k for k, _ in entries} - {k for k, _ in mapped.entries} - own)
         if star and not visible_dict:
             self.todo(
                 original,
@@ -75,6 +77,18 @@ class ConfigCall:
         args = [*positional, *args, *star]
         self.changed = True
         return replace_args(updated, args)
+
+    def _read_elsewhere(self, original: cst.Call, gone: set[str]) -> None:
+        """Mark the config when the project's other files read fields it no longer has (`elsewhere`)."""
+        if not gone:
+            return
+        var = next((v for v, c in self.an.config_vars.items() if c is original), None)
+        seen = reads_elsewhere(self.an.source, self.ctx.path, var, gone)
+        if seen:
+            more = f" (+{len(seen) - 4} more)" if len(seen) > 4 else ""
+            self.todo(original, f"{', '.join(seen[:4])}{more} read from this config in other files, but "
+                      f"{self.ConfigName} has no such fields (AttributeError now); take the values from where they "
+                      "come from", "ppo-config-fields")
 
     def _old_defaults(self) -> dict[str, object]:
         """The PPO config defaults that changed between releases, for the releases this file could run on

@@ -184,6 +184,15 @@ class ConfigMapping:
     values: dict[str, cst.BaseExpression] = field(default_factory=dict)  # the original entries, by name
 
 
+def _none_means_none(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`log_with=args.log_with` (default None: no tracker) -> `report_to=args.log_with or "none"`: TrainingArguments
+    read `report_to=None` as every installed integration on transformers 4.x ("all") and keep `[None]` on 5.x; PPO's
+    `log_with` None (or an empty value) meant no tracker, which is `"none"`. The expression is evaluated once."""
+    atom = isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString))
+    left = node if atom or node.lpar else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.BooleanOperation(left=left, operator=cst.Or(), right=cst.SimpleString('"none"'))
+
+
 def _num(v: object) -> cst.BaseExpression:
     return py_literal(v)
 
@@ -266,7 +275,7 @@ def map_config(
                 new["run_name"] = node
             elif name == "log_with":
                 v = literal_value(node, _DYNAMIC)
-                new["report_to"] = _num("none") if v is None else node
+                new["report_to"] = _num("none") if v is None else _none_means_none(node) if v is _DYNAMIC else node
             elif name == "cliprange":
                 if grpo:
                     new["epsilon"] = node

@@ -574,10 +574,15 @@ class Loop:
             return updated_node
         self.changed = True
         removed = "; ".join(dict.fromkeys(plan.removed))
+        if self.an.config_calls or not self.loop_extra:
+            moved = "generation settings moved to the config, the "
+        else:  # the config is built in another file (`from config import config`): nothing here took the values
+            settings = ", ".join(f"{k}={code(v)}" for k, v in self.loop_extra.items())
+            moved = f"the config is built in another file: set {settings} on it there; the "
         self.todo(
             original_node,
-            f"the PPO step loop was replaced by {plan.trainer}.train(): generation settings moved to the config, the "
-            f"scoring code moved to `{self.reward_name}`; removed: {removed}",
+            f"the PPO step loop was replaced by {plan.trainer}.train(): {moved}scoring code moved to "
+            f"`{self.reward_name}`; removed: {removed}",
             TODO_STEP_LOOP,
         )
         if plan.stops_early:

@@ -49,6 +49,23 @@ def test_replace_args_layouts() -> None:
 
 
 
+def test_replace_args_keeps_the_comment_lines_between_arguments() -> None:
+    """Whole-line comments inside a multi-line call (commented-out arguments, notes) survive a rewrite of its
+    arguments; those above an argument the rewrite drops move down to the next argument kept (llm-ai-book's SFT
+    notebook lost `# push_to_hub=True,` and three more lines when its TrainingArguments became an SFTConfig)."""
+    src = ("y = f(\n    # lead\n    a=0,\n    # above b\n    b=1,  # trailing b\n    # above c (dropped)\n"
+           "    c=2,\n    d=3,\n    # tail\n)\n")
+    call = cst.parse_module(src).body[0].body[0].value  # type: ignore[attr-defined]
+    new = [call.args[0], call.args[1], call.args[3], cst.Arg(cst.Integer("4"), keyword=cst.Name("e"),
+                                                             equal=call.args[0].equal)]
+    assert code(replace_args(call, new)) == (
+        "f(\n    # lead\n    a=0,\n    # above b\n    b=1,  # trailing b\n    # above c (dropped)\n    d=3,\n"
+        "    e=4,\n    # tail\n)")
+    reordered = replace_args(call, [call.args[3], call.args[0]])  # the lines go with the argument below them
+    assert code(reordered) == ("f(\n    # above b\n    # above c (dropped)\n    d=3,\n    # lead\n    a=0,\n"
+                               "    # tail\n)")
+
+
 def test_keyword_and_positional_access():
     call = _call("f(a, b, c=3, **rest)")
     found = kwarg(call, "c")
@@ -66,6 +83,13 @@ def test_set_and_drop_kwarg_keep_the_layout():
     assert code(drop_kwarg(_call("f(a, c=3, d=4)"), "d")) == "f(a, c=3)"
     assert code(drop_kwarg(_call("f(a, c=3)"), "zz")) == "f(a, c=3)"
 
+
+def test_drop_kwarg_keeps_the_comment_lines_around_the_dropped_argument() -> None:
+    src = "y = f(\n    a=0,\n    b=1,  # b\n    # above c\n    c=2,\n    # tail\n)\n"
+    call = cst.parse_module(src).body[0].body[0].value  # type: ignore[attr-defined]
+    assert code(drop_kwarg(call, "a")) == "f(\n    b=1,  # b\n    # above c\n    c=2,\n    # tail\n)"
+    assert code(drop_kwarg(call, "b")) == "f(\n    a=0,\n    # above c\n    c=2,\n    # tail\n)"
+    assert code(drop_kwarg(call, "c")) == "f(\n    a=0,\n    b=1,  # b\n    # above c\n    # tail\n)"
 
 def test_dotted_names_and_strings():
     assert dotted(cst.parse_expression("a.b.c")) == "a.b.c"

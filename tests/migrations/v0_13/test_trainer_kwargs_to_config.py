@@ -117,6 +117,23 @@ def test_value_bound_after_the_config_is_assigned_before_the_trainer():
     """)
 
 
+def test_a_keyword_passing_the_configs_own_field_is_dropped_not_assigned_to_itself():
+    """The zephyr DPO notebook passed `DPOTrainer(args=training_args, beta=training_args.beta, ...)`: moving it wrote
+    `training_args.beta = training_args.beta`; the keyword only repeated the config's value, so it just goes."""
+    check(RULE, """\
+        from trl import DPOConfig, DPOTrainer
+        training_args = DPOConfig(output_dir="o", beta=0.01)
+        trainer = DPOTrainer(model, args=training_args, beta=training_args.beta, max_length=training_args.max_length,
+                             loss_type=other.loss_type)
+    """, """\
+        from trl import DPOConfig, DPOTrainer
+        training_args = DPOConfig(output_dir="o", beta=0.01, loss_type=other.loss_type)
+        trainer = DPOTrainer(
+            model,
+            args=training_args,
+        )
+    """)
+
 def test_hf_argument_parser_switches_class_and_assigns():
     out, findings = run(RULE, """\
         from transformers import HfArgumentParser, TrainingArguments

@@ -158,3 +158,107 @@ def test_a_dropped_generate_completions_leaves_no_stray_pass() -> None:
     assert lines[among + 1].startswith(f"    {mark}") and lines[among + 2] == "    return x"
     messages = [f.message for f in result.findings if "generate_completions" in f.message]
     assert len(messages) == 4 and all("log_completions=True" in m for m in messages)
+
+
+def migrate_paths(paths, **kw):
+    from compat.migrate.runner import migrate_paths as run_paths
+
+    return run_paths(paths, jobs=1, **kw)
+
+
+def _migrate_at(path: Path, text: str):
+    from compat.migrate.engine import migrate_source
+
+    result = migrate_source(text, rules=[get("ppo-to-grpo")], path=str(path), verify_idempotent=True)
+    assert result.ok, result.errors
+    return result
+
+
+def test_a_config_subclass_imported_from_the_project_is_a_config(tmp_path: Path) -> None:
+    """babylm-interactive-learning: `class CustomPPOConfig(PPOConfig)` in src/, built in ppo.py with PPO fields. Its
+    base becomes GRPOConfig there, so the call here is mapped field by field like a local subclass's."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "cfg.py").write_text(
+        "from trl import PPOConfig\n\n\nclass CustomPPOConfig(PPOConfig):\n"
+        "    def __init__(self, *args, token_limit=None, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n        self.token_limit = token_limit\n", encoding="utf-8")
+    (tmp_path / "src" / "plain.py").write_text("class PlainConfig:\n    pass\n", encoding="utf-8")
+    src = ("from trl.core import LengthSampler\nfrom src.cfg import CustomPPOConfig\n\n"
+           "config = CustomPPOConfig(model_name=\"gpt2\", batch_size=8, mini_batch_size=2, token_limit=10)\n")
+    (tmp_path / "ppo.py").write_text(src, encoding="utf-8")
+    before = {p: p.read_text(encoding="utf-8") for p in tmp_path.rglob("*.py")}
+    for order in (["src/cfg.py", "ppo.py"], ["ppo.py", "src/cfg.py"]):  # either file may be done first
+        for p, text in before.items():
+            p.write_text(text, encoding="utf-8")
+        for name in order:
+            migrate_paths([str(tmp_path / name)], rules=[get("ppo-to-grpo")], allow_dirty=True)
+        out = (tmp_path / "ppo.py").read_text(encoding="utf-8")
+        call = ast.parse(out).body[-1].value
+        assert isinstance(call, ast.Call) and call.func.id == "CustomPPOConfig"
+        keys = {k.arg for k in call.keywords}
+        assert {"token_limit", "per_device_train_batch_size", "num_generations"} <= keys, order
+        assert not keys & {"model_name", "batch_size", "mini_batch_size"}
+        assert "class CustomPPOConfig(GRPOConfig)" in (tmp_path / "src" / "cfg.py").read_text(encoding="utf-8")
+        again = migrate_paths([str(tmp_path)], rules=[get("ppo-to-grpo")], allow_dirty=True, mode="check")
+        assert not [f for f in again.files if f.status == "changed"]  # a second run changes nothing
+    # a project class that is no PPOConfig subclass, or no file to look in: nothing changes
+    plain = "from trl.core import LengthSampler\nfrom src.plain import PlainConfig\n\nc = PlainConfig(batch_size=8)\n"
+    assert _migrate_at(tmp_path / "other.py", plain).text == plain
+    from compat.migrate.engine import migrate_source
+
+    assert migrate_source(src, rules=[get("ppo-to-grpo")]).text == src
+
+
+def test_fields_read_by_the_project_files_the_config_reaches_are_marked(tmp_path: Path) -> None:
+    """outsmart-ai-detection: config.py builds `config = PPOConfig(model_name=...)`, model.py and dataset.py
+    import it and read `config.model_name` (AttributeError on GRPOConfig, in files that import no TRL); babylm
+    hands its config to its own dataset builder, which reads it. The config statement says where."""
+    (tmp_path / "model.py").write_text("from config import config\n\nname = config.model_name\n", encoding="utf-8")
+    (tmp_path / "unrelated.py").write_text("name = args.model_name\n", encoding="utf-8")
+    (tmp_path / "builder.py").write_text(
+        "class Builder:\n    def __init__(self, cfg):\n        self.name = cfg.model_name\n        self.bs = cfg.batch_size\n",
+        encoding="utf-8")
+    out = _migrate_at(tmp_path / "config.py", "from trl import PPOConfig\n\nconfig = PPOConfig(model_name=\"gpt2\")\n")
+    [msg] = [f.message for f in out.findings if "other files" in f.message]
+    assert msg.startswith("model.py .model_name read from this config in other files, but GRPOConfig has no such")
+    handed = ("from trl import PPOConfig\nfrom builder import Builder\n\n"
+              "cfg = PPOConfig(model_name=\"gpt2\", batch_size=8)\nb = Builder(cfg)\n")
+    out = _migrate_at(tmp_path / "main.py", handed)
+    [msg] = [f.message for f in out.findings if "other files" in f.message]
+    assert msg.startswith("builder.py .batch_size, builder.py .model_name read from this config in other files")
+    alone = "from trl import PPOConfig\n\ncfg = PPOConfig(model_name=\"gpt2\")\n"  # nobody reads it elsewhere
+    assert not [f for f in _migrate_at(tmp_path / "solo.py", alone).findings if "other files" in f.message]
+
+
+def test_a_converted_loop_whose_config_is_built_elsewhere_says_which_values_to_set() -> None:
+    """outsmart-ai-detection builds its PPOConfig in config.py and imports it into train.py: the loop's epochs and
+    generation settings had no config call here to go to, and the marker said they had moved to the config."""
+    src = (
+        "from trl import PPOTrainer\nfrom config import config\n\n"
+        "trainer = PPOTrainer(config, model=model, tokenizer=tokenizer, dataset=dataset)\n"
+        "gen = {\"max_new_tokens\": 32, \"do_sample\": True}\n"
+        "for epoch in range(3):\n"
+        "    for batch in trainer.dataloader:\n"
+        "        q = batch[\"input_ids\"]\n"
+        "        r = trainer.generate(q, **gen)\n"
+        "        texts = [tokenizer.decode(x) for x in r]\n"
+        "        rewards = score(texts)\n"
+        "        stats = trainer.step(q, r, rewards)\n"
+    )
+    result = migrate(src)
+    assert result.ok, result.errors
+    [msg] = [f.message for f in result.findings if "step loop was replaced" in f.message]
+    assert "the config is built in another file: set num_train_epochs=3, max_completion_length=32 on it" in msg
+    assert "moved to the config" not in msg
+
+
+def test_a_log_with_that_may_be_none_reports_to_none() -> None:
+    """Classic `log_with=None` meant no tracker; TrainingArguments takes `report_to=None` as every installed
+    integration on transformers 4.56 and keeps `[None]` on 5.x (babylm: `log_with=ppo_cfg.get("log_with", None)`)."""
+    src = ("from trl import PPOConfig\n\na = PPOConfig(log_with=cfg.get(\"log_with\", None))\n"
+           "b = PPOConfig(log_with=\"wandb\" if use_wandb else None)\nc = PPOConfig(log_with=None)\n"
+           "d = PPOConfig(log_with=\"wandb\")\n")
+    text = migrate(src).text
+    assert 'report_to=cfg.get("log_with", None) or "none",' in text
+    assert 'report_to=("wandb" if use_wandb else None) or "none",' in text
+    assert text.count('report_to="none",') == 1 and text.count('report_to="wandb",') == 1

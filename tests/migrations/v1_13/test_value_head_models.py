@@ -168,3 +168,63 @@ def test_no_second_import_of_a_name_the_file_already_imports():
         base = AutoModelForCausalLM.from_pretrained("gpt2")
         model = AutoModelForCausalLM.from_pretrained("gpt2")
     """)
+
+
+def test_members_of_the_wrapper_class_are_marked():
+    """bert4torch 0.3.8 borrowed `AutoModelForCausalLMWithValueHead._init_weights` for its own actor model; the auto
+    class the name now reads has no such member, so the line is marked (only `from_pretrained` carries over)."""
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead
+
+        init = AutoModelForCausalLMWithValueHead._init_weights
+        names = AutoModelForCausalLMWithValueHead.lm_head_namings
+        load = AutoModelForCausalLMWithValueHead.from_pretrained
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+    """)
+    assert sorted(f.line for f in findings if f.severity == "manual") == [3, 4]
+    assert "# TODO(trl-compat): `_init_weights` belongs to TRL's value-head wrapper class [value-head-models]" in out
+    assert "load = AutoModelForCausalLM.from_pretrained\n" in out
+
+
+def test_a_value_head_the_code_builds_itself_comes_from_compat():
+    """A project's own value-head model (`self.v_head = ValueHead(config)`): the head is used, so its import goes to
+    trl-compat's copy instead of being dropped with the name left undefined."""
+    findings = check(RULE, """\
+        from torch import nn
+        from trl.models.modeling_value_head import ValueHead
+
+
+        class Actor(nn.Module):
+            def __init__(self, model, config):
+                super().__init__()
+                self.module = model
+                self.v_head = ValueHead(config, summary_dropout_prob=0.0)
+    """, """\
+        from torch import nn
+        from compat.value_head import ValueHead
+
+
+        class Actor(nn.Module):
+            def __init__(self, model, config):
+                super().__init__()
+                self.module = model
+                self.v_head = ValueHead(config, summary_dropout_prob=0.0)
+    """)
+    assert not [f for f in findings if f.severity == "manual"]
+    assert any("compat.value_head.ValueHead" in f.message for f in findings)
+
+
+def test_compat_value_head_is_the_head_trl_built():
+    """The retargeted head computes what TRL 0.11's `ValueHead` did: dropout (none here) -> Linear(hidden, 1)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from compat.value_head import ValueHead
+
+    head = ValueHead(SimpleNamespace(hidden_size=4), summary_dropout_prob=0.0)
+    hidden = torch.randn(2, 3, 4, dtype=torch.float64)
+    w = head.summary.weight.detach().double()
+    b = head.summary.bias.detach().double()
+    expected = torch.einsum("bsh,oh->bso", hidden, w) + b
+    torch.testing.assert_close(head(hidden.float()).double(), expected, rtol=1e-5, atol=1e-6)

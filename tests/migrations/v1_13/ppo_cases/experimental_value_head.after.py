@@ -1,5 +1,6 @@
 from transformers import AutoModelForCausalLM
 from trl import GRPOConfig
+from compat.value_head import ValueHead
 
 # TODO(trl-compat): learning_rate=3e-06 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.05 carries PPO's kl_coef, but PPO subtracted kl_coef*KL... [ppo-to-grpo]
@@ -13,5 +14,4 @@ config = GRPOConfig(
     num_generations=4,
 )
 policy = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B")
-# TODO(trl-compat): trl's ValueHead was removed with no successor [value-head-models]
 head = ValueHead(policy.config)
