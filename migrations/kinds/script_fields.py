@@ -12,27 +12,31 @@ class is an `AttributeError` at run time there, which no keyword check sees. Thi
   the class or to its position in a parser's output, resolved by qualified name through
   `migrations.kinds.bindings`; a local class of the same name, a subclass, a rebound name are not followed), and
   the keywords of direct constructions;
-* is shared by the rules that rewrite them (`ScriptFieldsMigration`, one per release folder of a break) and by
-  `trl-compat check` (`script_field_reads`), so both follow the same instances.
+* is shared by the rules that rewrite them (`ScriptFieldsMigration`, one per release folder of a break; their
+  command-line side `ScriptFieldFlags`) and by `trl-compat check` (`script_field_reads`), so both follow the same
+  instances.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import ClassVar, Literal
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 from packaging.version import Version
 
-from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.base import ManifestMigration, MigrationTransformer, Options, PythonMigration, RuleContext
 from migrations.kinds.bindings import ConfigBinding, config_binding
+from migrations.kinds.cli_commands import Verdict, parser_classes, parser_fields, rewrite_commands, script_path
 from migrations.kinds.cst import code, replace_args, side_effect_free
 from migrations.kinds.imports import imported_names
 from migrations.kinds.options import config_paths
 
-__all__ = ["Gone", "SCRIPT_CLASSES", "ScriptFieldUses", "ScriptFieldsMigration", "fix_hint", "removed_fields",
+__all__ = ["Gone", "SCRIPT_CLASSES", "ScriptFieldFlags", "ScriptFieldUses", "ScriptFieldsMigration", "fix_hint", "removed_fields",
            "script_field_reads", "triggered"]
 
 #: short name -> (the path the atlas is asked under, every qualified path it is importable under)
@@ -328,3 +332,70 @@ class ScriptFieldsMigration(PythonMigration):
     def triggers(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(sorted({g.field for fields in removed_fields().values() for g in fields.values()
                              if self.owns(g)}))
+
+
+def _short(path: str) -> str | None:
+    return next((c for c, (_p, paths) in SCRIPT_CLASSES.items() if path in paths), None)
+
+
+class ScriptFieldFlags(ManifestMigration):
+    """The command-line side of a `ScriptFieldsMigration`: `--torch_dtype` passed to a script whose parser holds a
+    TRL script class that lost the field in this rule's release folder (shell launchers, fenced blocks of
+    Markdown). A flag the target parser still accepts is left alone; a renamed field's flag becomes its successor's
+    when the parser accepts that; any other is marked above the command (`migrations.kinds.cli_commands`)."""
+
+    requires: ClassVar[tuple[str, ...]] = (".py",)
+    patterns: ClassVar[tuple[str, ...]] = ("*.sh", "*.md")
+
+    since = ScriptFieldsMigration.since
+    owns = ScriptFieldsMigration.owns
+
+    @property
+    def triggers(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(sorted({f"--{g.field}" for fields in removed_fields().values() for g in fields.values()
+                             if self.owns(g)}))
+
+    def applies(self, options: Options) -> bool:
+        return options.uses_trl and super().applies(options)
+
+    def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
+        if ctx.path is None:
+            return text
+        here = Path(ctx.path).resolve().parent
+        return rewrite_commands(text, lambda word, flags: self._judge(word, flags, here, ctx), ctx, self.id,
+                                self.anchor, markdown=filename.endswith(".md"))
+
+    def _judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
+        from migrations.kinds.pins import committed_text
+
+        path = script_path(word, here)
+        text = committed_text(path) if path is not None else None
+        if not text or not any(c in text for c in SCRIPT_CLASSES):
+            return None
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return None
+        classes = [s for kind, q in parser_classes(tree) or () if kind == "trl" and (s := _short(q))]
+        accepted = parser_fields(tree, ctx.options.target_trl.base_version) if classes else None
+        if accepted is None:
+            return None
+        removed = removed_fields()
+        verdict, rejected = Verdict(), []
+        for flag in flags:
+            name = flag.replace("-", "_")
+            gone = next((removed[c][name] for c in classes if name in removed[c]), None)
+            if name in accepted or gone is None or not self.owns(gone):
+                continue
+            new = RENAMED.get((gone.cls, name))
+            if new is not None and new in accepted:
+                verdict.renames[flag] = new
+                verdict.notes[flag] = f"--{flag} -> --{new} ({gone.cls}.{name} removed in TRL {gone.removed})"
+            else:
+                rejected.append((flag, gone))
+        if rejected:
+            flag, gone = rejected[0]
+            names = ", ".join(f"--{f}" for f, _g in rejected)
+            verdict.marker = (f"{word} rejects {names} since TRL {gone.removed} ({gone.cls} lost the field): "
+                              f"{fix_hint(gone, self.since)}")
+        return verdict if verdict.renames or verdict.marker else None
