@@ -21,9 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrations.base import Finding, RuleContext, same_marker, todo_text
+from migrations.base import (
+    Finding,
+    ManifestMigration,
+    Options,
+    RuleContext,
+    same_marker,
+    todo_text,
+)
 
-__all__ = ["Verdict", "parser_classes", "parser_fields", "rewrite_commands", "script_path"]
+__all__ = ["CommandFlagsMigration", "Verdict", "parser_classes", "parser_fields", "rewrite_commands", "script_path"]
 
 _FLAG = re.compile(r"^--([A-Za-z][\w-]*)(=.*)?$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -41,6 +48,25 @@ class Verdict:
 
 
 Judge = Callable[[str, list[str]], "Verdict | None"]
+
+
+class CommandFlagsMigration(ManifestMigration):
+    """A rule over the command lines of shell launchers (and Markdown fences, with `*.md` in `patterns`): each
+    command's script word and flags go to `judge`, its verdict is applied by `rewrite_commands`."""
+
+    def applies(self, options: Options) -> bool:
+        return options.uses_trl and super().applies(options)
+
+    def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
+        if ctx.path is None:
+            return text
+        here = Path(ctx.path).resolve().parent
+        return rewrite_commands(text, lambda word, flags: self.judge(word, flags, here, ctx), ctx, self.id,
+                                self.anchor, markdown=filename.endswith(".md"))
+
+    def judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
+        """What to do with a command running `word` with these flags (names without `--`); None: nothing."""
+        raise NotImplementedError
 
 
 def rewrite_commands(text: str, judge: Judge, ctx: RuleContext, rule_id: str, anchor: str,

@@ -26,18 +26,38 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 from packaging.version import Version
 
-from migrations.base import ManifestMigration, MigrationTransformer, Options, PythonMigration, RuleContext
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.bindings import ConfigBinding, config_binding
-from migrations.kinds.cli_commands import Verdict, parser_classes, parser_fields, rewrite_commands, script_path
+from migrations.kinds.cli_commands import (
+    CommandFlagsMigration,
+    Verdict,
+    parser_classes,
+    parser_fields,
+    script_path,
+)
 from migrations.kinds.cst import code, replace_args, side_effect_free
 from migrations.kinds.imports import imported_names
 from migrations.kinds.options import config_paths
 
-__all__ = ["Gone", "SCRIPT_CLASSES", "ScriptFieldFlags", "ScriptFieldUses", "ScriptFieldsMigration", "fix_hint", "removed_fields",
-           "script_field_reads", "triggered"]
+__all__ = [
+    "SCRIPT_CLASSES",
+    "Gone",
+    "ScriptFieldFlags",
+    "ScriptFieldUses",
+    "ScriptFieldsMigration",
+    "fix_hint",
+    "removed_fields",
+    "script_field_reads",
+    "triggered",
+]
 
 #: short name -> (the path the atlas is asked under, every qualified path it is importable under)
 SCRIPT_CLASSES: dict[str, tuple[str, frozenset[str]]] = {
@@ -338,7 +358,7 @@ def _short(path: str) -> str | None:
     return next((c for c, (_p, paths) in SCRIPT_CLASSES.items() if path in paths), None)
 
 
-class ScriptFieldFlags(ManifestMigration):
+class ScriptFieldFlags(CommandFlagsMigration):
     """The command-line side of a `ScriptFieldsMigration`: `--torch_dtype` passed to a script whose parser holds a
     TRL script class that lost the field in this rule's release folder (shell launchers, fenced blocks of
     Markdown). A flag the target parser still accepts is left alone; a renamed field's flag becomes its successor's
@@ -355,17 +375,7 @@ class ScriptFieldFlags(ManifestMigration):
         return tuple(sorted({f"--{g.field}" for fields in removed_fields().values() for g in fields.values()
                              if self.owns(g)}))
 
-    def applies(self, options: Options) -> bool:
-        return options.uses_trl and super().applies(options)
-
-    def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
-        if ctx.path is None:
-            return text
-        here = Path(ctx.path).resolve().parent
-        return rewrite_commands(text, lambda word, flags: self._judge(word, flags, here, ctx), ctx, self.id,
-                                self.anchor, markdown=filename.endswith(".md"))
-
-    def _judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
+    def judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
         from migrations.kinds.pins import committed_text
 
         path = script_path(word, here)

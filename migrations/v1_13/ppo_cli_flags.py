@@ -23,8 +23,8 @@ import ast
 import re
 from pathlib import Path
 
-from migrations.base import ManifestMigration, Options, RuleContext
-from migrations.kinds.cli_commands import Verdict, parser_fields, rewrite_commands, script_path
+from migrations.base import Options, RuleContext
+from migrations.kinds.cli_commands import CommandFlagsMigration, Verdict, parser_fields, script_path
 
 # PPO flag -> GRPO flag, where the GRPO field carries the same setting (the field table of `ppo_to_grpo.fields`)
 SAME_SETTING_GRPO = {"exp_name": "run_name", "log_with": "report_to", "ppo_epochs": "num_iterations",
@@ -34,7 +34,7 @@ SAME_SETTING_ODPO = {"exp_name": "run_name", "log_with": "report_to", "response_
 _PARSED_PPO = re.compile(r"(?:HfArgumentParser|TrlParser)\s*\(\s*[\[(]?[^)]*\bPPO(?:v2)?Config\b")
 
 
-class PPOCliFlags(ManifestMigration):
+class PPOCliFlags(CommandFlagsMigration):
     summary = "PPO config flags in shell launch scripts of a migrated PPO script: renamed when GRPO has the same " \
               "setting, else marked"
     triggers = ("--",)
@@ -42,17 +42,7 @@ class PPOCliFlags(ManifestMigration):
     patterns = ("*.sh",)
     order = 62
 
-    def applies(self, options: Options) -> bool:
-        return options.uses_trl and super().applies(options)
-
-    def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
-        if ctx.path is None:
-            return text
-        here = Path(ctx.path).resolve().parent
-        return rewrite_commands(text, lambda word, flags: self._judge(word, flags, here, ctx), ctx, self.id,
-                                self.anchor)
-
-    def _judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
+    def judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
         accepted = _accepted_flags(word, here, ctx.options)
         if accepted is None:
             return None

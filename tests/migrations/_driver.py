@@ -7,6 +7,7 @@ changes nothing (`verify_idempotent`). A rule the target TRL does not need is no
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from packaging.version import Version
 
@@ -57,3 +58,11 @@ def assert_no_successor(rule: Migration, module: str, name: str, release: str) -
     assert lines[1] == f"from {module} import {name}"
     assert lines[4].startswith("# TODO(trl-compat):") and lines[5] == f"trainer = {name}(model)"
     assert len(findings) == 2 and not any(f.changed for f in findings)
+
+
+def run_file(rule: Migration, text: str, path: str | Path):
+    """Apply `rule` to `text` as the file at `path` (manifest rules that read the files around it), default target;
+    returns the engine's result (checked to be accepted and idempotent)."""
+    result = migrate_source(text, options=Options(), rules=[rule], path=str(path), verify_idempotent=True)
+    assert result.ok, result.errors
+    return result

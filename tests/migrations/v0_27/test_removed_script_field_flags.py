@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compat.migrate.engine import migrate_source
-from migrations.base import Options
 from migrations.v0_27.removed_script_field_flags import MIGRATION as RULE
+from tests.migrations._driver import run_file
 
 SCRIPT = '''\
 from transformers import HfArgumentParser
@@ -41,9 +40,7 @@ def _repo(tmp_path: Path, script: str) -> Path:
 
 
 def migrate(text: str, path: Path):
-    result = migrate_source(text, options=Options(), rules=[RULE], path=str(path), verify_idempotent=True)
-    assert result.ok, result.errors
-    return result
+    return run_file(RULE, text, path)
 
 
 def test_torch_dtype_renamed_reentrant_marked(tmp_path: Path) -> None:

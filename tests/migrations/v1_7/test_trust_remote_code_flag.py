@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compat.migrate.engine import migrate_source
-from migrations.base import Options
 from migrations.v1_7.trust_remote_code_flag import MIGRATION as RULE
+from tests.migrations._driver import run_file
 
 
 def _script(config: str) -> str:
@@ -19,9 +18,7 @@ def _script(config: str) -> str:
 
 
 def migrate(text: str, path: Path):
-    result = migrate_source(text, options=Options(), rules=[RULE], path=str(path), verify_idempotent=True)
-    assert result.ok, result.errors
-    return result
+    return run_file(RULE, text, path)
 
 
 def test_marked_without_a_config_that_takes_it(tmp_path: Path) -> None:
