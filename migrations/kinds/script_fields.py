@@ -147,6 +147,18 @@ def fix_hint(gone: Gone, since: str | None = None) -> str:
     return _HINTS.get((gone.cls, gone.field)) or _HINTS.get(gone.field) or "drop it"
 
 
+@lru_cache(maxsize=256)
+def has_field_from(qualname: str, field: str, release: str) -> bool:
+    """Whether TRL's `qualname` has the dataclass field `field` on every release from `release` (or the newest the
+    atlas holds, when `release` is newer) to the newest."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    known = atlas.releases()
+    releases = [r for r in known if Version(r) >= min(Version(release), Version(known[-1]))]
+    return all(atlas.has(r, qualname) and field in (atlas.config_fields(r, qualname) or {}) for r in releases)
+
+
 @dataclass(frozen=True)
 class FieldUse:
     """`node` (`x.field`) on a name holding an instance of `gone.cls`, or a keyword `field=` of its construction."""
@@ -278,14 +290,14 @@ class _Transformer(MigrationTransformer):
         return updated_node
 
     def _training_config(self, node: cst.Attribute, use: FieldUse) -> str | None:
-        """The name the same parser's training config is unpacked into, when exactly one class of the tuple is a
-        TRL config with the field on every release from the target on, and that name is not rebound."""
+        """The name the same parser's training config is unpacked into, when exactly one other class of the tuple is
+        a TRL class with the field on every release from the target on, and that name means that unpacking here."""
         binding = use.binding
         if binding is None or len(binding.classes) < 2:
             return None
-        configs = set(training_configs_with(use.gone.field, self.script_rule.since))
-        holders = [i for i, c in enumerate(binding.classes)
-                   if {q.rsplit(".", 1)[-1] for q in imported_names(self, c) if q.startswith("trl.")} & configs]
+        target = self.ctx.options.target_trl.base_version
+        holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
+            has_field_from(q, use.gone.field, target) for q in imported_names(self, c) if q.startswith("trl."))]
         if len(holders) != 1:
             return None
         name, target = binding.names[holders[0]], binding.targets[holders[0]]
