@@ -10,8 +10,8 @@ class is an `AttributeError` at run time there, which no keyword check sees. Thi
   `ScriptArguments.gradient_checkpointing_use_reentrant` 0.27, ...);
 * finds their uses on names provably holding an instance (`ScriptFieldUses`: the name is bound once, to a call of
   the class or to its position in a parser's output, resolved by qualified name through
-  `migrations.kinds.bindings`; a local class of the same name, a subclass, a rebound name are not followed), and
-  the keywords of direct constructions;
+  `migrations.kinds.bindings`, or it is a function parameter annotated with the class and never rebound; a local
+  class of the same name, a subclass, a rebound name are not followed), and the keywords of direct constructions;
 * is shared by the rules that rewrite them (`ScriptFieldsMigration`, one per release folder of a break; their
   command-line side `ScriptFieldFlags`) and by `trl-compat check` (`script_field_reads`), so both follow the same
   instances.
@@ -192,7 +192,7 @@ class ScriptFieldUses(cst.CSTVisitor):
         field = node.attr.value
         if field not in self.names or not isinstance(node.value, cst.Name):
             return
-        binding = config_binding(self, node.value, self._qnames)
+        binding = config_binding(self, node.value, self._qnames) or self._annotated(node.value)
         cls = self.class_of(binding.cls) if binding is not None else None
         gone = self.removed.get(cls or "", {}).get(field)
         if gone is None:
@@ -205,6 +205,25 @@ class ScriptFieldUses(cst.CSTVisitor):
         elif isinstance(parent, cst.Del) and parent.target is node:
             context = "delete"
         self.uses.append(FieldUse(node, gone, binding, context))
+
+    def _annotated(self, name: cst.Name) -> ConfigBinding | None:
+        """A function parameter annotated with the class (`def main(model_args: ModelConfig)`) and never rebound."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        found = [a for a in scope[name.value] if hasattr(a, "node")] if scope is not None else []
+        if len(found) != 1:
+            return None
+        param = found[0].node
+        if not isinstance(param, cst.Param):
+            param = self.get_metadata(ParentNodeProvider, param, None)
+        if not isinstance(param, cst.Param) or param.annotation is None or param.name.value != name.value:
+            return None
+        # the function's other parameters are the siblings (a `training_args: SFTConfig` beside it)
+        params = self.get_metadata(ParentNodeProvider, param, None)
+        siblings = [*params.posonly_params, *params.params, *params.kwonly_params] \
+            if isinstance(params, cst.Parameters) else [param]
+        return ConfigBinding([p.name.value for p in siblings],
+                             [p.annotation.annotation if p.annotation is not None else p.name for p in siblings],
+                             siblings.index(param), tuple(p.name for p in siblings))
 
     def visit_Call(self, node: cst.Call) -> None:
         if not any(a.keyword is not None and a.keyword.value in self.names for a in node.args):
@@ -306,7 +325,8 @@ class _Transformer(MigrationTransformer):
         # the holder's name, looked up in the scope of the read, must mean that unpacking's target
         scope = self.get_metadata(ScopeProvider, node.value, None)
         found = [a for a in scope[name] if hasattr(a, "node")] if scope is not None else []
-        return name if len(found) == 1 and found[0].node is target else None
+        node = found[0].node if len(found) == 1 else None
+        return name if node is target or isinstance(node, cst.Param) and node.name is target else None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         uses = self.calls.get(id(original_node))

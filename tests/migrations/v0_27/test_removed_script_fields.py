@@ -53,6 +53,22 @@ def test_hf_argument_parser_inline_in_a_function_and_a_write():
     """)
 
 
+def test_annotated_parameter():
+    check(RULE, """\
+        from trl import ModelConfig, TrlParser
+
+        def train(model_args: ModelConfig, other: Mine, again: ModelConfig):
+            again = load()
+            return model_args.torch_dtype, other.torch_dtype, again.torch_dtype
+    """, """\
+        from trl import ModelConfig, TrlParser
+
+        def train(model_args: ModelConfig, other: Mine, again: ModelConfig):
+            again = load()
+            return model_args.dtype, other.torch_dtype, again.torch_dtype
+    """)
+
+
 def test_construction_keyword_and_none_test_marked():
     out, findings = run(RULE, """\
         from trl import ModelConfig as MC

@@ -24,6 +24,20 @@ def test_read_moves_to_the_training_config():
     """)
 
 
+def test_annotated_parameters():
+    check(RULE, """\
+        from trl import GRPOConfig, ModelConfig
+
+        def train(model_args: ModelConfig, training_args: GRPOConfig):
+            return model_args.trust_remote_code
+    """, """\
+        from trl import GRPOConfig, ModelConfig
+
+        def train(model_args: ModelConfig, training_args: GRPOConfig):
+            return training_args.trust_remote_code
+    """)
+
+
 def test_no_config_with_the_field_is_marked():
     out, findings = run(RULE, """\
         from transformers import HfArgumentParser
