@@ -14,7 +14,6 @@ from packaging.version import Version
 from compat.migrate.engine import migrate_source
 from migrations.base import Finding, Migration, Options
 
-
 #: The library targets a library rule runs under unless a test says otherwise (the newest releases in the atlas).
 STACK = {"transformers": "5.24.0", "peft": "0.21.2", "accelerate": "1.15.0"}
 
