@@ -16,6 +16,9 @@ What is checked (each at its line and column in the text as it is):
   it takes (``too-many-positional``); every required parameter given (``missing-argument``, only for calls
   without ``*args``/``**kwargs`` splats). ``super().__init__(...)`` in a subclass of a TRL class and
   ``Base.__init__(self, ...)`` count as calls of the base's constructor.
+* reads of a field TRL's script dataclasses (``ModelConfig``, ``ScriptArguments``, ...) lost, on a name provably
+  holding an instance: ``model_config.torch_dtype`` after ``TrlParser((..., ModelConfig)).parse_args_and_config()``
+  (``missing-field``; the resolution of the rules, :mod:`migrations.kinds.script_fields`).
 
 Names are resolved by scope, as Python does (function scopes see enclosing functions and the module, not class
 bodies; ``global``/``nonlocal``), flow-insensitively: a name is TRL's only if every binding of it in its scope is
@@ -56,7 +59,8 @@ FROM_PRETRAINED_GONE = {"transformers": {"use_auth_token": ("5.0.0", "token")}}
 class Problem:
     line: int
     column: int  # 1-based
-    code: str  # missing-module | missing-name | unknown-keyword | too-many-positional | missing-argument
+    code: str  # missing-module | missing-name | unknown-keyword | too-many-positional | missing-argument |
+    # missing-field
     name: str  # the TRL name concerned, e.g. "trl.SFTTrainer" or "trl.SFTTrainer(max_seq_length=)"
     message: str
     since: str | None  # the release where it changed (removed, moved, renamed), when the atlas knows
@@ -405,6 +409,7 @@ class Checker:
         problems.extend(self._chains(collector, cell))
         problems.extend(self._calls(collector, cell))
         problems.extend(self._compat_imports(tree, cell))
+        problems.extend(self._script_fields(text, cell))
         problems.sort(key=lambda p: (p.line, p.column, p.code, p.name))
         return problems
 
@@ -438,6 +443,23 @@ class Checker:
                 qual = f"{module}.{alias.name}"
                 if not self.has(qual):
                     yield self._missing(alias if hasattr(alias, "lineno") else node, qual, cell)
+
+    def _script_fields(self, text: str, cell: int | None) -> Iterator[Problem]:
+        """Reads of a field the target's script dataclass lacks (`model_config.torch_dtype` on TRL 0.27+) on a name
+        provably holding an instance (a parser's output or a call; the resolution the rules use,
+        `migrations.kinds.script_fields`). libcst parses only the files naming such a class and such a field."""
+        if "ModelConfig" not in text and "ScriptArguments" not in text:
+            return
+        from migrations.kinds.script_fields import SCRIPT_CLASSES, fix_hint, script_field_reads
+
+        for line, column, gone in script_field_reads(text):
+            path = SCRIPT_CLASSES[gone.cls][0]
+            if not self.has(path) or gone.field in (self.atlas.config_fields(self.target, path) or {}):
+                continue
+            since, why = self._gone(path, gone.field)
+            yield Problem(line, column, "missing-field", f"{path}.{gone.field}",
+                          f"{gone.cls} in {self._label(path)} has no field `{gone.field}` ({why}): "
+                          f"{fix_hint(gone)}", since, cell)
 
     def _compat_imports(self, tree: ast.AST, cell: int | None) -> Iterator[Problem]:
         """`from compat.trl import NAME` (and `compat.losses`): NAME must be one trl-compat exports (what migrated

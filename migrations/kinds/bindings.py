@@ -10,13 +10,14 @@ name) at the position of the config class.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from migrations.kinds.options import ARGUMENT_PARSERS, PARSE_METHODS
 
-__all__ = ["holds_config", "parser_classes"]
+__all__ = ["ConfigBinding", "config_binding", "holds_config", "parser_classes"]
 
 QNames = Callable[[cst.CSTNode], set[str]]
 
@@ -36,25 +37,50 @@ def _statement(t: cst.MetadataDependent, node: cst.CSTNode) -> cst.CSTNode | Non
     return parent
 
 
-def holds_config(t: cst.MetadataDependent, value: cst.BaseExpression, configs: frozenset[str] | set[str],
-                 qnames: QNames) -> bool:
-    """True when `value` is a name provably bound to an instance of one of `configs` (qualified names)."""
+@dataclass(frozen=True)
+class ConfigBinding:
+    """How a name got its value: `names[index]` of an unpacking of a parser's `parse_*()` whose dataclass tuple is
+    `classes` (`names` holds None for a target that is not a plain name), or a direct call (`classes` is
+    `[call.func]`, `names` is `[name]`)."""
+
+    names: list[str | None]
+    classes: list[cst.BaseExpression]
+    index: int
+    targets: tuple[cst.CSTNode, ...] = ()  # the Name nodes bound (in the order of `names`)
+
+    @property
+    def cls(self) -> cst.BaseExpression:
+        """The class expression whose instance the name holds."""
+        return self.classes[self.index]
+
+
+def config_binding(t: cst.MetadataDependent, value: cst.BaseExpression, qnames: QNames) -> ConfigBinding | None:
+    """The binding of `value` when it is a name bound exactly once in its scope, to a call or to one position of a
+    parser's output (see the module docstring); None otherwise."""
     if not isinstance(value, cst.Name):
-        return False
+        return None
     node = _single_assignment(t, value)
     parent = _statement(t, node) if node is not None else None
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-        return False
+        return None
     target, assigned = parent.targets[0].target, parent.value
     if isinstance(target, cst.Name):
-        return isinstance(assigned, cst.Call) and bool(qnames(assigned.func) & configs)
+        return ConfigBinding([target.value], [assigned.func], 0, (target,)) if isinstance(assigned, cst.Call) else None
     if not isinstance(target, (cst.Tuple, cst.List)):
-        return False
+        return None
     classes = parser_classes(t, assigned, qnames)
     names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
     if classes is None or len(classes) != len(names) or value.value not in names:
-        return False
-    return bool(qnames(classes[names.index(value.value)]) & configs)
+        return None
+    return ConfigBinding(names, classes, names.index(value.value), tuple(e.value for e in target.elements))
+
+
+
+def holds_config(t: cst.MetadataDependent, value: cst.BaseExpression, configs: frozenset[str] | set[str],
+                 qnames: QNames) -> bool:
+    """True when `value` is a name provably bound to an instance of one of `configs` (qualified names)."""
+    binding = config_binding(t, value, qnames)
+    return binding is not None and bool(qnames(binding.cls) & configs)
 
 
 def parser_classes(t: cst.MetadataDependent, call: cst.BaseExpression, qnames: QNames) -> list[cst.BaseExpression] | None:

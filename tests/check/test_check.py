@@ -376,3 +376,30 @@ def test_a_py_exported_from_a_notebook_is_checked_with_its_ipython_lines_masked(
     assert not files["export.py"]["errors"]
     assert [(p["name"], p["line"]) for p in files["export.py"]["problems"]] == [("trl.PPOTrainer", 3)]
     assert "does not parse" in files["broken.py"]["errors"][0]
+
+
+def test_removed_script_dataclass_fields_on_parsed_instances(c116):
+    # TRL's own examples/scripts/prm.py of 0.19: fails at run time on 1.16 with AttributeError on these reads
+    code = """\
+        from transformers import HfArgumentParser
+        from trl import ModelConfig, ScriptArguments, SFTConfig
+
+        parser = HfArgumentParser((ScriptArguments, SFTConfig, ModelConfig))
+        script_args, training_args, model_config = parser.parse_args_into_dataclasses()
+        dtype = model_config.torch_dtype
+        trust = model_config.trust_remote_code
+        fine = model_config.dtype, training_args.trust_remote_code
+        other = load().torch_dtype
+        """
+    found = [p for p in c116.check(textwrap.dedent(code)) if p.code == "missing-field"]
+    assert [(p.line, p.column, p.name, p.since) for p in found] == [
+        (6, 9, "trl.ModelConfig.torch_dtype", "0.27.0"), (7, 9, "trl.ModelConfig.trust_remote_code", "1.7.0")]
+    assert "use dtype" in found[0].message and "SFTConfig.trust_remote_code" in found[1].message
+    # the release the code was written for has both fields; a local ModelConfig is not TRL's
+    assert not [p for p in Checker("0.26.2").check(textwrap.dedent(code)) if p.code == "missing-field"]
+    assert not [p for p in c116.check(textwrap.dedent("""\
+        from trl import SFTConfig, TrlParser
+        class ModelConfig: torch_dtype = None
+        a, m = TrlParser((SFTConfig, ModelConfig)).parse_args_and_config()
+        print(m.torch_dtype)
+        """)) if p.code == "missing-field"]

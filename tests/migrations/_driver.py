@@ -7,12 +7,12 @@ changes nothing (`verify_idempotent`). A rule the target TRL does not need is no
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from packaging.version import Version
 
 from compat.migrate.engine import migrate_source
 from migrations.base import Finding, Migration, Options
-
 
 #: The library targets a library rule runs under unless a test says otherwise (the newest releases in the atlas).
 STACK = {"transformers": "5.24.0", "peft": "0.21.2", "accelerate": "1.15.0"}
@@ -102,3 +102,11 @@ def assert_moved_to_compat(rule: Migration, module: str, trainer: str, config: s
     noop(rule, f"{stem} = load('{stem}')\n{stem}.{trainer}()\n")
     src = f"from {module} import {trainer}\n"
     assert run(rule, src, target="1.13.0") == (src, [])
+
+
+def run_file(rule: Migration, text: str, path: str | Path):
+    """Apply `rule` to `text` as the file at `path` (manifest rules that read the files around it), default target;
+    returns the engine's result (checked to be accepted and idempotent)."""
+    result = migrate_source(text, options=Options(), rules=[rule], path=str(path), verify_idempotent=True)
+    assert result.ok, result.errors
+    return result

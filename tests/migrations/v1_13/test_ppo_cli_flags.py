@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compat.migrate.engine import migrate_source
-from migrations.base import Options
 from migrations.v1_13.ppo_cli_flags import MIGRATION as RULE
+from tests.migrations._driver import run_file
 
 PPO_SCRIPT = '''\
 from dataclasses import dataclass, field
@@ -71,9 +70,7 @@ def _repo(tmp_path: Path, script: str) -> Path:
 
 
 def migrate(text: str, path: Path):
-    result = migrate_source(text, options=Options(), rules=[RULE], path=str(path), verify_idempotent=True)
-    assert result.ok, result.errors
-    return result
+    return run_file(RULE, text, path)
 
 
 def test_flags_with_the_same_setting_are_renamed_the_rest_marked(tmp_path: Path) -> None:

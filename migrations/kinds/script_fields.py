@@ -1,0 +1,443 @@
+"""Fields that left TRL's script dataclasses (`ModelConfig`, `ScriptArguments`, ...), followed on their instances.
+
+TRL's example scripts, and every repository written on them, build these dataclasses with
+`TrlParser((ScriptArguments, SFTConfig, ModelConfig)).parse_args_and_config()` (or `HfArgumentParser`) and read
+their fields far from the parser: `model_config.torch_dtype`, `model_args.trust_remote_code`. A field that left the
+class is an `AttributeError` at run time there, which no keyword check sees. This module:
+
+* derives from the atlas which fields each class had (TRL 0.7 ... newest) and lacks in the newest release
+  (`removed_fields`: `ModelConfig.torch_dtype` 0.27, `ModelConfig.trust_remote_code` 1.7,
+  `ScriptArguments.gradient_checkpointing_use_reentrant` 0.27, ...);
+* finds their uses on names provably holding an instance (`ScriptFieldUses`: the name is bound once, to a call of
+  the class or to its position in a parser's output, resolved by qualified name through
+  `migrations.kinds.bindings`, or it is a function parameter annotated with the class and never rebound; a local
+  class of the same name, a subclass, a rebound name are not followed), and the keywords of direct constructions;
+* is shared by the rules that rewrite them (`ScriptFieldsMigration`, one per release folder of a break; their
+  command-line side `ScriptFieldFlags`) and by `trl-compat check` (`script_field_reads`), so both follow the same
+  instances.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+from packaging.version import Version
+
+from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.bindings import ConfigBinding, config_binding
+from migrations.kinds.cli_commands import (
+    CommandFlagsMigration,
+    Verdict,
+    parser_classes,
+    parser_fields,
+    script_path,
+)
+from migrations.kinds.cst import code, replace_args, side_effect_free
+from migrations.kinds.imports import imported_names
+from migrations.kinds.options import config_paths
+
+__all__ = [
+    "SCRIPT_CLASSES",
+    "Gone",
+    "ScriptFieldFlags",
+    "ScriptFieldUses",
+    "ScriptFieldsMigration",
+    "fix_hint",
+    "removed_fields",
+    "script_field_reads",
+    "triggered",
+]
+
+#: short name -> (the path the atlas is asked under, every qualified path it is importable under)
+SCRIPT_CLASSES: dict[str, tuple[str, frozenset[str]]] = {
+    "ModelConfig": ("trl.ModelConfig", config_paths("ModelConfig", "model_config")),
+    "ScriptArguments": ("trl.ScriptArguments", frozenset({
+        "trl.ScriptArguments", "trl.scripts.ScriptArguments", "trl.scripts.utils.ScriptArguments",
+        "trl.utils.ScriptArguments"})),
+    "GRPOScriptArguments": ("trl.scripts.grpo.GRPOScriptArguments", frozenset({"trl.scripts.grpo.GRPOScriptArguments"})),
+    "RLOOScriptArguments": ("trl.scripts.rloo.RLOOScriptArguments", frozenset({"trl.scripts.rloo.RLOOScriptArguments"})),
+}
+_FIRST = Version("0.7.0")
+#: field -> its successor field on the same class, same meaning on every release that has it (read in the wheels:
+#: 0.23 - 0.26 kept `torch_dtype` as a deprecated field copied into `dtype` by `__post_init__`)
+RENAMED = {("ModelConfig", "torch_dtype"): "dtype"}
+#: fields whose option moved to the training configs of the same parser (TRL 1.7: `--trust_remote_code` is a field
+#: of SFTConfig, DPOConfig, GRPOConfig, ... and TRL's own scripts read `training_args.trust_remote_code`)
+MOVED_TO_TRAINING_CONFIG = frozenset({("ModelConfig", "trust_remote_code")})
+_HINTS = {
+    ("ModelConfig", "torch_dtype"): 'use dtype (default "float32" since 0.27; torch_dtype defaulted to None)',
+    "gradient_checkpointing_use_reentrant": "TRL never read it: set the training config's "
+                                            'gradient_checkpointing_kwargs={"use_reentrant": ...}',
+    "config": "TrlParser reads --config itself: take the path from sys.argv",
+}
+
+
+@dataclass(frozen=True)
+class Gone:
+    cls: str  # short name ("ModelConfig")
+    field: str
+    last: str  # the last release (from 0.7) that had it
+    removed: str  # the first release without it
+
+
+@lru_cache(maxsize=1)
+def removed_fields() -> dict[str, dict[str, Gone]]:
+    """class -> field -> Gone: the fields each script class had in some release from 0.7 and lacks in the newest."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    releases = [r for r in atlas.releases() if Version(r) >= _FIRST]
+    out: dict[str, dict[str, Gone]] = {}
+    for short, (path, _paths) in SCRIPT_CLASSES.items():
+        gone: dict[str, Gone] = {}
+        previous: tuple[str, set[str]] | None = None
+        for release in releases:
+            fields = set(atlas.config_fields(release, path) or ()) if atlas.has(release, path) else None
+            if fields is None:
+                continue
+            if previous is not None:
+                for name in previous[1] - fields:
+                    gone[name] = Gone(short, name, previous[0], release)
+                for name in fields & set(gone):
+                    del gone[name]  # came back
+            previous = (release, fields)
+        out[short] = gone
+    return out
+
+
+def _field_names() -> frozenset[str]:
+    return frozenset(f for fields in removed_fields().values() for f in fields)
+
+
+def triggered(text: str) -> bool:
+    """A cheap test: the text names a removed field and one of the script classes."""
+    return any(f".{f}" in text or f"{f}=" in text for f in _field_names()) and any(c in text for c in SCRIPT_CLASSES)
+
+
+@lru_cache(maxsize=8)
+def training_configs_with(field: str, since: str) -> tuple[str, ...]:
+    """TRL config names (`trl.X`) that have `field` on every release from `since` to the newest."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    releases = [r for r in atlas.releases() if Version(r) >= Version(since)]
+    names = [n for n in atlas.exports(releases[-1], "trl") if n.endswith("Config")] if releases else []
+    return tuple(sorted(n for n in names if all(
+        atlas.has(r, f"trl.{n}") and field in (atlas.config_fields(r, f"trl.{n}") or {}) for r in releases)))
+
+
+def fix_hint(gone: Gone, since: str | None = None) -> str:
+    """What to do instead of the removed field (`since`: the first release the fix must hold on; default the
+    removal release)."""
+    if (gone.cls, gone.field) in MOVED_TO_TRAINING_CONFIG:
+        configs = training_configs_with(gone.field, since or gone.removed)
+        return (f"--{gone.field} now sets {'/'.join(c.removesuffix('Config') for c in configs)}Config."
+                f"{gone.field}: read it from that config, or declare it in a dataclass of your own")
+    return _HINTS.get((gone.cls, gone.field)) or _HINTS.get(gone.field) or "drop it"
+
+
+@lru_cache(maxsize=256)
+def has_field_from(qualname: str, field: str, release: str) -> bool:
+    """Whether TRL's `qualname` has the dataclass field `field` on every release from `release` (or the newest the
+    atlas holds, when `release` is newer) to the newest."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    known = atlas.releases()
+    releases = [r for r in known if Version(r) >= min(Version(release), Version(known[-1]))]
+    return all(atlas.has(r, qualname) and field in (atlas.config_fields(r, qualname) or {}) for r in releases)
+
+
+@dataclass(frozen=True)
+class FieldUse:
+    """`node` (`x.field`) on a name holding an instance of `gone.cls`, or a keyword `field=` of its construction."""
+
+    node: cst.CSTNode  # the Attribute, or the Call for a keyword
+    gone: Gone
+    binding: ConfigBinding | None  # None for a keyword
+    context: Literal["read", "write", "delete", "keyword"]
+    arg: cst.Arg | None = None
+
+
+class ScriptFieldUses(cst.CSTVisitor):
+    """Collects the uses of removed fields of TRL's script dataclasses on provable instances (see the module)."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.removed = removed_fields()
+        self.names = _field_names()
+        self.uses: list[FieldUse] = []
+
+    def _qnames(self, node: cst.CSTNode) -> set[str]:
+        return imported_names(self, node)
+
+    def class_of(self, node: cst.CSTNode) -> str | None:
+        qnames = self._qnames(node)
+        return next((c for c, (_p, paths) in SCRIPT_CLASSES.items() if qnames & paths), None)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        field = node.attr.value
+        if field not in self.names or not isinstance(node.value, cst.Name):
+            return
+        binding = config_binding(self, node.value, self._qnames) or self._annotated(node.value)
+        cls = self.class_of(binding.cls) if binding is not None else None
+        gone = self.removed.get(cls or "", {}).get(field)
+        if gone is None:
+            return
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        context: Literal["read", "write", "delete"] = "read"
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node or \
+                isinstance(parent, cst.AnnAssign) and parent.target is node:
+            context = "write"
+        elif isinstance(parent, cst.Del) and parent.target is node:
+            context = "delete"
+        self.uses.append(FieldUse(node, gone, binding, context))
+
+    def _annotated(self, name: cst.Name) -> ConfigBinding | None:
+        """A function parameter annotated with the class (`def main(model_args: ModelConfig)`) and never rebound."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        found = [a for a in scope[name.value] if hasattr(a, "node")] if scope is not None else []
+        if len(found) != 1:
+            return None
+        param = found[0].node
+        if not isinstance(param, cst.Param):
+            param = self.get_metadata(ParentNodeProvider, param, None)
+        if not isinstance(param, cst.Param) or param.annotation is None or param.name.value != name.value:
+            return None
+        # the function's other parameters are the siblings (a `training_args: SFTConfig` beside it)
+        params = self.get_metadata(ParentNodeProvider, param, None)
+        siblings = [*params.posonly_params, *params.params, *params.kwonly_params] \
+            if isinstance(params, cst.Parameters) else [param]
+        return ConfigBinding([p.name.value for p in siblings],
+                             [p.annotation.annotation if p.annotation is not None else p.name for p in siblings],
+                             siblings.index(param), tuple(p.name for p in siblings))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not any(a.keyword is not None and a.keyword.value in self.names for a in node.args):
+            return
+        cls = self.class_of(node.func)
+        for arg in node.args:
+            gone = self.removed.get(cls or "", {}).get(arg.keyword.value if arg.keyword is not None else "")
+            if gone is not None:
+                self.uses.append(FieldUse(node, gone, None, "keyword", arg))
+
+
+def script_field_reads(text: str) -> list[tuple[int, int, Gone]]:
+    """(line, 1-based column, Gone) of every attribute use of a removed script-class field on a provable instance
+    in `text` (what `trl-compat check` holds against its target; keywords of constructions it checks already)."""
+    if not triggered(text):
+        return []
+    try:
+        wrapper = cst.MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    except (cst.ParserSyntaxError, RecursionError):
+        return []
+    visitor = ScriptFieldUses()
+    wrapper.visit(visitor)
+    positions = wrapper.resolve(PositionProvider)
+    out = []
+    for use in visitor.uses:
+        if use.context != "keyword":
+            start = positions[use.node].start
+            out.append((start.line, start.column + 1, use.gone))
+    return out
+
+
+def _none_test(t: cst.MetadataDependent, node: cst.CSTNode) -> bool:
+    """Whether the value of `node` is tested against None or for truth (its default changed from None)."""
+    parent = t.get_metadata(ParentNodeProvider, node, None)
+    if isinstance(parent, cst.Comparison) and any(
+            isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
+            and isinstance(c.comparator, cst.Name) and c.comparator.value == "None" for c in parent.comparisons):
+        return True
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+        return True
+    if isinstance(parent, cst.BooleanOperation):
+        return True
+    return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and getattr(parent, "test", None) is node
+
+
+class _Transformer(MigrationTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(self, rule: ScriptFieldsMigration, ctx: RuleContext, uses: list[FieldUse]) -> None:
+        super().__init__(rule, ctx)
+        self.script_rule = rule
+        self.attrs = {id(u.node): u for u in uses if u.context != "keyword"}
+        self.calls: dict[int, list[FieldUse]] = {}
+        for use in uses:
+            if use.context == "keyword":
+                self.calls.setdefault(id(use.node), []).append(use)
+
+    def _message(self, gone: Gone, what: str, hint: str) -> str:
+        return f"{what} is gone since TRL {gone.removed}: {hint}"
+
+    def _hint(self, gone: Gone) -> str:
+        return fix_hint(gone, self.script_rule.since)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        use = self.attrs.get(id(original_node))
+        if use is None:
+            return updated_node
+        gone, what = use.gone, f"{code(original_node)}"
+        new = RENAMED.get((gone.cls, gone.field))
+        if new is not None:
+            self.note(original_node, f"{what} -> .{new} ({gone.cls}.{gone.field} removed in TRL {gone.removed})")
+            if use.context == "read" and _none_test(self, original_node):
+                self.todo(original_node, f"{gone.cls}.{new} defaults to \"float32\" since TRL 0.27 ({gone.field} "
+                                         "defaulted to None): this test no longer sees None unless --dtype is None")
+            return updated_node.with_changes(attr=cst.Name(new))
+        if (gone.cls, gone.field) in MOVED_TO_TRAINING_CONFIG and use.context == "read":
+            holder = self._training_config(original_node, use)
+            if holder is not None:
+                self.note(original_node, f"{what} -> {holder}.{gone.field} (--{gone.field} is parsed into the "
+                                         f"training config since TRL {gone.removed})")
+                return updated_node.with_changes(value=cst.Name(holder))
+        self.todo(original_node, self._message(gone, f"{gone.cls}.{gone.field}", self._hint(gone)))
+        return updated_node
+
+    def _training_config(self, node: cst.Attribute, use: FieldUse) -> str | None:
+        """The name the same parser's training config is unpacked into, when exactly one other class of the tuple is
+        a TRL class with the field on every release from the target on, and that name means that unpacking here."""
+        binding = use.binding
+        if binding is None or len(binding.classes) < 2:
+            return None
+        target = self.ctx.options.target_trl.base_version
+        holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
+            has_field_from(q, use.gone.field, target) for q in imported_names(self, c) if q.startswith("trl."))]
+        if len(holders) != 1:
+            return None
+        name, target = binding.names[holders[0]], binding.targets[holders[0]]
+        if name is None or not isinstance(node.value, cst.Name):
+            return None
+        # the holder's name, looked up in the scope of the read, must mean that unpacking's target
+        scope = self.get_metadata(ScopeProvider, node.value, None)
+        found = [a for a in scope[name] if hasattr(a, "node")] if scope is not None else []
+        node = found[0].node if len(found) == 1 else None
+        return name if node is target or isinstance(node, cst.Param) and node.name is target else None
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        uses = self.calls.get(id(original_node))
+        if not uses:
+            return updated_node
+        keywords = {a.keyword.value for a in original_node.args if a.keyword is not None}
+        renamed: dict[str, str] = {}
+        dropped: set[str] = set()
+        for use in uses:
+            gone, arg = use.gone, use.arg
+            assert arg is not None
+            new = RENAMED.get((gone.cls, gone.field))
+            if new is not None and new not in keywords:
+                renamed[gone.field] = new
+                self.note(original_node, f"{gone.cls}({gone.field}=) -> {new}= (removed in TRL {gone.removed})")
+            elif new is not None:
+                self.todo(original_node, f"both {gone.field}= and {new}= are passed: keep {new}=")
+            elif side_effect_free(arg.value):
+                dropped.add(gone.field)
+                self.todo(original_node, self._message(gone, f"{gone.cls}({gone.field}=)", f"dropped (it was "
+                                                       f"{code(arg.value)}); {self._hint(gone)}"))
+            else:
+                self.todo(original_node, self._message(gone, f"{gone.cls}({gone.field}=)", self._hint(gone)))
+        args = [a.with_changes(keyword=cst.Name(renamed[a.keyword.value]))
+                if a.keyword is not None and a.keyword.value in renamed else a
+                for a in updated_node.args if a.keyword is None or a.keyword.value not in dropped]
+        return replace_args(updated_node, args) if dropped else updated_node.with_changes(args=args)
+
+
+class ScriptFieldsMigration(PythonMigration):
+    """A rule for the script-class fields removed in its release folder's release (`removed_fields`): renamed ones
+    rewritten (reads, writes, keywords), moved ones pointed at the config that parses them now, the rest marked."""
+
+    requires: ClassVar[tuple[str, ...]] = ("trl",)
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        collector = ScriptFieldUses()
+        wrapper.visit(collector)
+        uses = [u for u in collector.uses if self.owns(u.gone)]
+        if not uses:
+            return wrapper.module
+        t = _Transformer(self, ctx, uses)
+        module = wrapper.visit(t)
+        return module if t.changed else wrapper.module
+
+    @property
+    def since(self) -> str:
+        """The release of the break: the rule's folder, as the atlas spells it (`1.7` -> `1.7.0`)."""
+        return f"{self.release}.0" if self.release.count(".") == 1 else self.release
+
+    def owns(self, gone: Gone) -> bool:
+        return Version(gone.removed).release[:2] == Version(self.since).release[:2]
+
+    @property
+    def triggers(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(sorted({g.field for fields in removed_fields().values() for g in fields.values()
+                             if self.owns(g)}))
+
+
+def _short(path: str) -> str | None:
+    return next((c for c, (_p, paths) in SCRIPT_CLASSES.items() if path in paths), None)
+
+
+class ScriptFieldFlags(CommandFlagsMigration):
+    """The command-line side of a `ScriptFieldsMigration`: `--torch_dtype` passed to a script whose parser holds a
+    TRL script class that lost the field in this rule's release folder (shell launchers, fenced blocks of
+    Markdown). A flag the target parser still accepts is left alone; a renamed field's flag becomes its successor's
+    when the parser accepts that; any other is marked above the command (`migrations.kinds.cli_commands`)."""
+
+    requires: ClassVar[tuple[str, ...]] = (".py",)
+    patterns: ClassVar[tuple[str, ...]] = ("*.sh", "*.md")
+
+    since = ScriptFieldsMigration.since
+    owns = ScriptFieldsMigration.owns
+
+    @property
+    def triggers(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(sorted({f"--{g.field}" for fields in removed_fields().values() for g in fields.values()
+                             if self.owns(g)}))
+
+    def judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
+        from migrations.kinds.pins import committed_text
+
+        path = script_path(word, here)
+        text = committed_text(path) if path is not None else None
+        if not text or not any(c in text for c in SCRIPT_CLASSES):
+            return None
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return None
+        classes = [s for kind, q in parser_classes(tree) or () if kind == "trl" and (s := _short(q))]
+        accepted = parser_fields(tree, ctx.options.target_trl.base_version) if classes else None
+        if accepted is None:
+            return None
+        removed = removed_fields()
+        verdict, rejected = Verdict(), []
+        for flag in flags:
+            name = flag.replace("-", "_")
+            gone = next((removed[c][name] for c in classes if name in removed[c]), None)
+            if name in accepted or gone is None or not self.owns(gone):
+                continue
+            new = RENAMED.get((gone.cls, name))
+            if new is not None and new in accepted:
+                verdict.renames[flag] = new
+                verdict.notes[flag] = f"--{flag} -> --{new} ({gone.cls}.{name} removed in TRL {gone.removed})"
+            else:
+                rejected.append((flag, gone))
+        if rejected:
+            flag, gone = rejected[0]
+            names = ", ".join(f"--{f}" for f, _g in rejected)
+            verdict.marker = (f"{word} rejects {names} since TRL {gone.removed} ({gone.cls} lost the field): "
+                              f"{fix_hint(gone, self.since)}")
+        return verdict if verdict.renames or verdict.marker else None

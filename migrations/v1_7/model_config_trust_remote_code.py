@@ -1,0 +1,31 @@
+"""model-config-trust-remote-code: `ModelConfig.trust_remote_code` went in TRL 1.7, its option moved to the configs.
+
+TRL 1.7 took `trust_remote_code` off `ModelConfig` and made it a field of the training configs (SFTConfig,
+DPOConfig, GRPOConfig, RLOOConfig, RewardConfig, KTOConfig on every release from 1.7 to the newest, from the atlas);
+its own scripts read `training_args.trust_remote_code` since. On a name bound to the `ModelConfig` position of a
+parser's output (resolved by qualified name, see `migrations.kinds.script_fields`):
+
+* `model_args.trust_remote_code` -> `training_args.trust_remote_code` when exactly one other class of the same
+  parser tuple is a TRL class with the field on every release from the target on (the atlas; `GKDConfig` at its
+  experimental path too) and the name it is unpacked into means that unpacking where it is read: the same
+  `--trust_remote_code` option (default False), parsed into the object that owns it now. The rule runs after the
+  other TRL rules, so a tuple they rewrote (`PPOConfig` -> `GRPOConfig`) is the one judged;
+* otherwise (no such config in the tuple: a PRM/ORPO/CPO config, your own TrainingArguments; a `ModelConfig(...)`
+  built by hand; a write) the read is marked with the fix, and `ModelConfig(trust_remote_code=)` is marked and
+  dropped when its value is side-effect free (it is a `TypeError` on every target).
+"""
+
+from __future__ import annotations
+
+from migrations.base import RUNS_LAST
+from migrations.kinds.script_fields import ScriptFieldsMigration
+
+
+class ModelConfigTrustRemoteCode(ScriptFieldsMigration):
+    summary = ("ModelConfig.trust_remote_code (gone in 1.7) -> the training config of the same parser "
+               "(training_args.trust_remote_code), else marked")
+    order = RUNS_LAST  # after the rules that rewrite the parser's tuple (PPOConfig -> GRPOConfig, TrainingArguments
+    # -> SFTConfig), so the config that parses --trust_remote_code now is seen
+
+
+MIGRATION = ModelConfigTrustRemoteCode()

@@ -1,0 +1,97 @@
+"""Cases for `model-config-trust-remote-code`: the option moved to the training config of the same parser."""
+
+from __future__ import annotations
+
+from migrations.v1_7.model_config_trust_remote_code import MIGRATION as RULE
+from tests.migrations._driver import check, noop, run
+
+
+def test_read_moves_to_the_training_config():
+    check(RULE, """\
+        from transformers import AutoTokenizer
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+
+        parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+        script_args, training_args, model_args = parser.parse_args_and_config()
+        tok = AutoTokenizer.from_pretrained(model_args.model_name_or_path, trust_remote_code=model_args.trust_remote_code)
+    """, """\
+        from transformers import AutoTokenizer
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+
+        parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+        script_args, training_args, model_args = parser.parse_args_and_config()
+        tok = AutoTokenizer.from_pretrained(model_args.model_name_or_path, trust_remote_code=training_args.trust_remote_code)
+    """)
+
+
+def test_annotated_parameters():
+    check(RULE, """\
+        from trl import GRPOConfig, ModelConfig
+
+        def train(model_args: ModelConfig, training_args: GRPOConfig):
+            return model_args.trust_remote_code
+    """, """\
+        from trl import GRPOConfig, ModelConfig
+
+        def train(model_args: ModelConfig, training_args: GRPOConfig):
+            return training_args.trust_remote_code
+    """)
+
+
+def test_no_config_with_the_field_is_marked():
+    out, findings = run(RULE, """\
+        from transformers import HfArgumentParser
+        from trl import ModelConfig, PRMConfig, ScriptArguments
+
+        parser = HfArgumentParser((ScriptArguments, PRMConfig, ModelConfig))
+        script_args, training_args, model_config = parser.parse_args_into_dataclasses()
+        trust = model_config.trust_remote_code
+    """)
+    lines = out.splitlines()
+    assert lines[5].startswith("# TODO(trl-compat): ModelConfig.trust_remote_code is gone since")
+    assert lines[5].endswith("[model-config-trust-remote-code]") and len(lines[5]) <= 100
+    assert findings[0].message == (
+        "ModelConfig.trust_remote_code is gone since TRL 1.7.0: --trust_remote_code now sets "
+        "DPO/GRPO/KTO/RLOO/Reward/SFTConfig.trust_remote_code: read it from that config, or declare it in a "
+        "dataclass of your own")
+    assert lines[6] == "trust = model_config.trust_remote_code"
+
+
+def test_construction_keyword_dropped_and_marked():
+    out, findings = run(RULE, """\
+        from trl import ModelConfig
+
+        mc = ModelConfig(model_name_or_path="m", trust_remote_code=True)
+        flag = ModelConfig(trust_remote_code=ask())
+    """)
+    lines = out.splitlines()
+    assert lines[2].startswith("# TODO(trl-compat): ModelConfig(trust_remote_code=) is gone")
+    assert 'dropped (it was True)' in findings[0].message
+    assert lines[3] == 'mc = ModelConfig(model_name_or_path="m")'
+    assert lines[5] == "flag = ModelConfig(trust_remote_code=ask())"
+
+
+def test_noops():
+    # the training-config name is rebound before the read: not the parsed config any more
+    out, _ = run(RULE, """\
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+
+        script_args, training_args, model_args = TrlParser((ScriptArguments, SFTConfig, ModelConfig)).parse_args_and_config()
+        training_args = something_else()
+        x = model_args.trust_remote_code
+    """)
+    assert "training_args.trust_remote_code" not in out and "# TODO(trl-compat): ModelConfig.trust_remote_code" in out
+    noop(RULE, """\
+        from trl import ModelConfig, SFTConfig, TrlParser
+        from mylib import ModelConfig as Other
+
+        a = Other(trust_remote_code=True)
+        print(a.trust_remote_code)
+        script_args, training_args, model_args = TrlParser((SFTConfig, ModelConfig)).parse_args_and_config()
+        print(training_args.trust_remote_code)
+    """)
+    noop(RULE, """\
+        from trl import ModelConfig, SFTConfig, TrlParser
+        model_args = ModelConfig()
+        print(model_args.trust_remote_code)
+    """, target="1.6.0")
