@@ -478,8 +478,8 @@ class Checker:
         for node, scope in c.chains:
             head, attrs = _chain(node)  # type: ignore[misc]
             qual = _lookup(scope, head.id)
-            if qual is None or not self.has_module(qual):
-                continue  # not TRL, or bound to a class/function (its attributes are not checked)
+            if qual is None or qual.startswith(COMPAT_TRL + ".") or not self.has_module(qual):
+                continue  # not TRL (compat.trl's names are held at the import), or a class/function
             for attr in attrs:
                 if attr.attr == "__init__":
                     break

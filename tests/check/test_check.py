@@ -349,11 +349,16 @@ def test_compat_calls_are_held_against_the_signature_trl_compat_keeps(c116):
         setup_chat_format(m, t, whatever=1)
         def f(XPOTrainer):
             XPOTrainer(judge=1)
+        x = XPOConfig.some_attribute.deeper  # attributes of compat.trl names are not held (online-rlhf crashed)
+        class Sub(XPOTrainer):
+            def __init__(self):
+                super().__init__(judge=1)
         """
     assert problems(c116, code) == [
         (2, "unknown-keyword", "compat.trl.XPOTrainer(judge=)"), (2, "unknown-keyword", "compat.trl.XPOConfig(nope=)"),
         (3, "unknown-keyword", "compat.trl.GRPOTrainer(tokenizer=)"),
-        (4, "unknown-keyword", "compat.trl.OnlineDPOTrainer(judge=)")]
+        (4, "unknown-keyword", "compat.trl.OnlineDPOTrainer(judge=)"),
+        (11, "unknown-keyword", "compat.trl.XPOTrainer(judge=)")]
     [xpo] = [p for p in Checker("1.16").check(textwrap.dedent(code)) if p.line == 2 and "judge" in p.name]
     assert "TRL 1.13.0's signature" in xpo.message and "trl.experimental.xpo.XPOTrainer" in xpo.message
 
