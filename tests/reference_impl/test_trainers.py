@@ -404,7 +404,8 @@ def test_geometric_mixture_ends_are_the_two_policies(coef: float) -> None:
                                    logits_processor=LogitsProcessorList([TopKLogitsWarper(top_k=1)]))
     expected_model = ref if coef == 1.0 else policy
     with torch.no_grad():
-        greedy = expected_model.generate(**enc, do_sample=False, max_new_tokens=5, pad_token_id=tok.pad_token_id,
+        greedy = expected_model.generate(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                         do_sample=False, max_new_tokens=5, pad_token_id=tok.pad_token_id,
                                          eos_token_id=tok.eos_token_id)[:, enc["input_ids"].size(1):]
     for row, want in zip(out, greedy.tolist()):
         cut = want.index(tok.eos_token_id) + 1 if tok.eos_token_id in want else len(want)
