@@ -159,6 +159,31 @@ def has_field_from(qualname: str, field: str, release: str) -> bool:
     return all(atlas.has(r, qualname) and field in (atlas.config_fields(r, qualname) or {}) for r in releases)
 
 
+#: field -> the `compat.trl` configs whose reference implementation (`reference_impl`'s, what `compat.trl` resolves to
+#: where the installed TRL lacks them) declares it; `tests/migrations/v1_7` holds the table against reference_impl
+REFERENCE_CONFIG_FIELDS: dict[str, frozenset[str]] = {
+    "trust_remote_code": frozenset({"BCOConfig", "XPOConfig", "NashMDConfig", "PRMConfig"}),
+}
+
+
+@lru_cache(maxsize=256)
+def compat_has_field_from(qualname: str, field: str, release: str) -> bool:
+    """Whether `compat.trl.NAME` is the reference config with `field` on every release from `release` on: the
+    reference declares it and no TRL candidate of the name exists from `release` to the newest (where one does,
+    `compat.trl` resolves to TRL's class, which may lack the field)."""
+    from compat._exports import TRL_CANDIDATES
+    from migrations.atlas import Atlas
+
+    name = qualname.removeprefix("compat.trl.")
+    if not qualname.startswith("compat.trl.") or name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
+        return False
+    atlas = Atlas.load("trl")
+    known = atlas.releases()
+    releases = [r for r in known if Version(r) >= min(Version(release), Version(known[-1]))]
+    trl_paths = [f"{m}.{a}" for m, a in TRL_CANDIDATES.get(name, ()) if m.split(".")[0] == "trl"]
+    return not any(atlas.has(r, q) for r in releases for q in trl_paths)
+
+
 @dataclass(frozen=True)
 class FieldUse:
     """`node` (`x.field`) on a name holding an instance of `gone.cls`, or a keyword `field=` of its construction."""
@@ -316,7 +341,8 @@ class _Transformer(MigrationTransformer):
             return None
         target = self.ctx.options.target_trl.base_version
         holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
-            has_field_from(q, use.gone.field, target) for q in imported_names(self, c) if q.startswith("trl."))]
+            has_field_from(q, use.gone.field, target) if q.startswith("trl.")
+            else compat_has_field_from(q, use.gone.field, target) for q in imported_names(self, c))]
         if len(holders) != 1:
             return None
         name, target = binding.names[holders[0]], binding.targets[holders[0]]

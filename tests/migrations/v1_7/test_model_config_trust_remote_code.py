@@ -95,3 +95,36 @@ def test_noops():
         model_args = ModelConfig()
         print(model_args.trust_remote_code)
     """, target="1.6.0")
+
+
+def test_a_compat_config_that_is_the_reference_one_holds_the_field():
+    """`compat.trl.XPOConfig` (and BCO / Nash-MD / PRM) is reference_impl's on 1.14+, which declares
+    trust_remote_code; on 1.13 it is TRL's, which does not: there the read stays marked."""
+    src = """\
+        from compat.trl import XPOConfig
+        from trl import ModelConfig, ScriptArguments, TrlParser
+
+        parser = TrlParser((ScriptArguments, XPOConfig, ModelConfig))
+        script_args, training_args, model_args = parser.parse_args_and_config()
+        trust = model_args.trust_remote_code
+    """
+    out, _ = run(RULE, src, target="1.16.0")
+    assert out.splitlines()[-1] == "trust = training_args.trust_remote_code" and "TODO" not in out
+    out, findings = run(RULE, src, target="1.13.0")
+    assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
+    out, _ = run(RULE, src.replace("compat.trl", "mylib"))  # not trl-compat's: nothing is known of it, marked
+    assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
+
+
+def test_the_reference_config_table_is_what_reference_impl_declares():
+    import dataclasses
+
+    import pytest
+
+    pytest.importorskip("torch")
+    import reference_impl
+    from migrations.kinds.script_fields import REFERENCE_CONFIG_FIELDS
+
+    for field, names in REFERENCE_CONFIG_FIELDS.items():
+        for name in names:
+            assert field in {f.name for f in dataclasses.fields(getattr(reference_impl, name))}, (name, field)
