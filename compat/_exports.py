@@ -90,6 +90,12 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     )},
 }
 
+def trl_paths(name: str) -> tuple[str, ...]:
+    """The TRL qualified names among `compat.trl.NAME`'s candidates (`trl.experimental.xpo.XPOTrainer`), in order:
+    where the name is TRL's own; empty for trl-compat's copies of 0.x helpers."""
+    return tuple(f"{m}.{a}" for m, a in TRL_CANDIDATES.get(name, ()) if m.split(".")[0] == "trl")
+
+
 #: `compat.losses`: TRL 1.13's fused linear losses (`trl.losses`), else `reference_impl.losses`.
 LOSS_NAMES = ("FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss")
 

@@ -42,8 +42,7 @@ own_first("migrations")  # a repository's own migrations/ package must not shado
 
 from migrations.atlas import Atlas, Event, Signature  # noqa: E402
 
-from compat._exports import EXPORTS as COMPAT_EXPORTS  # noqa: E402
-from compat._exports import TRL_CANDIDATES  # noqa: E402
+from compat._exports import EXPORTS as COMPAT_EXPORTS, trl_paths  # noqa: E402
 
 COMPAT_TRL = "compat.trl"
 
@@ -555,7 +554,7 @@ class Checker:
         and the copies keep it: XPO, Nash-MD, PRM, BCO are TRL 1.13's). Names that never were a TRL path the atlas
         knows (the copies of 0.x helpers) are not checked."""
         name = qual[len(COMPAT_TRL) + 1:]
-        trl_quals = [f"{m}.{a}" for m, a in TRL_CANDIDATES.get(name, ()) if _is_trl(m)]
+        trl_quals = trl_paths(name)
         if not trl_quals:
             return
         if name not in self._compat_sigs:

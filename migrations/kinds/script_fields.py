@@ -154,9 +154,17 @@ def has_field_from(qualname: str, field: str, release: str) -> bool:
     from migrations.atlas import Atlas
 
     atlas = Atlas.load("trl")
-    known = atlas.releases()
-    releases = [r for r in known if Version(r) >= min(Version(release), Version(known[-1]))]
-    return all(atlas.has(r, qualname) and field in (atlas.config_fields(r, qualname) or {}) for r in releases)
+    return all(atlas.has(r, qualname) and field in (atlas.config_fields(r, qualname) or {})
+               for r in _releases_from(release))
+
+
+@lru_cache(maxsize=64)
+def _releases_from(release: str) -> tuple[str, ...]:
+    """The atlas's TRL releases from `release` (or the newest it holds, when `release` is newer) to the newest."""
+    from migrations.atlas import Atlas
+
+    known = Atlas.load("trl").releases()
+    return tuple(r for r in known if Version(r) >= min(Version(release), Version(known[-1])))
 
 
 #: field -> the `compat.trl` configs whose reference implementation (`reference_impl`'s, what `compat.trl` resolves to
@@ -171,17 +179,14 @@ def compat_has_field_from(qualname: str, field: str, release: str) -> bool:
     """Whether `compat.trl.NAME` is the reference config with `field` on every release from `release` on: the
     reference declares it and no TRL candidate of the name exists from `release` to the newest (where one does,
     `compat.trl` resolves to TRL's class, which may lack the field)."""
-    from compat._exports import TRL_CANDIDATES
+    from compat._exports import trl_paths
     from migrations.atlas import Atlas
 
     name = qualname.removeprefix("compat.trl.")
     if not qualname.startswith("compat.trl.") or name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
         return False
     atlas = Atlas.load("trl")
-    known = atlas.releases()
-    releases = [r for r in known if Version(r) >= min(Version(release), Version(known[-1]))]
-    trl_paths = [f"{m}.{a}" for m, a in TRL_CANDIDATES.get(name, ()) if m.split(".")[0] == "trl"]
-    return not any(atlas.has(r, q) for r in releases for q in trl_paths)
+    return not any(atlas.has(r, q) for r in _releases_from(release) for q in trl_paths(name))
 
 
 @dataclass(frozen=True)
