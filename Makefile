@@ -8,7 +8,9 @@ TORCH := torch==2.13.0
 # Triton for the fused fold (reference_impl/kernels); its tests run in Triton's interpreter on CPU (also in .[test])
 TRITON := triton==3.9.0
 # The stack `make test` runs against (the tox matrix covers the others).
-STACK := trl==1.16.0 transformers==5.24.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 deepspeed==0.19.8
+# diffusers: reference_impl.diffusion's tests (no torch dependency of its own)
+STACK := trl==1.16.0 transformers==5.24.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 deepspeed==0.19.8 \
+	diffusers==0.42.1
 PYTEST_ARGS ?=
 
 .PHONY: install demo test doctor matrix ci bench import-cost clean

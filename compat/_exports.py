@@ -11,6 +11,11 @@ _EXP = "trl.experimental"
 
 _REF = "reference_impl"
 
+# the diffusion names TRL 0.24 removed (DDPO, AlignProp and what their example scripts import): reference_impl.diffusion
+_DIFFUSION_TOP = ("DDPOTrainer", "DDPOConfig", "AlignPropTrainer", "AlignPropConfig", "DDPOStableDiffusionPipeline",
+                  "DefaultDDPOStableDiffusionPipeline")
+_DIFFUSION_AUX = ("aesthetic_scorer", "AestheticScorer")
+
 TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # stable trainers and configs (top level throughout 1.9 - 1.16); reference_impl only when TRL is absent
     **{n: (("trl", n), (_REF, n)) for n in (
@@ -84,6 +89,12 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
         "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",
         "OpenAIPairwiseJudge", "PairRMJudge",
     )},
+    # the diffusion trainers, removed in 0.24 with no successor: TRL's own while it has them (<= 0.23), then the
+    # reference (reference_impl.diffusion, TRL 0.23.1's constructors and config fields; needs diffusers, see NEEDS)
+    **{n: (("trl", n), (f"{_REF}.diffusion", n)) for n in _DIFFUSION_TOP},
+    **{n: (("trl.models.auxiliary_modules", n), (f"{_REF}.diffusion", n)) for n in _DIFFUSION_AUX},
+    "PerPromptStatTracker": (("trl.trainer.utils", "PerPromptStatTracker"),
+                             (f"{_REF}.diffusion", "PerPromptStatTracker")),
     # the fused losses (trl.losses, 1.13 only): see compat.losses
     **{n: (("trl.losses", n), ("reference_impl.losses", n)) for n in (
         "FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss",
@@ -95,6 +106,13 @@ def trl_paths(name: str) -> tuple[str, ...]:
     where the name is TRL's own; empty for trl-compat's copies of 0.x helpers."""
     return tuple(f"{m}.{a}" for m, a in TRL_CANDIDATES.get(name, ()) if m.split(".")[0] == "trl")
 
+
+#: `compat.trl` names whose implementation needs a distribution beyond trl-compat's own: code the migrator points at
+#: them makes the project need it too (`compat.migrate.engine.needs_of`; the `dependency-manifests` rule adds it to a
+#: manifest that lacks it). The specifier is the release the reference is tested on (`reference_impl.diffusion`).
+NEEDS: dict[str, tuple[str, ...]] = {
+    **{n: ("diffusers>=0.42.1",) for n in (*_DIFFUSION_TOP, *_DIFFUSION_AUX, "PerPromptStatTracker")},
+}
 
 #: `compat.losses`: TRL 1.13's fused linear losses (`trl.losses`), else `reference_impl.losses`.
 LOSS_NAMES = ("FusedLinearDPOLoss", "FusedLinearKTOLoss", "FusedLinearGRPOLoss", "FusedLinearJSDLoss")

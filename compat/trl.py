@@ -2,8 +2,9 @@
 
 Each name resolves, on first use, to the installed TRL's object wherever that version keeps it (top level or
 `trl.experimental.*`), and to `reference_impl`'s implementation where the installed TRL has none (BCO on TRL >= 1.14,
-the `trl.losses` names on TRL >= 1.14, every trainer when TRL is not installed at all). Importing this module imports neither torch nor trl; see `compat.resolve` for
-the rules (lazy, cached, one notice per name saying which implementation was chosen).
+the `trl.losses` names on TRL >= 1.14, DDPO / AlignProp and their pipelines on TRL >= 0.24 (`reference_impl.diffusion`),
+every trainer when TRL is not installed at all). Importing this module imports neither torch nor trl; see
+`compat.resolve` for the rules (lazy, cached, one notice per name saying which implementation was chosen).
 
 Two small helpers TRL removed in 1.15 without a replacement function (`prepare_multimodal_messages_vllm`,
 `dft_loss`) fall back to faithful copies kept here, so migrated code keeps its behaviour; the migrations point code at

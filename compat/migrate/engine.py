@@ -102,41 +102,57 @@ def triggered_python_rules(text: str, rules: Sequence[Migration]) -> list[Python
     return [r for r in rules if isinstance(r, PythonMigration) and r.triggered_by(text)]
 
 
-def _import_roots(code: str) -> set[str]:
-    """Top-level packages a module imports (absolute imports, anywhere in it); empty when it does not parse."""
+def _imports(code: str) -> tuple[set[str], set[str]]:
+    """What a module imports (absolute imports, anywhere in it): its top-level packages, and the `compat.trl` names
+    it uses (`from compat.trl import X`, `compat.trl.X`); both empty when it does not parse."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
-        return set()
-    roots = set()
+        return set(), set()
+    roots: set[str] = set()
+    compat_names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             roots.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             roots.add(node.module.split(".")[0])
-    return roots
+            if node.module == "compat.trl":
+                compat_names.update(alias.name for alias in node.names)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+              and isinstance(node.value.value, ast.Name) and node.value.value.id == "compat"
+              and node.value.attr == "trl"):
+            compat_names.add(node.attr)
+    return roots, compat_names
 
 
 def needs_of(before: str, after: str, *, notebook: bool = False) -> list[str]:
-    """["trl-compat"] when the migrated code imports `compat` or `reference_impl` (trl-compat's packages) and the
-    original did not."""
+    """The requirements the migrated code gained: `trl-compat` when it imports `compat` or `reference_impl`
+    (trl-compat's packages) and the original did not, and what the `compat.trl` names it newly uses need beyond
+    trl-compat (`compat._exports.NEEDS`: `diffusers>=...` for the diffusion trainers)."""
+    from compat._exports import NEEDS
 
-    def roots(text: str) -> set[str]:
+    def imports(text: str) -> tuple[set[str], set[str]]:
         if not notebook:
-            return _import_roots(text)
+            return _imports(text)
         import json
 
         try:
             cells = [c for c in json.loads(text).get("cells", []) if c.get("cell_type") == "code"]
         except (ValueError, AttributeError):
-            return set()
-        found: set[str] = set()
+            return set(), set()
+        roots: set[str] = set()
+        names: set[str] = set()
         for cell in cells:
             source = cell.get("source", "")
-            found |= _import_roots("".join(source) if isinstance(source, list) else str(source))
-        return found
+            cell_roots, cell_names = _imports("".join(source) if isinstance(source, list) else str(source))
+            roots |= cell_roots
+            names |= cell_names
+        return roots, names
 
-    return ["trl-compat"] if {"compat", "reference_impl"} & (roots(after) - roots(before)) else []
+    (roots_before, names_before), (roots_after, names_after) = imports(before), imports(after)
+    needs = ["trl-compat"] if {"compat", "reference_impl"} & (roots_after - roots_before) else []
+    needs += sorted({req for name in names_after - names_before for req in NEEDS.get(name, ())})
+    return needs
 
 
 def _migrate_python(text: str, options: Options, rules: Sequence[Migration], path: str | None) -> Result:

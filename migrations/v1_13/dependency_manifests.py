@@ -10,8 +10,9 @@ edited with `tomlkit`), `setup.cfg` (`install_requires`, `extras_require`), lite
 In a manifest that requires `trl` (declares it, in any extra or group, installs it from a VCS/URL/path, or `-r`
 includes a file that does; see `requires_trl`), wherever `trl`, `transformers`, `accelerate`, `datasets`, `peft`, `deepspeed`, `vllm` or `liger-kernel` is named, its
 specifier is raised to the floor of the target line (`compat.floors`, the single source of the numbers; `trl` to the
-target line itself); see `migrations.kinds.requirements` for the policy. No package is ever added, and the file is
-byte-identical outside the specifiers that changed. A pin the target cannot satisfy (`vllm==0.19.0` for TRL 1.16) is
+target line itself); see `migrations.kinds.requirements` for the policy. No package is added but what the migrated
+code needs (`trl-compat` once it imports `compat`; `diffusers` once it uses the diffusion trainers of `compat.trl`,
+`compat._exports.NEEDS`), and the file is byte-identical outside the specifiers that changed. A pin the target cannot satisfy (`vllm==0.19.0` for TRL 1.16) is
 rewritten to the supported window and reported as a warning; a changed pin on a hashed line also gets a manual
 finding (the hashes must be regenerated).
 """
@@ -63,14 +64,15 @@ class DependencyManifests(ManifestMigration):
             new = _environment_yml(self, text, table, ctx)
         else:
             new = _requirements_txt(self, text, table, ctx)
-        if COMPAT in ctx.options.project_needs:
-            new = self.add_trl_compat(new, filename, ctx)
+        for need in ctx.options.project_needs:
+            new = self.add_requirement(new, filename, ctx, need)
         return new
 
-    def add_trl_compat(self, text: str, filename: str, ctx: RuleContext) -> str:
-        """`trl-compat` beside `trl`, when the run's rewritten code imports `compat` (the runner says so through
-        `Options.project_needs`) and this manifest declares `trl` itself but not `trl-compat`: in a requirements file
-        a line right after the `trl` one, in a PEP 621 array an element after it; elsewhere a manual step."""
+    def add_requirement(self, text: str, filename: str, ctx: RuleContext, need: str) -> str:
+        """A requirement the run's rewritten code needs (the runner says so through `Options.project_needs`:
+        `trl-compat` once code imports `compat`, `diffusers>=...` once it uses the diffusion trainers of
+        `compat.trl`), beside `trl`, when this manifest declares `trl` itself but not that package: in a requirements
+        file a line right after the `trl` one, in a PEP 621 array an element after it; elsewhere a manual step."""
         declared = _Declared()
         scratch = RuleContext()
         if filename == "pyproject.toml":
@@ -80,10 +82,13 @@ class DependencyManifests(ManifestMigration):
                                                                                               scratch)
         else:
             _requirements_txt(self, text, declared, scratch)
-        if "trl" not in declared.names or COMPAT in declared.names:
+        package = re.split(r"[<>=!~\[; ]", need, maxsplit=1)[0]
+        if "trl" not in declared.names or package in declared.names:
             return text
-        requirement = f"{COMPAT}>={compat_version()}"
-        why = "the migrated code imports compat (trl-compat's package)"
+        if package == COMPAT:
+            requirement, why = f"{COMPAT}>={compat_version()}", "the migrated code imports compat (trl-compat's package)"
+        else:
+            requirement, why = need, f"the migrated code uses compat.trl names built on {package}"
         if filename == "pyproject.toml":
             new = _pyproject_add(text, requirement)
         elif filename.endswith((".yml", ".yaml")):
@@ -95,7 +100,7 @@ class DependencyManifests(ManifestMigration):
         if new is None:
             ctx.report(Finding(self.id, f"add {requirement} next to trl: {why}", 0, 1, self.anchor, "manual", False))
             return text
-        line = next((n for n, ln in enumerate(new.splitlines(), 1) if COMPAT in ln), 0)
+        line = next((n for n, ln in enumerate(new.splitlines(), 1) if requirement in ln), 0)
         ctx.report(Finding(self.id, f"added {requirement}: {why}", line, 1, self.anchor, "info", True))
         return new
 

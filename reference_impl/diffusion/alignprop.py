@@ -148,9 +148,10 @@ class AlignPropTrainer(DiffusionTrainer):
             prompt_metadata = [{} for _ in range(batch_size)]
         _ids, prompt_embeds = self._encode(list(prompts))
         c = self.config
-        common = dict(prompt_embeds=prompt_embeds, negative_prompt_embeds=self.neg_prompt_embed.repeat(batch_size, 1, 1),
-                      num_inference_steps=c.sample_num_steps, guidance_scale=c.sample_guidance_scale,
-                      eta=c.sample_eta, output_type="pt")
+        common = {"prompt_embeds": prompt_embeds,
+                  "negative_prompt_embeds": self.neg_prompt_embed.repeat(batch_size, 1, 1),
+                  "num_inference_steps": c.sample_num_steps, "guidance_scale": c.sample_guidance_scale,
+                  "eta": c.sample_eta, "output_type": "pt"}
         if with_grad:
             out = self.sd_pipeline.rgb_with_grad(
                 truncated_backprop_rand=c.truncated_backprop_rand,

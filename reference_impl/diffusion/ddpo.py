@@ -36,7 +36,7 @@ from ._trainer import DiffusionTrainer, flatten_dict
 from .pipeline import DDPOStableDiffusionPipeline
 
 
-def _f(default: Any, help: str, **metadata: Any) -> Any:  # noqa: A002 - the dataclass metadata key
+def _f(default: Any, help: str, **metadata: Any) -> Any:
     """A config field with its `--help` text (`default_factory` for a dict default)."""
     if isinstance(default, dict):
         return field(default_factory=dict, metadata={"help": help, **metadata})

@@ -26,7 +26,9 @@ from typing import Any
 import torch
 import torch.utils.checkpoint
 from diffusers import DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
-from diffusers.pipelines.stable_diffusion.pipeline_stable_diffusion import rescale_noise_cfg
+from diffusers.pipelines.stable_diffusion.pipeline_stable_diffusion import (
+    rescale_noise_cfg,
+)
 from diffusers.utils import convert_state_dict_to_diffusers
 
 from .ddim import DDPOSchedulerOutput, ddim_step_with_logprob

@@ -363,6 +363,20 @@ def test_compat_calls_are_held_against_the_signature_trl_compat_keeps(c116):
     assert "TRL 1.13.0's signature" in xpo.message and "trl.experimental.xpo.XPOTrainer" in xpo.message
 
 
+def test_compat_diffusion_calls_keep_trl_0_23_1s_signatures(c116):
+    """The diffusion trainers left TRL in 0.24: their `compat.trl` calls are held against 0.23.1, the signatures the
+    reference (`reference_impl.diffusion`) keeps; the example scripts' calls pass."""
+    assert problems(c116, """\
+        from compat.trl import DDPOConfig, DDPOTrainer, DefaultDDPOStableDiffusionPipeline, aesthetic_scorer
+        pipe = DefaultDDPOStableDiffusionPipeline("sd", pretrained_model_revision="main", use_lora=True)
+        DDPOTrainer(DDPOConfig(sample_num_steps=2), aesthetic_scorer("id", "f"), prompt_fn, pipe, image_samples_hook=h)
+        DDPOTrainer(DDPOConfig(output_dir="o"), r, p, pipe, h, 1)
+        DefaultDDPOStableDiffusionPipeline("sd", "main")
+        """) == [(4, "too-many-positional", "compat.trl.DDPOTrainer"),
+                 (4, "unknown-keyword", "compat.trl.DDPOConfig(output_dir=)"),
+                 (5, "too-many-positional", "compat.trl.DefaultDDPOStableDiffusionPipeline")]
+
+
 def test_the_export_table_is_what_the_modules_resolve():
     import compat.losses
     import compat.trl

@@ -16,11 +16,16 @@ import pytest
 
 pytest.importorskip("diffusers")
 
-import torch  # noqa: E402
-from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel  # noqa: E402
-from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer, HfArgumentParser  # noqa: E402
+import torch
+from diffusers import (
+    AutoencoderKL,
+    DDIMScheduler,
+    StableDiffusionPipeline,
+    UNet2DConditionModel,
+)
+from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer, HfArgumentParser
 
-from reference_impl.diffusion import (  # noqa: E402
+from reference_impl.diffusion import (
     AlignPropConfig,
     AlignPropTrainer,
     DDPOConfig,

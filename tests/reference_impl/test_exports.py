@@ -37,3 +37,17 @@ def test_compat_fallbacks_are_in_the_tables():
                     assert attribute in EXPORTS, f"{table.owner}.{name} -> reference_impl.{attribute}"
                 elif module == "reference_impl.losses":
                     assert attribute in losses.__all__, f"{table.owner}.{name} -> {module}.{attribute}"
+                elif module == "reference_impl.diffusion":
+                    from reference_impl import diffusion
+
+                    assert attribute in diffusion.__all__, f"{table.owner}.{name} -> {module}.{attribute}"
+
+
+def test_diffusion_exports_resolve():
+    import pytest
+
+    pytest.importorskip("diffusers")
+    from reference_impl import diffusion
+
+    for name, module in diffusion.EXPORTS.items():
+        assert getattr(importlib.import_module(f"reference_impl.diffusion.{module}"), name) is getattr(diffusion, name)
