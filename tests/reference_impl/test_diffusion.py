@@ -288,3 +288,20 @@ def test_truncated_backprop_keeps_the_gradient_of_late_steps_only(tiny_sd):
             assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in pipeline.unet.parameters())
         else:
             assert not out.images.requires_grad
+
+
+def test_compat_trl_resolves_to_the_reference_where_trl_has_no_ddpo():
+    """On TRL >= 0.24 (the venv's 1.16) `compat.trl` hands out these classes, with a fallback notice."""
+    import warnings
+
+    import compat.trl
+    import reference_impl.diffusion as diffusion
+    from compat.resolve import NameTable
+
+    table = NameTable("compat.trl", compat.trl._CANDIDATES)  # a fresh table: the notice is given once per name
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name in ("DDPOTrainer", "DDPOConfig", "AlignPropTrainer", "DefaultDDPOStableDiffusionPipeline",
+                     "aesthetic_scorer", "PerPromptStatTracker"):
+            assert table.lookup(name) is getattr(diffusion, name)
+    assert any("has no DDPOTrainer" in str(w.message) for w in caught)

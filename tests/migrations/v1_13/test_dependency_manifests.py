@@ -432,6 +432,11 @@ def test_the_diffusion_trainers_bring_diffusers_into_a_manifest_that_lacks_it(tm
     report = migrate_paths([str(tmp_path)], options=Options(), allow_dirty=True, mode="write", rules=rules)
     assert (tmp_path / "requirements.txt").read_text() == f"trl==1.16.0\ntrl-compat>={__version__}\n{diffusers}\n"
     assert [e.needs for e in report.files if e.path.endswith("ddpo.py")] == [["trl-compat", diffusers]]
+    from compat.migrate.engine import needs_of
+
+    assert needs_of("import trl\n", "import compat.trl\ncompat.trl.DDPOTrainer(c, r, p, s)\n") == [
+        "trl-compat", diffusers]
+    assert needs_of("from compat.trl import DDPOTrainer\n", "from compat.trl import DDPOTrainer, SFTTrainer\n") == []
     kept = "trl==1.16.0\ndiffusers==0.30.0\n"
     result = migrate_source(kept, options=Options(project_needs=(diffusers,)), rules=[RULE],
                             path="repo/requirements.txt", verify_idempotent=True)
