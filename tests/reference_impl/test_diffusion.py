@@ -295,7 +295,7 @@ def test_compat_trl_resolves_to_the_reference_where_trl_has_no_ddpo():
     import warnings
 
     import compat.trl
-    import reference_impl.diffusion as diffusion
+    from reference_impl import diffusion
     from compat.resolve import NameTable
 
     table = NameTable("compat.trl", compat.trl._CANDIDATES)  # a fresh table: the notice is given once per name
