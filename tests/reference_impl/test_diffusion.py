@@ -295,8 +295,8 @@ def test_compat_trl_resolves_to_the_reference_where_trl_has_no_ddpo():
     import warnings
 
     import compat.trl
-    from reference_impl import diffusion
     from compat.resolve import NameTable
+    from reference_impl import diffusion
 
     table = NameTable("compat.trl", compat.trl._CANDIDATES)  # a fresh table: the notice is given once per name
     with warnings.catch_warnings(record=True) as caught:
