@@ -155,11 +155,11 @@ def has_field_from(qualname: str, field: str, release: str) -> bool:
 
     atlas = Atlas.load("trl")
     return all(atlas.has(r, qualname) and field in (atlas.config_fields(r, qualname) or {})
-               for r in releases_from(release))
+               for r in _releases_from(release))
 
 
 @lru_cache(maxsize=64)
-def releases_from(release: str) -> tuple[str, ...]:
+def _releases_from(release: str) -> tuple[str, ...]:
     """The atlas's TRL releases from `release` (or the newest it holds, when `release` is newer) to the newest."""
     from migrations.atlas import Atlas
 
@@ -190,7 +190,7 @@ def compat_has_field_from(qualname: str, field: str, release: str) -> bool:
     if not qualname.startswith("compat.trl.") or name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
         return False
     atlas = Atlas.load("trl")
-    return not any(atlas.has(r, q) for r in releases_from(release) for q in trl_paths(name))
+    return not any(atlas.has(r, q) for r in _releases_from(release) for q in trl_paths(name))
 
 
 @dataclass(frozen=True)

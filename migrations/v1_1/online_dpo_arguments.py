@@ -18,11 +18,13 @@ Read from the wheels (0.11.4 ... 1.1.0); XPO and Nash-MD subclass Online DPO and
   subclasses TRL's trainer (the subclass relies on TRL's internals) and a judge passed to `compat.trl`'s class.
   `reward_model=` with `judge=` is marked too: up to TRL 0.22 the reward model won when both were set, from 0.23 (and
   in TRL 1.0, so here) the judge wins, and the code does not say which it was written for (XPO and Nash-MD alike).
-  XPO and Nash-MD: `reference_impl`'s take TRL 1.0's `judge=` (same ranking / preference, same losses); TRL 1.13's
-  does not, the 1.14 removals point `compat.trl` at the reference ones. So the judged call is routed the Online DPO
-  way (its trainer and config from `reference_impl`) only on a target some release of which still has TRL's class
-  (1.13, from the atlas: the releases from the target on, `compat.trl` resolving to TRL's there); on 1.14+ it is left
-  as it is, for `removed-xpo` / `removed-nash-md` (`compat.trl`, the reference class there);
+  XPO and Nash-MD: `reference_impl`'s take TRL 1.0's `judge=` (same ranking / preference, same losses), TRL 1.13's
+  does not, and the 1.14 removals point `compat.trl` at the reference ones. A judged call is routed the Online DPO
+  way (its trainer and config from `reference_impl`) on every target, whether it names TRL's class or `compat.trl`'s
+  (which `experimental-trainer-imports` / the removal rules may have written before this rule runs): on 1.14+ that
+  is the very class `compat.trl` gives, on 1.13 the only one that takes a judge, so the file runs on whichever TRL
+  is installed. Which `compat.trl` names qualify comes from the atlas (`compat.trl` is reference_impl's on the newest
+  TRL); `compat.trl.OnlineDPOTrainer` is TRL's on every line, so it stays marked;
 * positional arguments: 0.12 - 1.0 laid them out as `(model, ref_model, reward_model, judge, args, data_collator,
   train_dataset, eval_dataset, processing_class, ...)`; 1.1 dropped `judge`, so every positional past the third means
   something else now. For Online DPO (which had `judge` fourth from 0.10 on) they are turned into keywords by the old
@@ -49,7 +51,6 @@ from migrations.base import (
     RuleContext,
 )
 from migrations.kinds.imports import imported_names
-from migrations.kinds.script_fields import releases_from
 from migrations.kinds.symbols import Moved, SymbolMigration
 
 _OLD_LAYOUT = ("model", "ref_model", "reward_model", "judge", "args", "data_collator", "train_dataset", "eval_dataset",
@@ -84,15 +85,28 @@ _TRAINERS: dict[str, _Trainer] = {
 }
 
 
-@lru_cache(maxsize=16)
-def _compat_lacks_judge(trainer: str, target: str) -> bool:
-    """Whether `compat.trl.<trainer>` is TRL's class without `judge=` on some release from `target` on (the atlas):
-    Online DPO on every line; XPO and Nash-MD on 1.13 (from 1.14 it is reference_impl's, which takes it)."""
+@lru_cache(maxsize=8)
+def _compat_is_reference(trainer: str) -> bool:
+    """Whether `compat.trl.<trainer>` is reference_impl's class on the newest TRL (the atlas: no TRL candidate
+    there): XPO and Nash-MD (removed in 1.14), not Online DPO. Such a name routed to reference_impl is the same class
+    from the removal on, and before it the only one that takes a judge."""
     from migrations.atlas import Atlas
 
     atlas = Atlas.load("trl")
-    return any(atlas.has(r, q) and atlas.accepts(r, q, "judge") is None
-               for r in releases_from(target) for q in trl_paths(trainer))
+    newest = atlas.releases()[-1]
+    return not any(atlas.has(newest, q) for q in trl_paths(trainer))
+
+
+def _routed(trainer: str) -> frozenset[str]:
+    """The paths of `trainer` a judged call is routed from: TRL's, and `compat.trl`'s where that is the reference."""
+    paths = _TRAINERS[trainer].paths
+    return paths | {f"compat.trl.{trainer}"} if _compat_is_reference(trainer) else paths
+
+
+def _routed_configs(trainer: str) -> frozenset[str]:
+    """The paths of its config routed with it (the same rule)."""
+    entry = _TRAINERS[trainer]
+    return entry.configs | {f"compat.trl.{entry.config}"} if _compat_is_reference(trainer) else entry.configs
 
 
 class _Transformer(MigrationTransformer):
@@ -118,19 +132,17 @@ class _Transformer(MigrationTransformer):
 
             if self._module is not None:
                 self._module.visit(_Classes())
-            paths = _TRAINERS[trainer].paths
+            paths = _routed(trainer)
             self._subclassed[trainer] = any(imported_names(self, b.value) & paths for c in classes for b in c.bases)
         return self._subclassed[trainer]
 
     def _judge(self, trainer: str, call: cst.Call, names: set[str], given: set[str]) -> None:
-        """A judge passed to `call`: routed to reference_impl (by the rule, after this pass), marked, or (where
-        `compat.trl`'s class is reference_impl's on every release from the target) left as it is."""
+        """A judge passed to `call`: the trainer routed to reference_impl (by the rule, after this pass), or
+        marked."""
         if "reward_model" in given:
             self.todo(call, "judge= wins over reward_model= since TRL 0.23; up to 0.22 the reward model won when "
                             "both were set: pass only one")
-        if not _compat_lacks_judge(trainer, self.ctx.options.target_trl.base_version):
-            return  # the 1.14 removal rules point it at compat.trl: the reference class there takes judge=
-        paths, config = _TRAINERS[trainer].paths, _TRAINERS[trainer].config
+        paths, config = _routed(trainer), _TRAINERS[trainer].config
         if names & paths and not self.subclassed(trainer):
             self.judged.add(trainer)
         elif names & paths:
@@ -203,8 +215,8 @@ def _to_reference(trainer: str) -> SymbolMigration:
 
     class _ToReference(SymbolMigration):
         summary = f"TRL's {trainer}/{config} -> reference_impl's (judge=)"
-        symbols = {**{p: Moved("reference_impl", trainer, "TRL 1.0's judge=") for p in entry.paths},
-                   **{p: Moved("reference_impl", config) for p in entry.configs}}
+        symbols = {**{p: Moved("reference_impl", trainer, "TRL 1.0's judge=") for p in _routed(trainer)},
+                   **{p: Moved("reference_impl", config) for p in _routed_configs(trainer)}}
 
     return _ToReference()
 

@@ -225,7 +225,7 @@ def test_xpo_and_nash_md_fourth_positional_is_marked():
         XPOTrainer(model, ref, reward_funcs=rm, judge=judge, args=cfg)
         NashMDTrainer(model, ref, rm, cfg, train_ds, processing_class=tok)
     """)
-    assert "XPOTrainer(model, ref, reward_funcs=rm, judge=judge, args=cfg)" in out  # 1.16: compat.trl's takes it
+    assert "XPOTrainer(model, ref, reward_funcs=rm, judge=judge, args=cfg)" in out  # routed, the call kept
     assert "NashMDTrainer(model, ref, rm, cfg, train_ds, processing_class=tok)" in out  # left as written
     messages = [f.message for f in findings if f.severity == "manual"]
     assert len(messages) == 1 and messages[0].startswith(
@@ -234,7 +234,8 @@ def test_xpo_and_nash_md_fourth_positional_is_marked():
 
 def test_xpo_and_nash_md_judge_routes_to_reference_impl_on_1_13():
     """TRL 0.26.2's examples/scripts/xpo.py and nash_md.py on target 1.13: `compat.trl` would be TRL 1.13's class
-    (no judge=) there, so the trainer and config come from reference_impl, which takes TRL 1.0's judge=."""
+    (no judge=) there, so the trainer and config come from reference_impl, which takes TRL 1.0's judge= (the same on
+    every target, see below)."""
     findings = check(RULE, """\
         from trl.experimental.judges import HfPairwiseJudge, OpenAIPairwiseJudge, PairRMJudge
         from trl.experimental.nash_md import NashMDConfig, NashMDTrainer
@@ -283,26 +284,34 @@ def test_xpo_and_nash_md_judge_routes_to_reference_impl_on_1_13():
     """, target="1.13.0")
 
 
-@pytest.mark.parametrize("target", ["1.14.0", "1.15.0", "1.16.0"])
-def test_xpo_and_nash_md_judge_is_left_to_compat_trl_from_1_14(target):
-    """From 1.14 no TRL has XPO / Nash-MD: `removed-xpo` / `removed-nash-md` point them at compat.trl, whose class is
-    reference_impl's there and takes judge=: nothing to do here (but the rename), nothing marked."""
+@pytest.mark.parametrize("target", ["1.13.0", "1.14.0", "1.15.0", "1.16.0"])
+def test_xpo_and_nash_md_judge_routing_on_every_target(target):
+    """Routed on every target, TRL's class and compat.trl's alike (`experimental-trainer-imports` writes compat.trl
+    on 1.14+ before this rule runs): reference_impl's is what `compat.trl` gives from 1.14, and the only judge-capable
+    one on a TRL 1.13 the file may still run on. Calls without a judge keep their class."""
     check(RULE, """\
         from trl.experimental.xpo import XPOConfig, XPOTrainer
-        from compat.trl import NashMDTrainer
+        from compat.trl import NashMDConfig, NashMDTrainer
         XPOTrainer(model, reward_model=rm, args=XPOConfig("o"))
         XPOTrainer(model, judge=j, args=XPOConfig("o"))
-        NashMDTrainer(model, judge=j)
+        NashMDTrainer(model, judge=j, args=NashMDConfig("o"))
     """, """\
-        from trl.experimental.xpo import XPOConfig, XPOTrainer
-        from compat.trl import NashMDTrainer
+        from reference_impl import NashMDConfig, NashMDTrainer, XPOConfig, XPOTrainer
         XPOTrainer(model, reward_funcs=rm, args=XPOConfig("o"))
         XPOTrainer(model, judge=j, args=XPOConfig("o"))
-        NashMDTrainer(model, judge=j)
+        NashMDTrainer(model, judge=j, args=NashMDConfig("o"))
+    """, target=target)
+    check(RULE, """\
+        from compat.trl import PairRMJudge, XPOConfig, XPOTrainer
+        XPOTrainer(model, judge=PairRMJudge(), args=XPOConfig("o"))
+    """, """\
+        from compat.trl import PairRMJudge
+        from reference_impl import XPOConfig, XPOTrainer
+        XPOTrainer(model, judge=PairRMJudge(), args=XPOConfig("o"))
     """, target=target)
 
 
-def test_xpo_and_nash_md_judge_not_routed_is_marked_on_1_13():
+def test_xpo_and_nash_md_judge_not_routed_is_marked():
     # reward_model= with judge=: which won depends on the TRL the code was written for (0.22: the reward model)
     out, findings = run(RULE, """\
         from trl import XPOTrainer
@@ -328,14 +337,17 @@ def test_xpo_and_nash_md_judge_not_routed_is_marked_on_1_13():
     """, target="1.13.0")
     assert "reference_impl" not in out.splitlines()[0] and [f.severity for f in findings] == ["manual"]
     assert "port the subclass to reference_impl's" in findings[0].message
-    # compat.trl's class is TRL 1.13's on 1.13: marked, not rerouted behind the user's back
+    # a subclass of compat.trl's class (TRL's on 1.13): nothing moves either
     out, findings = run(RULE, """\
         from compat.trl import XPOTrainer
+
+        class Mine(XPOTrainer):
+            pass
+
         XPOTrainer(model, judge=j, args=cfg)
-    """, target="1.13.0")
+    """)
     assert out.splitlines()[0] == "from compat.trl import XPOTrainer"
-    assert [f.message for f in findings] == [
-        "judge= needs reference_impl.XPOTrainer (TRL dropped it in 1.1): import it and XPOConfig from reference_impl"]
+    assert [f.severity for f in findings] == ["manual"] and "port the subclass" in findings[0].message
 
 
 def test_xpo_and_nash_md_judge_noops_on_1_13():
