@@ -17,9 +17,6 @@ import pytest
 
 from . import _trainer_helpers as H
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
 
 def _judges(calls: list):
     """Two plain `compat.trl.BasePairwiseJudge` subclasses with rules the test controls, every call recorded.
