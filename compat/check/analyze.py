@@ -43,6 +43,7 @@ own_first("migrations")  # a repository's own migrations/ package must not shado
 from migrations.atlas import Atlas, Event, Signature  # noqa: E402
 
 from compat._exports import EXPORTS as COMPAT_EXPORTS, trl_paths  # noqa: E402
+from compat.check.reference import reference_signature  # noqa: E402
 
 COMPAT_TRL = "compat.trl"
 
@@ -550,9 +551,10 @@ class Checker:
 
     def _compat_call(self, call: ast.Call, qual: str, skip: int, cell: int | None) -> Iterator[Problem]:
         """A call of a `compat.trl` name held against the signature trl-compat gives it: TRL's own where the target
-        has one of the name's TRL candidates, else that of the last TRL release that had one (the reference trainers
-        and the copies keep it: XPO, Nash-MD, PRM, BCO are TRL 1.13's). Names that never were a TRL path the atlas
-        knows (the copies of 0.x helpers) are not checked."""
+        has one of the name's TRL candidates, else the `reference_impl` class it resolves to (its own `__init__`,
+        read from its source: `compat.check.reference`; XPO and Nash-MD are TRL 1.13's plus 1.0's `judge=`), else
+        that of the last TRL release that had one (a reference without an `__init__` of its own, a config). Names
+        that never were a TRL path the atlas knows (the copies of 0.x helpers) are not checked."""
         name = qual[len(COMPAT_TRL) + 1:]
         trl_quals = trl_paths(name)
         if not trl_quals:
@@ -566,6 +568,10 @@ class Checker:
         if found is None:
             return
         release, trl_qual = found
+        if release != self.target and (ref := reference_signature(name)) is not None:
+            # the target has no TRL candidate: compat.trl resolves to reference_impl's class, held as it is written
+            yield from self._call(call, qual, ref, skip, cell, release=("reference", ref.origin))
+            return
         sig = self.atlas.signature(release, trl_qual, transformers=self.transformers)
         if sig is not None:
             yield from self._call(call, qual, sig, skip, cell, release=(release, trl_qual))
@@ -573,9 +579,12 @@ class Checker:
     def _call(self, call: ast.Call, qual: str, sig: Signature, skip: int, cell: int | None,
               release: tuple[str, str] | None = None) -> Iterator[Problem]:
         """The arguments of one call against `sig`: of the target's `qual`, or with `release` (release, TRL
-        qualified name) the signature a `compat.trl` name keeps."""
+        qualified name) the signature a `compat.trl` name keeps; `("reference", origin)` for a reference_impl
+        class read from its source (no `**kwargs`: a keyword is accepted when it is a parameter)."""
         short = qual.rsplit(".", 1)[-1]
-        label = self._label(qual) if release is None else f"trl-compat (TRL {release[0]}'s signature)"
+        reference = release is not None and release[0] == "reference"
+        label = (self._label(qual) if release is None else "trl-compat (reference_impl's signature)" if reference
+                 else f"trl-compat (TRL {release[0]}'s signature)")
         starred = any(isinstance(a, ast.Starred) for a in call.args)
         splat = any(k.arg is None for k in call.keywords)
         n_pos = len(call.args) - skip
@@ -591,7 +600,11 @@ class Checker:
             if kw.arg is None:
                 continue
             given.add(kw.arg)
-            if release is not None:
+            if reference:
+                if sig.param(kw.arg) is not None:
+                    continue
+                since, why, hint = None, f"not a parameter of `{release[1]}`", ""
+            elif release is not None:
                 if self.atlas.accepts(release[0], release[1], kw.arg, transformers=self.transformers) is not None:
                     continue
                 since, why, hint = None, f"not a parameter of `{release[1]}` in TRL {release[0]}", ""

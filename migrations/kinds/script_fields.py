@@ -167,21 +167,25 @@ def _releases_from(release: str) -> tuple[str, ...]:
     return tuple(r for r in known if Version(r) >= min(Version(release), Version(known[-1])))
 
 
-#: field -> the `compat.trl` configs whose reference implementation (`reference_impl`'s, what `compat.trl` resolves to
-#: where the installed TRL lacks them) declares it; `tests/migrations/v1_7` holds the table against reference_impl
+#: field -> the reference configs (`reference_impl`'s: what `compat.trl` resolves to where the installed TRL lacks
+#: them, and what the judged Online DPO / XPO / Nash-MD files import, `online-dpo-arguments`) that declare it;
+#: `tests/migrations/v1_7` holds the table against reference_impl
 REFERENCE_CONFIG_FIELDS: dict[str, frozenset[str]] = {
-    "trust_remote_code": frozenset({"BCOConfig", "XPOConfig", "NashMDConfig", "PRMConfig"}),
+    "trust_remote_code": frozenset({"BCOConfig", "XPOConfig", "NashMDConfig", "PRMConfig", "OnlineDPOConfig"}),
 }
 
 
 @lru_cache(maxsize=256)
 def compat_has_field_from(qualname: str, field: str, release: str) -> bool:
-    """Whether `compat.trl.NAME` is the reference config with `field` on every release from `release` on: the
-    reference declares it and no TRL candidate of the name exists from `release` to the newest (where one does,
-    `compat.trl` resolves to TRL's class, which may lack the field)."""
+    """Whether `qualname` is a reference config with `field` on every release from `release` on: `reference_impl.NAME`
+    whose class declares it (the same class on every TRL), or `compat.trl.NAME` where the reference declares it and
+    no TRL candidate of the name exists from `release` to the newest (where one does, `compat.trl` resolves to TRL's
+    class, which may lack the field)."""
     from compat._exports import trl_paths
     from migrations.atlas import Atlas
 
+    if qualname.startswith("reference_impl."):
+        return qualname.removeprefix("reference_impl.") in REFERENCE_CONFIG_FIELDS.get(field, ())
     name = qualname.removeprefix("compat.trl.")
     if not qualname.startswith("compat.trl.") or name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
         return False

@@ -17,8 +17,14 @@ Read from the wheels (0.11.4 ... 1.1.0); XPO and Nash-MD subclass Online DPO and
   must stay TRL's for every file that does not judge (those keep TRL's class). Not routed, marked instead: a file that
   subclasses TRL's trainer (the subclass relies on TRL's internals) and a judge passed to `compat.trl`'s class.
   `reward_model=` with `judge=` is marked too: up to TRL 0.22 the reward model won when both were set, from 0.23 (and
-  in TRL 1.0, so here) the judge wins, and the code does not say which it was written for. XPO and Nash-MD: TRL 1.13's
-  (and so the reference ones) take no judge: `judge=` is marked, scoring goes through `reward_funcs`;
+  in TRL 1.0, so here) the judge wins, and the code does not say which it was written for (XPO and Nash-MD alike).
+  XPO and Nash-MD: `reference_impl`'s take TRL 1.0's `judge=` (same ranking / preference, same losses), TRL 1.13's
+  does not, and the 1.14 removals point `compat.trl` at the reference ones. A judged call is routed the Online DPO
+  way (its trainer and config from `reference_impl`) on every target, whether it names TRL's class or `compat.trl`'s
+  (which `experimental-trainer-imports` / the removal rules may have written before this rule runs): on 1.14+ that
+  is the very class `compat.trl` gives, on 1.13 the only one that takes a judge, so the file runs on whichever TRL
+  is installed. Which `compat.trl` names qualify comes from the atlas (`compat.trl` is reference_impl's on the newest
+  TRL); `compat.trl.OnlineDPOTrainer` is TRL's on every line, so it stays marked;
 * positional arguments: 0.12 - 1.0 laid them out as `(model, ref_model, reward_model, judge, args, data_collator,
   train_dataset, eval_dataset, processing_class, ...)`; 1.1 dropped `judge`, so every positional past the third means
   something else now. For Online DPO (which had `judge` fourth from 0.10 on) they are turned into keywords by the old
@@ -31,9 +37,13 @@ Calls are matched by qualified name (every path of `trl` and `trl.experimental.<
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import NamedTuple
+
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
+from compat._exports import trl_paths
 from migrations.base import (
     Migration,
     MigrationTransformer,
@@ -47,25 +57,56 @@ _OLD_LAYOUT = ("model", "ref_model", "reward_model", "judge", "args", "data_coll
                "processing_class")
 
 
-def _paths(trainer: str, package: str) -> frozenset[str]:
-    return frozenset({f"trl.{trainer}", f"trl.trainer.{trainer}", f"trl.trainer.{package}_trainer.{trainer}",
-                      f"trl.experimental.{package}.{trainer}", f"trl.experimental.{package}.{package}_trainer.{trainer}",
-                      f"compat.trl.{trainer}"})
+def _paths(name: str, package: str, module: str) -> frozenset[str]:
+    """Every TRL path that held `name` (top level, `trl.trainer`, `trl.experimental.<package>`)."""
+    return frozenset({f"trl.{name}", f"trl.trainer.{name}", f"trl.trainer.{package}_{module}.{name}",
+                      f"trl.experimental.{package}.{name}", f"trl.experimental.{package}.{package}_{module}.{name}"})
 
 
-# trainer -> (its qualified paths, its renamed keywords, the old positional layout or None when the eras disagree)
-_TRAINERS: dict[str, tuple[frozenset[str], dict[str, str], tuple[str, ...] | None]] = {
-    "OnlineDPOTrainer": (_paths("OnlineDPOTrainer", "online_dpo"),
-                         {"reward_model": "reward_funcs", "reward_processing_class": "reward_processing_classes"},
-                         _OLD_LAYOUT),
-    "XPOTrainer": (_paths("XPOTrainer", "xpo"), {"reward_model": "reward_funcs"}, None),
-    "NashMDTrainer": (_paths("NashMDTrainer", "nash_md"), {"reward_model": "reward_funcs"}, None),
+class _Trainer(NamedTuple):
+    config: str  # the name of its config class (routed with it)
+    paths: frozenset[str]  # TRL's paths of the trainer
+    configs: frozenset[str]  # TRL's paths of its config
+    renamed: dict[str, str]  # its renamed keywords
+    layout: tuple[str, ...] | None  # the old positional layout, None when the eras disagree
+
+
+def _trainer(trainer: str, package: str, renamed: dict[str, str], layout: tuple[str, ...] | None) -> _Trainer:
+    config = trainer.removesuffix("Trainer") + "Config"
+    return _Trainer(config, _paths(trainer, package, "trainer"), _paths(config, package, "config"), renamed, layout)
+
+
+_TRAINERS: dict[str, _Trainer] = {
+    "OnlineDPOTrainer": _trainer("OnlineDPOTrainer", "online_dpo", {"reward_model": "reward_funcs",
+                                                                    "reward_processing_class":
+                                                                        "reward_processing_classes"}, _OLD_LAYOUT),
+    "XPOTrainer": _trainer("XPOTrainer", "xpo", {"reward_model": "reward_funcs"}, None),
+    "NashMDTrainer": _trainer("NashMDTrainer", "nash_md", {"reward_model": "reward_funcs"}, None),
 }
-# TRL's own Online DPO trainer and config (not compat.trl's): what a judging file routes to reference_impl
-_TRL_PATHS = _TRAINERS["OnlineDPOTrainer"][0] - {"compat.trl.OnlineDPOTrainer"}
-_TRL_CONFIG_PATHS = {"trl.OnlineDPOConfig", "trl.trainer.OnlineDPOConfig", "trl.trainer.online_dpo_config.OnlineDPOConfig",
-                     "trl.experimental.online_dpo.OnlineDPOConfig",
-                     "trl.experimental.online_dpo.online_dpo_config.OnlineDPOConfig"}
+
+
+@lru_cache(maxsize=8)
+def _compat_is_reference(trainer: str) -> bool:
+    """Whether `compat.trl.<trainer>` is reference_impl's class on the newest TRL (the atlas: no TRL candidate
+    there): XPO and Nash-MD (removed in 1.14), not Online DPO. Such a name routed to reference_impl is the same class
+    from the removal on, and before it the only one that takes a judge."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    newest = atlas.releases()[-1]
+    return not any(atlas.has(newest, q) for q in trl_paths(trainer))
+
+
+def _routed(trainer: str) -> frozenset[str]:
+    """The paths of `trainer` a judged call is routed from: TRL's, and `compat.trl`'s where that is the reference."""
+    paths = _TRAINERS[trainer].paths
+    return paths | {f"compat.trl.{trainer}"} if _compat_is_reference(trainer) else paths
+
+
+def _routed_configs(trainer: str) -> frozenset[str]:
+    """The paths of its config routed with it (the same rule)."""
+    entry = _TRAINERS[trainer]
+    return entry.configs | {f"compat.trl.{entry.config}"} if _compat_is_reference(trainer) else entry.configs
 
 
 class _Transformer(MigrationTransformer):
@@ -73,16 +114,16 @@ class _Transformer(MigrationTransformer):
 
     def __init__(self, rule: Migration, ctx: RuleContext) -> None:
         super().__init__(rule, ctx)
-        self.judged: list[cst.Call] = []  # calls of TRL's trainer that pass a judge, to route to reference_impl
-        self._subclassed: bool | None = None  # does a class of the file derive from TRL's trainer (read once)
+        self.judged: set[str] = set()  # trainers whose TRL calls pass a judge: routed to reference_impl
+        self._subclassed: dict[str, bool] = {}  # does a class of the file derive from TRL's trainer (read once)
         self._module: cst.Module | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
 
-    def subclassed(self) -> bool:
-        """A class of the file derives from TRL's trainer: it relies on TRL's internals, so nothing is routed."""
-        if self._subclassed is None:
+    def subclassed(self, trainer: str) -> bool:
+        """A class of the file derives from TRL's `trainer`: it relies on TRL's internals, so nothing is routed."""
+        if trainer not in self._subclassed:
             classes: list[cst.ClassDef] = []
 
             class _Classes(cst.CSTVisitor):
@@ -91,29 +132,32 @@ class _Transformer(MigrationTransformer):
 
             if self._module is not None:
                 self._module.visit(_Classes())
-            self._subclassed = any(imported_names(self, b.value) & _TRL_PATHS for c in classes for b in c.bases)
-        return self._subclassed
+            paths = _routed(trainer)
+            self._subclassed[trainer] = any(imported_names(self, b.value) & paths for c in classes for b in c.bases)
+        return self._subclassed[trainer]
 
-    def _judge(self, call: cst.Call, names: set[str], given: set[str]) -> None:
-        """A judge passed to `call`: routed to reference_impl (by the rule, after this pass) or marked."""
+    def _judge(self, trainer: str, call: cst.Call, names: set[str], given: set[str]) -> None:
+        """A judge passed to `call`: the trainer routed to reference_impl (by the rule, after this pass), or
+        marked."""
         if "reward_model" in given:
             self.todo(call, "judge= wins over reward_model= since TRL 0.23; up to 0.22 the reward model won when "
                             "both were set: pass only one")
-        if names & _TRL_PATHS and not self.subclassed():
-            self.judged.append(call)
-        elif names & _TRL_PATHS:
-            self.todo(call, "judge= needs reference_impl.OnlineDPOTrainer (TRL dropped it in 1.1); this file "
+        paths, config = _routed(trainer), _TRAINERS[trainer].config
+        if names & paths and not self.subclassed(trainer):
+            self.judged.add(trainer)
+        elif names & paths:
+            self.todo(call, f"judge= needs reference_impl.{trainer} (TRL dropped it in 1.1); this file "
                             "subclasses TRL's trainer: port the subclass to reference_impl's")
         else:
-            self.todo(call, "judge= needs reference_impl.OnlineDPOTrainer (TRL dropped it in 1.1): import it and "
-                            "OnlineDPOConfig from reference_impl")
+            self.todo(call, f"judge= needs reference_impl.{trainer} (TRL dropped it in 1.1): import it and "
+                            f"{config} from reference_impl")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = imported_names(self, original_node.func)  # none for a node the rule built: left as is
-        trainer = next((t for t, (paths, _, _) in _TRAINERS.items() if names & paths), None)
+        trainer = next((t for t, e in _TRAINERS.items() if names & (e.paths | {f"compat.trl.{t}"})), None)
         if trainer is None:
             return updated_node
-        _, renamed, layout = _TRAINERS[trainer]
+        renamed, layout = _TRAINERS[trainer].renamed, _TRAINERS[trainer].layout
         args = list(updated_node.args)
         positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
         if any(a.star for a in args):
@@ -142,10 +186,7 @@ class _Transformer(MigrationTransformer):
             if name == "judge" and isinstance(a.value, cst.Name) and a.value.value == "None":
                 continue  # judge=None was the default: dropping it is exact
             if name == "judge":
-                if trainer == "OnlineDPOTrainer":
-                    self._judge(original_node, names, given)
-                else:
-                    self.todo(original_node, f"{trainer}(judge=) was removed in TRL 1.1: score with reward_funcs")
+                self._judge(trainer, original_node, names, given)
             new = renamed.get(name, name)
             if new != name and new in given:
                 self.todo(original_node, f"{trainer} gets both {name}= and {new}=: keep {new}")
@@ -157,28 +198,35 @@ class _Transformer(MigrationTransformer):
             else:
                 out.append(a.with_changes(keyword=cst.Name(new), equal=cst.AssignEqual(
                     whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
-        if all(x is y for x, y in zip(out, args)):
+        if len(out) == len(args) and all(x is y for x, y in zip(out, args)):  # a trailing judge=None dropped too
             return updated_node
+        if out and len(out) < len(args):  # the new last argument ends the call as the old last one did
+            out[-1] = out[-1].with_changes(comma=args[-1].comma)
         self.note(original_node, f"{trainer} arguments renamed (reward_model -> reward_funcs, ...) / "
                                  "positionals past the third passed by keyword")
         return updated_node.with_changes(args=out)
 
 
-class _ToReference(SymbolMigration):
-    """The second pass, for a file whose call passes a judge: TRL's `OnlineDPOTrainer` / `OnlineDPOConfig` ->
+def _to_reference(trainer: str) -> SymbolMigration:
+    """The second pass, for a file whose `trainer` call passes a judge: TRL's trainer and its config ->
     `reference_impl`'s (not a rule of its own: `MIGRATION` below runs it)."""
+    entry = _TRAINERS[trainer]
+    config = entry.config
 
-    summary = "TRL's OnlineDPOTrainer/OnlineDPOConfig -> reference_impl's (judge=)"
-    symbols = {**{p: Moved("reference_impl", "OnlineDPOTrainer", "TRL 1.0's judge=") for p in _TRL_PATHS},
-               **{p: Moved("reference_impl", "OnlineDPOConfig") for p in _TRL_CONFIG_PATHS}}
+    class _ToReference(SymbolMigration):
+        summary = f"TRL's {trainer}/{config} -> reference_impl's (judge=)"
+        symbols = {**{p: Moved("reference_impl", trainer, "TRL 1.0's judge=") for p in _routed(trainer)},
+                   **{p: Moved("reference_impl", config) for p in _routed_configs(trainer)}}
+
+    return _ToReference()
 
 
-_TO_REFERENCE = _ToReference()
+_TO_REFERENCE = {trainer: _to_reference(trainer) for trainer in _TRAINERS}
 
 
 class OnlineDpoArguments(PythonMigration):
     summary = "OnlineDPOTrainer/XPOTrainer/NashMDTrainer(reward_model=, old positionals, ...) -> reward_funcs=, " \
-              "...; OnlineDPOTrainer(judge=) -> reference_impl's trainer and config, XPO/Nash-MD judge= marked"
+              "...; (judge=) -> reference_impl's trainer and config where compat.trl's takes no judge"
     triggers = ("OnlineDPOTrainer", "XPOTrainer", "NashMDTrainer")
     requires = ("trl",)
 
@@ -187,8 +235,10 @@ class OnlineDpoArguments(PythonMigration):
         module = wrapper.visit(visitor)
         if not visitor.judged:
             return module if visitor.changed else wrapper.module
-        return _TO_REFERENCE.transform(cst.MetadataWrapper(module, unsafe_skip_copy=True),
-                                       RuleContext(ctx.options, ctx.path, ctx.findings))
+        for trainer in sorted(visitor.judged):
+            module = _TO_REFERENCE[trainer].transform(cst.MetadataWrapper(module, unsafe_skip_copy=True),
+                                                      RuleContext(ctx.options, ctx.path, ctx.findings))
+        return module
 
 
 MIGRATION = OnlineDpoArguments()

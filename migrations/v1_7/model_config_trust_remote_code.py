@@ -9,7 +9,8 @@ parser's output (resolved by qualified name, see `migrations.kinds.script_fields
   parser tuple is a TRL class with the field on every release from the target on (the atlas; `GKDConfig` at its
   experimental path too), or a `compat.trl` config that is reference_impl's on every such release and declares it
   (`BCOConfig`, `XPOConfig`, `NashMDConfig`, `PRMConfig` on 1.14+: `kinds.script_fields.REFERENCE_CONFIG_FIELDS`),
-  and the name it is unpacked into means that unpacking where it is read: the same
+  or such a `reference_impl` config imported by its own name (on every target: what `online-dpo-arguments` gives a
+  file that passes a judge), and the name it is unpacked into means that unpacking where it is read: the same
   `--trust_remote_code` option (default False), parsed into the object that owns it now. The rule runs after the
   other TRL rules, so a tuple they rewrote (`PPOConfig` -> `GRPOConfig`) is the one judged;
 * otherwise (no such config in the tuple: a PRM/ORPO/CPO config, your own TrainingArguments; a `ModelConfig(...)`

@@ -4,7 +4,10 @@ Both TRL 1.13 trainers (`trl.experimental.xpo`, `trl.experimental.nash_md`, remo
 and keep its data flow: prompts in, two completions per prompt, scored by the reward. They differ from it, and
 between themselves, only in where the second completion comes from (`_sample_pair`) and in the loss
 (`compute_loss`). Here: the single-reward rule of both, the log-probs of the policy on some rows of the pair batch,
-and the metrics every step logs (the loss' own, the scores of both sides, EOS rates, the coefficients).
+and the metrics every step logs (the loss' own, the scores of both sides, EOS rates, the coefficients). Both also
+take TRL 1.0's `judge=` (a pairwise judge ranks the pair instead of the reward; removed in TRL 1.1), keyword only,
+through Online DPO's judge path (`OnlineDPOTrainer._judge`) with the completions stripped as TRL 1.0's XPO and
+Nash-MD did.
 """
 
 from __future__ import annotations
@@ -16,14 +19,19 @@ import torch
 from .online_dpo import OnlineDPOTrainer
 
 
-def check_one_reward(reward_funcs: Any, trainer: str) -> None:
-    """TRL 1.13's XPO and Nash-MD score with exactly one reward function or model."""
+def check_one_reward(reward_funcs: Any, trainer: str, judge: Any = None) -> None:
+    """TRL 1.13's XPO and Nash-MD score with exactly one reward function or model; with a judge (TRL 1.0's `judge=`,
+    which wins over the reward functions, see `OnlineDPOTrainer`) there is nothing to check."""
+    if judge is not None:
+        return
     if reward_funcs is None or (isinstance(reward_funcs, list) and len(reward_funcs) != 1):
         raise ValueError(f"{trainer} only supports one reward function/model.")
 
 
 class _SampledPairTrainer(OnlineDPOTrainer):
     """Online DPO's pipeline with the rows laid out as `[B completions of the policy, B of the other policy]`."""
+
+    _judge_strips = True  # TRL 1.0's XPO and Nash-MD `_compute_judge` strip each decoded completion
 
     def _policy_logps(self, model: Any, inputs: dict[str, Any], rows: slice = slice(None)) -> torch.Tensor:
         """Per-token log-probs `[rows, T]` of the completions under `model` (at temperature 1, like TRL)."""

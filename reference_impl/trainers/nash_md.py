@@ -12,6 +12,13 @@ policy with adapters disabled, else a frozen copy of the policy. Logged metrics 
 `objective/entropy`, `rewards/{probabilities,accuracies,margins,chosen,rejected}`, `logps/{chosen,rejected}`,
 `val/{model,ref}_contain_eos_token`, `beta`, `mixture_coef`.
 
+`judge=` (keyword only; TRL 1.0's Nash-MD, removed in 1.1): a pairwise judge gives the preference instead of the
+reward, as TRL 1.0 did: `P(y > y') = judge.judge(prompts, [[y, y'], ...], return_scores=True)` (each decoded
+completion stripped; chat prompts and completions rendered with TRL's `SIMPLE_CHAT_TEMPLATE`), the same REINFORCE
+loss on it. Only a judge that returns scores fits (`PairRMJudge`; TRL's HF and OpenAI judges raise, as in TRL).
+Given with `reward_funcs`, the judge wins (a warning says so); judged steps apply no `missing_eos_penalty` and log
+no `rewards/{chosen,rejected}`.
+
 Differences from TRL 1.13, all supersets: the reward may be a callable as well as a model (scored on decoded text,
 like Online DPO here); a PEFT policy without `ref_model` mixes in the policy with its adapters disabled (TRL 1.13
 used `get_base_model()`, whose adapters stay active). The mixture is sampled by a plain loop (no KV cache, as TRL's
@@ -36,7 +43,7 @@ from ._base import _coerce_args
 from ._config import option, per_epoch
 from ._online import unwrap_for_generation
 from ._selfplay import _SampledPairTrainer, check_one_reward
-from .online_dpo import OnlineDPOConfig
+from .online_dpo import OnlineDPOConfig, PairwiseJudge
 
 
 @dataclass
@@ -134,7 +141,8 @@ def sample_geometric_mixture(
 
 class NashMDTrainer(_SampledPairTrainer):
     """Nash-MD on the chunked engine. Constructor as TRL 1.13's `trl.experimental.nash_md.NashMDTrainer` (no
-    `reward_processing_classes`: the reward is scored with `processing_class`, as in TRL)."""
+    `reward_processing_classes`: the reward is scored with `processing_class`, as in TRL), plus TRL 1.0's `judge`
+    (keyword only: 1.0 took it fourth, where 1.13 takes `args`)."""
 
     _name = "Nash-MD"
     _tag_names = ["nash-md"]
@@ -154,14 +162,17 @@ class NashMDTrainer(_SampledPairTrainer):
         callbacks: list | None = None,
         optimizers: tuple = (None, None),
         preprocess_logits_for_metrics: Callable | None = None,
+        *,
+        judge: PairwiseJudge | None = None,
     ) -> None:
-        check_one_reward(reward_funcs, "NashMDTrainer")
+        check_one_reward(reward_funcs, "NashMDTrainer", judge)
         args = _coerce_args(args, NashMDConfig, model, "NashMD")
         super().__init__(
             model=model, ref_model=ref_model, reward_funcs=reward_funcs, args=args, data_collator=data_collator,
             train_dataset=train_dataset, eval_dataset=eval_dataset, processing_class=processing_class,
             reward_processing_classes=processing_class, peft_config=peft_config, compute_metrics=compute_metrics,
             callbacks=callbacks, optimizers=optimizers, preprocess_logits_for_metrics=preprocess_logits_for_metrics,
+            judge=judge,
         )
         self._mixture_coef = args.mixture_coef
 
@@ -183,15 +194,27 @@ class NashMDTrainer(_SampledPairTrainer):
             )
         return policy + mixture
 
+    def _judge(self, prompts: list, completions: list) -> dict[str, torch.Tensor]:
+        """TRL 1.0's judged Nash-MD: the judge's scores, `judge.judge(prompts, [[y, y'], ...], return_scores=True)`,
+        are `P(y > y')` itself (a judge without `return_scores`, such as TRL's HF and OpenAI judges, fails as it did
+        in TRL). `first_better` (`P >= 0.5`, the reward path's `r(y) >= r(y')`) only fills Online DPO's pairing."""
+        scores = self.judge.judge(*self._judge_pairs(prompts, completions), return_scores=True)
+        probability = torch.tensor(scores, dtype=torch.float32, device=self.accelerator.device)
+        return {"first_better": probability >= 0.5, "judge_probability": probability}
+
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
                      num_items_in_batch: Any = None) -> torch.Tensor:
         beta = self.beta
         n = inputs["completion_mask"].size(0) // 2
         policy = slice(0, n)  # only the policy's own samples are trained on
-        model_scores, mixture_scores = inputs["rewards"].chunk(2)
-        probability = torch.sigmoid(model_scores - mixture_scores)
+        if "rewards" in inputs:
+            model_scores, mixture_scores = inputs["rewards"].chunk(2)
+            probability = torch.sigmoid(model_scores - mixture_scores)
+        else:  # a judge's P(y > y'), TRL 1.0
+            probability = inputs["judge_probability"]
         loss, metrics = nash_md_loss(self._policy_logps(model, inputs, policy), inputs["ref_logps"][policy],
                                      inputs["completion_mask"][policy], probability, beta=beta)
-        metrics.update({"rewards/chosen": model_scores, "rewards/rejected": mixture_scores})
+        if "rewards" in inputs:  # judged pairs have no scores to log (TRL 1.0)
+            metrics.update({"rewards/chosen": model_scores, "rewards/rejected": mixture_scores})
         self._log_pair_metrics(metrics, inputs, beta=beta, mixture_coef=self.mixture_coef)
         return loss

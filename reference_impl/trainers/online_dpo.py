@@ -99,6 +99,7 @@ class OnlineDPOTrainer(_OnlineTrainer):
     _name = "Online DPO"
     _tag_names = ["online-dpo"]
     loss_is_scaled_for_ga = False
+    _judge_strips = False  # TRL 1.0's Online DPO hands the judge the decoded completions as they are
 
     def __init__(
         self,
@@ -203,7 +204,9 @@ class OnlineDPOTrainer(_OnlineTrainer):
             ref_logps = self._completion_stats(ref, input_ids, attention_mask, keep, temperature=1.0)["logp"]
         completions = self._decode(completion_ids, prompts)
         if self.judge is not None:
-            better = self._judge_first_better(prompts, completions)
+            verdict = self._judge(prompts, completions)
+            better = verdict.pop("first_better")
+            batch.update(verdict)
         else:
             batch["rewards"] = rewards = self._rewards(inputs, completions, completion_ids, contain_eos)
             first, second = rewards.split(n)
@@ -227,14 +230,23 @@ class OnlineDPOTrainer(_OnlineTrainer):
             rewards[~contain_eos] -= self.args.missing_eos_penalty
         return rewards
 
-    def _judge_first_better(self, prompts: list, completions: list) -> torch.Tensor:
-        """`[n]` bool: the judge prefers the first completion of prompt i (its answer is 0), as TRL 1.0 reads it."""
+    def _judge_pairs(self, prompts: list, completions: list) -> tuple[list[str], list[list[str]]]:
+        """What TRL 1.0 hands the judge: the prompts and `[first, second]` completion texts per prompt, chat rendered
+        with `SIMPLE_CHAT_TEMPLATE`; XPO and Nash-MD (`_judge_strips`) strip each decoded completion first."""
+        if self._judge_strips:
+            completions = [[{**m, "content": m["content"].strip()} for m in c] if isinstance(c, list) else c.strip()
+                           for c in completions]
         if _data.is_conversational({"prompt": prompts[0]}):
             prompts = [render_for_judge(p) for p in prompts]
             completions = [render_for_judge(c) for c in completions]
         n = len(prompts)
-        ranks = self.judge.judge(prompts, [[a, b] for a, b in zip(completions[:n], completions[n:], strict=True)])
-        return torch.tensor([rank == 0 for rank in ranks], device=self.accelerator.device)
+        return prompts, [[a, b] for a, b in zip(completions[:n], completions[n:], strict=True)]
+
+    def _judge(self, prompts: list, completions: list) -> dict[str, torch.Tensor]:
+        """The judge's verdict as batch entries: `first_better` `[n]` bool, the judge prefers the first completion of
+        prompt i (its answer is 0), as TRL 1.0 reads it (Nash-MD adds the judge's probabilities)."""
+        ranks = self.judge.judge(*self._judge_pairs(prompts, completions))
+        return {"first_better": torch.tensor([rank == 0 for rank in ranks], device=self.accelerator.device)}
 
     # ------------------------------------------------------------------------------------------------------ loss
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,

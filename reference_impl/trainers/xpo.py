@@ -11,6 +11,12 @@ Logged metrics (TRL 1.13's names): `loss/{dpo,xpo}`, `objective/{kl,entropy,mode
 `rewards/{chosen,rejected,accuracies,margins}`, `logps/{chosen,rejected}`,
 `val/{model,ref}_contain_eos_token`, `alpha`, `beta`.
 
+`judge=` (keyword only; TRL 1.0's XPO, removed in 1.1): a pairwise judge ranks the pair instead of the reward, as
+TRL 1.0 did: `judge.judge(prompts, [[y, y'], ...])` (each decoded completion stripped; chat prompts and completions
+rendered with TRL's `SIMPLE_CHAT_TEMPLATE`), an answer of 0 makes `y` chosen, anything else `y'`; the loss is the
+same DPO + exploration term on that ranking. Given with `reward_funcs`, the judge wins (a warning says so); judged
+steps apply no `missing_eos_penalty` and log no `objective/{model_scores,ref_scores,scores_margin}`.
+
 Differences from TRL 1.13, all supersets: the reward may be a callable as well as a model (scored on decoded text,
 like Online DPO here), and a PEFT policy without `ref_model` samples `y'` with its adapters disabled (TRL 1.13
 sampled from `get_base_model()`, whose adapters stay active).
@@ -31,7 +37,7 @@ from ._base import _coerce_args
 from ._config import option, per_epoch
 from ._online import unwrap_for_generation
 from ._selfplay import _SampledPairTrainer, check_one_reward
-from .online_dpo import OnlineDPOConfig
+from .online_dpo import OnlineDPOConfig, PairwiseJudge
 
 
 @dataclass
@@ -48,7 +54,8 @@ class XPOConfig(OnlineDPOConfig):
 
 
 class XPOTrainer(_SampledPairTrainer):
-    """XPO on the chunked engine. Constructor as TRL 1.13's `trl.experimental.xpo.XPOTrainer`."""
+    """XPO on the chunked engine. Constructor as TRL 1.13's `trl.experimental.xpo.XPOTrainer`, plus TRL 1.0's `judge`
+    (keyword only: 1.0 took it fourth, where 1.13 takes `args`)."""
 
     _name = "XPO"
     _tag_names = ["xpo"]
@@ -69,15 +76,17 @@ class XPOTrainer(_SampledPairTrainer):
         callbacks: list | None = None,
         optimizers: tuple = (None, None),
         preprocess_logits_for_metrics: Callable | None = None,
+        *,
+        judge: PairwiseJudge | None = None,
     ) -> None:
-        check_one_reward(reward_funcs, "XPOTrainer")
+        check_one_reward(reward_funcs, "XPOTrainer", judge)
         args = _coerce_args(args, XPOConfig, model, "XPO")
         super().__init__(
             model=model, ref_model=ref_model, reward_funcs=reward_funcs, args=args, data_collator=data_collator,
             train_dataset=train_dataset, eval_dataset=eval_dataset, processing_class=processing_class,
             reward_processing_classes=reward_processing_classes, peft_config=peft_config,
             compute_metrics=compute_metrics, callbacks=callbacks, optimizers=optimizers,
-            preprocess_logits_for_metrics=preprocess_logits_for_metrics,
+            preprocess_logits_for_metrics=preprocess_logits_for_metrics, judge=judge,
         )
         self._alpha = args.alpha
 
@@ -106,8 +115,9 @@ class XPOTrainer(_SampledPairTrainer):
         policy_wins = inputs["chosen_idx"] < n  # Online DPO's ranking: the policy's sample won (or tied)
         loss, metrics = xpo_loss(policy_seq, ref_seq, policy_wins, beta=beta, alpha=alpha,
                                  loss_type=self.args.loss_type)
-        model_scores, ref_scores = inputs["rewards"].chunk(2)
-        metrics.update({"objective/model_scores": model_scores, "objective/ref_scores": ref_scores,
-                        "objective/scores_margin": model_scores - ref_scores})
+        if "rewards" in inputs:  # judged pairs have no scores to log (TRL 1.0)
+            model_scores, ref_scores = inputs["rewards"].chunk(2)
+            metrics.update({"objective/model_scores": model_scores, "objective/ref_scores": ref_scores,
+                            "objective/scores_margin": model_scores - ref_scores})
         self._log_pair_metrics(metrics, inputs, alpha=alpha, beta=beta)
         return loss

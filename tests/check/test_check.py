@@ -338,12 +338,13 @@ def test_compat_imports_are_held_against_what_trl_compat_exports(c116, tmp_path)
 
 
 def test_compat_calls_are_held_against_the_signature_trl_compat_keeps(c116):
-    """A `compat.trl` name with TRL candidates keeps a TRL signature: the target's where it has the name (GRPO,
-    Online DPO), else the last release that had it (XPO: TRL 1.13's, which the reference trainer keeps). The copies of
-    0.x helpers (no TRL path) are not held against anything."""
+    """A `compat.trl` name with TRL candidates keeps a TRL signature where the target has the name (GRPO, Online
+    DPO; XPO on 1.13: no `judge=`); where it has none, the reference_impl class it resolves to is read from its source
+    (XPO on 1.16: TRL 1.13's plus 1.0's `judge=`); a reference config without its own `__init__` keeps the last TRL
+    release's (XPOConfig: 1.13's). The copies of 0.x helpers (no TRL path) are not held against anything."""
     code = """\
         from compat.trl import GRPOTrainer, OnlineDPOTrainer as ODT, XPOConfig, XPOTrainer, setup_chat_format
-        XPOTrainer(model, ref, reward_funcs=r, judge=j, args=XPOConfig(output_dir="o", alpha=[1e-5], nope=1))
+        XPOTrainer(model, ref, reward_funcs=r, judge=j, nope=2, args=XPOConfig(output_dir="o", alpha=[1e-5], nope=1))
         GRPOTrainer(model=m, reward_funcs=f, processing_class=t, tokenizer=t)
         ODT(m, judge=j)
         setup_chat_format(m, t, whatever=1)
@@ -352,14 +353,20 @@ def test_compat_calls_are_held_against_the_signature_trl_compat_keeps(c116):
         x = XPOConfig.some_attribute.deeper  # attributes of compat.trl names are not held (online-rlhf crashed)
         class Sub(XPOTrainer):
             def __init__(self):
-                super().__init__(judge=1)
+                super().__init__(judge=1, nope=1)
         """
     assert problems(c116, code) == [
-        (2, "unknown-keyword", "compat.trl.XPOTrainer(judge=)"), (2, "unknown-keyword", "compat.trl.XPOConfig(nope=)"),
+        (2, "unknown-keyword", "compat.trl.XPOTrainer(nope=)"), (2, "unknown-keyword", "compat.trl.XPOConfig(nope=)"),
         (3, "unknown-keyword", "compat.trl.GRPOTrainer(tokenizer=)"),
         (4, "unknown-keyword", "compat.trl.OnlineDPOTrainer(judge=)"),
-        (11, "unknown-keyword", "compat.trl.XPOTrainer(judge=)")]
-    [xpo] = [p for p in Checker("1.16").check(textwrap.dedent(code)) if p.line == 2 and "judge" in p.name]
+        (11, "unknown-keyword", "compat.trl.XPOTrainer(nope=)")]
+    [xpo] = [p for p in Checker("1.16").check(textwrap.dedent(code)) if p.line == 2 and "XPOTrainer" in p.name]
+    assert "reference_impl's signature" in xpo.message and "reference_impl.trainers.xpo.XPOTrainer" in xpo.message
+    on_113 = [(p.line, p.name) for p in Checker("1.13").check(textwrap.dedent(code)) if "XPO" in p.name]
+    assert on_113 == [(2, "compat.trl.XPOTrainer(judge=)"), (2, "compat.trl.XPOTrainer(nope=)"),
+                      (2, "compat.trl.XPOConfig(nope=)"), (11, "compat.trl.XPOTrainer(judge=)"),
+                      (11, "compat.trl.XPOTrainer(nope=)")]
+    [xpo] = [p for p in Checker("1.13").check(textwrap.dedent(code)) if p.line == 2 and "judge" in p.name]
     assert "TRL 1.13.0's signature" in xpo.message and "trl.experimental.xpo.XPOTrainer" in xpo.message
 
 
@@ -375,6 +382,24 @@ def test_compat_diffusion_calls_keep_trl_0_23_1s_signatures(c116):
         """) == [(4, "too-many-positional", "compat.trl.DDPOTrainer"),
                  (4, "unknown-keyword", "compat.trl.DDPOConfig(output_dir=)"),
                  (5, "too-many-positional", "compat.trl.DefaultDDPOStableDiffusionPipeline")]
+
+
+def test_the_reference_signature_is_read_from_the_reference_source():
+    """`compat.check.reference` reads the real `__init__` of the reference class (here against the class itself,
+    imported): every parameter with its kind; a class without its own `__init__` (the configs) gives None."""
+    import inspect
+
+    import reference_impl
+    from compat.check.reference import reference_signature
+
+    kinds = {inspect.Parameter.POSITIONAL_OR_KEYWORD: "pk", inspect.Parameter.KEYWORD_ONLY: "ko"}
+    for name in ("XPOTrainer", "NashMDTrainer", "BCOTrainer", "PRMTrainer"):
+        sig = reference_signature(name)
+        real = inspect.signature(getattr(reference_impl, name).__init__).parameters.values()
+        assert [(p.name, p.kind) for p in sig.params] == [(p.name, kinds[p.kind]) for p in real if p.name != "self"]
+    assert reference_signature("XPOTrainer").param("judge").kind == "ko"
+    assert reference_signature("XPOConfig") is None and reference_signature("NashMDConfig") is None
+    assert reference_signature("setup_chat_format") is None
 
 
 def test_the_export_table_is_what_the_modules_resolve():

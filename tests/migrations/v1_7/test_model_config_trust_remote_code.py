@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from migrations.v1_7.model_config_trust_remote_code import MIGRATION as RULE
 from tests.migrations._driver import check, noop, run
 
@@ -113,6 +115,28 @@ def test_a_compat_config_that_is_the_reference_one_holds_the_field():
     out, findings = run(RULE, src, target="1.13.0")
     assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
     out, _ = run(RULE, src.replace("compat.trl", "mylib"))  # not trl-compat's: nothing is known of it, marked
+    assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
+
+
+@pytest.mark.parametrize("target", ["1.13.0", "1.16.0"])
+@pytest.mark.parametrize("config", ["XPOConfig", "NashMDConfig", "OnlineDPOConfig"])
+def test_a_reference_impl_config_holds_the_field_on_every_target(config, target):
+    """`reference_impl.XPOConfig` (what `online-dpo-arguments` gives a judged XPO / Nash-MD / Online DPO file) is the
+    same class on every TRL and declares trust_remote_code: the read moves on 1.13 too. A reference config the table
+    does not list, or a module of the same name that is not trl-compat's, is not known to hold it: marked."""
+    src = f"""\
+        from reference_impl import {config}
+        from trl import ModelConfig, ScriptArguments, TrlParser
+
+        parser = TrlParser((ScriptArguments, {config}, ModelConfig))
+        script_args, training_args, model_args = parser.parse_args_and_config()
+        trust = model_args.trust_remote_code
+    """
+    out, _ = run(RULE, src, target=target)
+    assert out.splitlines()[-1] == "trust = training_args.trust_remote_code" and "TODO" not in out
+    out, _ = run(RULE, src.replace(config, "A2POConfig"), target=target)
+    assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
+    out, _ = run(RULE, src.replace("from reference_impl", "from my_reference_impl"), target=target)
     assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
 
 
