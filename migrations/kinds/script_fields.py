@@ -167,26 +167,42 @@ def _releases_from(release: str) -> tuple[str, ...]:
     return tuple(r for r in known if Version(r) >= min(Version(release), Version(known[-1])))
 
 
-#: field -> the `compat.trl` configs whose reference implementation (`reference_impl`'s, what `compat.trl` resolves to
-#: where the installed TRL lacks them) declares it; `tests/migrations/v1_7` holds the table against reference_impl
+#: field -> the reference configs (`reference_impl`'s, what `compat.trl` resolves to where the installed TRL lacks
+#: them) that declare it; `tests/migrations/v1_7` holds the table against reference_impl
 REFERENCE_CONFIG_FIELDS: dict[str, frozenset[str]] = {
-    "trust_remote_code": frozenset({"BCOConfig", "XPOConfig", "NashMDConfig", "PRMConfig"}),
+    "trust_remote_code": frozenset({"BCOConfig", "XPOConfig", "NashMDConfig", "PRMConfig", "OnlineDPOConfig"}),
 }
+#: the paths `reference_impl` exports its configs under (`reference_impl.NAME`, `reference_impl.trainers.NAME`)
+_REFERENCE_PACKAGES = ("reference_impl.", "reference_impl.trainers.")
+
+
+def reference_has_field(qualname: str, field: str) -> bool:
+    """Whether `qualname` is a reference config (`reference_impl.OnlineDPOConfig`) that declares `field`: this
+    project's own class, the same on every TRL release."""
+    return any(qualname.startswith(p) and qualname.removeprefix(p) in REFERENCE_CONFIG_FIELDS.get(field, ())
+               for p in _REFERENCE_PACKAGES)
 
 
 @lru_cache(maxsize=256)
 def compat_has_field_from(qualname: str, field: str, release: str) -> bool:
-    """Whether `compat.trl.NAME` is the reference config with `field` on every release from `release` on: the
-    reference declares it and no TRL candidate of the name exists from `release` to the newest (where one does,
-    `compat.trl` resolves to TRL's class, which may lack the field)."""
+    """Whether `compat.trl.NAME` has `field` on every release from `release` on, whatever it resolves to there: on
+    each release the first of its TRL candidates the release has (`compat.trl` takes TRL's class where the
+    installed TRL has one) must have the field (the atlas), and where the release has none, the reference config
+    must declare it (`REFERENCE_CONFIG_FIELDS`)."""
     from compat._exports import trl_paths
     from migrations.atlas import Atlas
 
     name = qualname.removeprefix("compat.trl.")
-    if not qualname.startswith("compat.trl.") or name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
+    if not qualname.startswith("compat.trl."):
         return False
     atlas = Atlas.load("trl")
-    return not any(atlas.has(r, q) for r in _releases_from(release) for q in trl_paths(name))
+    for r in _releases_from(release):
+        trl = next((q for q in trl_paths(name) if atlas.has(r, q)), None)
+        if trl is None and name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
+            return False
+        if trl is not None and field not in (atlas.config_fields(r, trl) or {}):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -347,7 +363,8 @@ class _Transformer(MigrationTransformer):
         target = self.ctx.options.target_trl.base_version
         holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
             has_field_from(q, use.gone.field, target) if q.startswith("trl.")
-            else compat_has_field_from(q, use.gone.field, target) for q in imported_names(self, c))]
+            else compat_has_field_from(q, use.gone.field, target) or reference_has_field(q, use.gone.field)
+            for q in imported_names(self, c))]
         if len(holders) != 1:
             return None
         name, target = binding.names[holders[0]], binding.targets[holders[0]]
