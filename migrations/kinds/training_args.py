@@ -13,7 +13,9 @@ whatever the TRL release. The rules for such removals (`migrations/transformers/
   the `compat.trl` keyword helpers these rules write, `**warmup(...)`, `**length_grouping(...)`, carry known ones);
 * `binds_name`: whether a module binds a name itself, before a rule imports a `compat.trl` helper under it;
 * `pin_admits_none_before`: whether the repository's own pin of a library admits no release older than the one
-  that introduced a successor, so the successor alone can be written.
+  that introduced a successor, so the successor alone can be written;
+* `HelperSplatMigration`: the shape of a rule that writes `**helper(...)` from `compat.trl` where no keyword is
+  valid on every release (`warmup-ratio`, `group-by-length`).
 """
 
 from __future__ import annotations
@@ -22,16 +24,17 @@ import ast
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.imports import imported_names
+from migrations.kinds.imports import ensure_imports, imported_names
 
-__all__ = ["COMPAT_SPLATS", "TRAINING_ARGUMENTS", "FieldTransformer", "binds_name", "foreign_splat",
-           "is_training_config", "pin_admits_none_before"]
+__all__ = ["COMPAT_SPLATS", "TRAINING_ARGUMENTS", "FieldTransformer", "HelperSplatMigration", "binds_name",
+           "foreign_splat", "is_training_config", "pin_admits_none_before"]
 
 TRAINING_ARGUMENTS = frozenset({
     "transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
@@ -127,3 +130,22 @@ class FieldTransformer(MigrationTransformer):
         if original_node.attr.value == self.field:
             self.todo(original_node, self.use_message)
         return updated_node
+
+
+class HelperSplatMigration(PythonMigration):
+    """A rule whose transformer (`transformer(rule, ctx, plain=, helper_ok=)`, setting `needed` when it wrote
+    `**helper(...)`) rewrites a removed field: `plain` when the repository's transformers pin admits no release older
+    than `plain_from` (the successor keyword alone is valid), `helper_ok` when the module does not bind `helper`
+    itself; `from compat.trl import helper` is added when it was used."""
+
+    helper: ClassVar[str]
+    plain_from: ClassVar[str]
+    transformer: ClassVar[type[MigrationTransformer]]
+
+    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        t = self.transformer(self, ctx, plain=pin_admits_none_before(ctx.path, "transformers", self.plain_from),
+                             helper_ok=not binds_name(ctx.module_code(wrapper), self.helper))
+        module = wrapper.visit(t)
+        if getattr(t, "needed", False):
+            module = ensure_imports(module, [("compat.trl", self.helper)])
+        return module if t.changed else wrapper.module

@@ -42,17 +42,15 @@ from migrations.kinds.cst import (
     replace_args,
     side_effect_free,
 )
-from migrations.kinds.imports import ensure_imports, imported_names
+from migrations.kinds.imports import imported_names
 from migrations.kinds.training_args import (
     COMPAT_SPLATS,
-    binds_name,
+    HelperSplatMigration,
     foreign_splat,
     is_training_config,
-    pin_admits_none_before,
 )
 
 _MISSING = object()
-_HELPER = ("compat.trl", "warmup")
 _MARK = ("warmup_ratio= is gone in transformers 5.15, pass **warmup(ratio) from compat.trl instead; not rewritten: "
          "{why}; or warmup_steps=<ratio> once the manifest requires transformers>=5")
 
@@ -101,19 +99,12 @@ class _Transformer(MigrationTransformer):
         return replace_args(updated_node, [splat if a is ratio else a for a in args if a is not steps])
 
 
-class WarmupRatio(PythonMigration):
+class WarmupRatio(HelperSplatMigration):
     summary = ("TrainingArguments / TRL config warmup_ratio= (removed in transformers 5.15) -> **warmup(r) from "
                "compat.trl, or warmup_steps=r under a transformers>=5 pin")
     triggers = ("warmup_ratio",)
     requires = ("transformers", "trl")
-
-    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        t = _Transformer(self, ctx, plain=pin_admits_none_before(ctx.path, "transformers", "5.0.0"),
-                         helper_ok=not binds_name(ctx.module_code(wrapper), "warmup"))
-        module = wrapper.visit(t)
-        if t.needed:
-            module = ensure_imports(module, [_HELPER])
-        return module if t.changed else wrapper.module
+    helper, plain_from, transformer = "warmup", "5.0.0", _Transformer
 
 
 MIGRATION = WarmupRatio()

@@ -31,17 +31,15 @@ import libcst as cst
 
 from migrations.base import PythonMigration, RuleContext
 from migrations.kinds.cst import kwarg, literal_value, replace_args
-from migrations.kinds.imports import ensure_imports, imported_names
+from migrations.kinds.imports import imported_names
 from migrations.kinds.options import KTO_CONFIGS
 from migrations.kinds.training_args import (
     COMPAT_SPLATS,
     FieldTransformer,
-    binds_name,
+    HelperSplatMigration,
     foreign_splat,
-    pin_admits_none_before,
 )
 
-_HELPER = ("compat.trl", "length_grouping")
 _KEYS = COMPAT_SPLATS["compat.trl.length_grouping"]
 _MISSING = object()
 _MARK = ("TrainingArguments(group_by_length=) is gone in transformers 5.2 (train_sampling_strategy="
@@ -87,19 +85,12 @@ class _Transformer(FieldTransformer):
         return replace_args(updated, [splat if a is arg else a for a in args])
 
 
-class GroupByLength(PythonMigration):
+class GroupByLength(HelperSplatMigration):
     summary = ("TrainingArguments / TRL config group_by_length= (removed in transformers 5.2) -> "
                "**length_grouping(v) from compat.trl, or train_sampling_strategy= under a transformers>=5.2 pin")
     triggers = ("group_by_length",)
     requires = ("transformers", "trl")
-
-    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        t = _Transformer(self, ctx, plain=pin_admits_none_before(ctx.path, "transformers", "5.2.0"),
-                         helper_ok=not binds_name(ctx.module_code(wrapper), "length_grouping"))
-        module = wrapper.visit(t)
-        if t.needed:
-            module = ensure_imports(module, [_HELPER])
-        return module if t.changed else wrapper.module
+    helper, plain_from, transformer = "length_grouping", "5.2.0", _Transformer
 
 
 MIGRATION = GroupByLength()

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 from migrations.atlas import Atlas
 from migrations.transformers.v5_0.overwrite_output_dir import MIGRATION as RULE
-from tests.migrations._driver import check, noop, run
-
-ROOT = Path(__file__).resolve().parents[4]
+from tests.migrations._driver import assert_check_passes, check, noop, run
 
 
 def test_facts():
     atlas = Atlas.load("transformers")
-    assert "overwrite_output_dir" in atlas.config_fields("4.56.2", "transformers.TrainingArguments")
-    assert "overwrite_output_dir" in atlas.config_fields("4.57.6", "transformers.TrainingArguments")
-    assert "overwrite_output_dir" not in atlas.config_fields("5.0.0", "transformers.TrainingArguments")
-    assert "overwrite_output_dir" not in atlas.config_fields("5.24.0", "transformers.TrainingArguments")
+    for release, has_it in (("4.56.2", True), ("4.57.6", True), ("5.0.0", False), ("5.24.0", False)):
+        assert ("overwrite_output_dir" in atlas.config_fields(release, "transformers.TrainingArguments")) is has_it
 
 
 def test_dropped_from_trl_configs_and_training_arguments():
@@ -88,8 +80,4 @@ def test_noop():
 
 
 def test_the_check_accepts_the_rewrite_on_both_ends(tmp_path):
-    (tmp_path / "train.py").write_text('from trl import SFTConfig\n\nargs = SFTConfig(output_dir="o", seed=1)\n')
-    for release in ("4.56.2", "5.24.0"):
-        done = subprocess.run([sys.executable, "-m", "compat.check", str(tmp_path), "--target-trl", "1.16.0",
-                               "--target-transformers", release], capture_output=True, text=True, cwd=ROOT)
-        assert done.returncode == 0, done.stdout + done.stderr
+    assert_check_passes(tmp_path, 'from trl import SFTConfig\n\nargs = SFTConfig(output_dir="o", seed=1)\n')
