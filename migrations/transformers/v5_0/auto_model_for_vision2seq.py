@@ -70,7 +70,8 @@ NOT_ON_4_56 = ("instructblipvideo", "video_llava")
 
 
 class AutoModelForVision2Seq(SymbolMigration):
-    summary = "AutoModelForVision2Seq (removed in transformers 5.0) -> AutoModelForImageTextToText"
+    summary = ("AutoModelForVision2Seq (removed in transformers 5.0) -> AutoModelForImageTextToText; in a file about "
+               "video models compat.trl.AutoModelForVision2Seq")
     triggers = ("AutoModelForVision2Seq",)
     requires = ("transformers",)
     symbols = {q: Moved("transformers", "AutoModelForImageTextToText",
