@@ -70,6 +70,12 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "trl_sanitze_kwargs_for_tagging": (("compat.trl", "_trl_sanitze_kwargs_for_tagging"),),  # removed in 0.14
     # not a TRL name: transformers 5.15 removed TrainingArguments(warmup_ratio=); the keywords of the installed one
     "warmup": (("compat.trl", "_warmup"),),
+    # not a TRL name: transformers 5.0 removed AutoModelForVision2Seq; 5.x's AutoModelForImageTextToText maps every
+    # model type of 4.56.2's and 4.57.6's Vision2Seq table to the same class (rule auto-model-for-vision2seq)
+    "AutoModelForVision2Seq": (("transformers", "AutoModelForVision2Seq"),
+                               ("transformers", "AutoModelForImageTextToText")),
+    # not a TRL name: transformers 5.2 removed TrainingArguments(group_by_length=); the keyword of the installed one
+    "length_grouping": (("compat.trl", "_length_grouping"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),

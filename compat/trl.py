@@ -14,9 +14,12 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `compat._dataset_formatting` (`trl.extras.dataset_formatting`: the 0.26.2 formatting functions, 1.12.0's
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
-generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2). One name is not TRL's: `warmup` (`_warmup`), the
+generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2). Three names are not TRL's: `AutoModelForVision2Seq`, transformers' own class where the installed transformers has it
+(up to 4.57) and `AutoModelForImageTextToText` on 5.x, which maps every model type 4.56/4.57's Vision2Seq mapped to the
+same class (rule `auto-model-for-vision2seq`); `warmup` (`_warmup`), the
 warmup keywords of the installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed
-(rule `warmup-ratio`).
+(rule `warmup-ratio`), and `length_grouping` (`_length_grouping`), its keyword for code written with
+`group_by_length=`, which transformers 5.2 removed (rule `group-by-length`).
 """
 
 from __future__ import annotations
@@ -169,6 +172,25 @@ def _warmup(ratio: float, steps: float | None = None) -> dict[str, float]:
         raise ValueError(f"warmup ratio {ratio!r}: transformers 5.15+ takes a ratio as warmup_steps in [0, 1); "
                          "pass a number of steps (warmup_steps=N) instead")
     return {"warmup_steps": ratio}
+
+
+def _length_grouping(group_by_length: bool) -> dict[str, Any]:
+    """`SFTConfig(**length_grouping(flag))`: the length-grouping keyword of the installed transformers, for code
+    written with `group_by_length=`, which transformers 5.2 removed (rule `group-by-length`).
+
+    Where the installed `TrainingArguments` still has the field `group_by_length` (transformers <= 5.1) this returns
+    the keyword as it was written: the call is the original one. 5.2 replaced it with `train_sampling_strategy`,
+    whose `"group_by_length"` builds the samplers 4.x built for `group_by_length=True` (a `LengthGroupedSampler` for
+    training and for evaluation) and whose default `"random"` the sampler of `group_by_length=False`; so there this
+    returns `train_sampling_strategy="group_by_length"` for a true flag and nothing (the default) for a false one.
+    """
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    if any(f.name == "group_by_length" for f in dataclasses.fields(TrainingArguments)):
+        return {"group_by_length": group_by_length}
+    return {"train_sampling_strategy": "group_by_length"} if group_by_length else {}
 
 
 def _get_kbit_device_map() -> dict[str, int] | None:

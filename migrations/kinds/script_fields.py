@@ -173,24 +173,40 @@ def _releases_from(release: str) -> tuple[str, ...]:
 REFERENCE_CONFIG_FIELDS: dict[str, frozenset[str]] = {
     "trust_remote_code": frozenset({"BCOConfig", "XPOConfig", "NashMDConfig", "PRMConfig", "OnlineDPOConfig"}),
 }
+#: the paths `reference_impl` exports its configs under (`reference_impl.NAME`, `reference_impl.trainers.NAME`)
+_REFERENCE_PACKAGES = ("reference_impl.", "reference_impl.trainers.")
+
+
+def reference_has_field(qualname: str, field: str) -> bool:
+    """Whether `qualname` is a reference config (`reference_impl.OnlineDPOConfig`) that declares `field`: this
+    project's own class, the same on every TRL release."""
+    return any(qualname.startswith(p) and qualname.removeprefix(p) in REFERENCE_CONFIG_FIELDS.get(field, ())
+               for p in _REFERENCE_PACKAGES)
 
 
 @lru_cache(maxsize=256)
 def compat_has_field_from(qualname: str, field: str, release: str) -> bool:
-    """Whether `qualname` is a reference config with `field` on every release from `release` on: `reference_impl.NAME`
-    whose class declares it (the same class on every TRL), or `compat.trl.NAME` where the reference declares it and
-    no TRL candidate of the name exists from `release` to the newest (where one does, `compat.trl` resolves to TRL's
-    class, which may lack the field)."""
+    """Whether `qualname` is a config with `field` on every release from `release` on: `reference_impl.NAME` whose
+    class declares it (the same class on every TRL), or `compat.trl.NAME` whatever it resolves to there: on each
+    release the first of its TRL candidates the release has (`compat.trl` takes TRL's class where the installed TRL
+    has one) must have the field (the atlas), and where the release has none, the reference config must declare it
+    (`REFERENCE_CONFIG_FIELDS`)."""
     from compat._exports import trl_paths
     from migrations.atlas import Atlas
 
     if qualname.startswith("reference_impl."):
-        return qualname.removeprefix("reference_impl.") in REFERENCE_CONFIG_FIELDS.get(field, ())
+        return reference_has_field(qualname, field)
     name = qualname.removeprefix("compat.trl.")
-    if not qualname.startswith("compat.trl.") or name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
+    if not qualname.startswith("compat.trl."):
         return False
     atlas = Atlas.load("trl")
-    return not any(atlas.has(r, q) for r in _releases_from(release) for q in trl_paths(name))
+    for r in _releases_from(release):
+        trl = next((q for q in trl_paths(name) if atlas.has(r, q)), None)
+        if trl is None and name not in REFERENCE_CONFIG_FIELDS.get(field, ()):
+            return False
+        if trl is not None and field not in (atlas.config_fields(r, trl) or {}):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -351,7 +367,8 @@ class _Transformer(MigrationTransformer):
         target = self.ctx.options.target_trl.base_version
         holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
             has_field_from(q, use.gone.field, target) if q.startswith("trl.")
-            else compat_has_field_from(q, use.gone.field, target) for q in imported_names(self, c))]
+            else compat_has_field_from(q, use.gone.field, target)
+            for q in imported_names(self, c))]
         if len(holders) != 1:
             return None
         name, target = binding.names[holders[0]], binding.targets[holders[0]]

@@ -7,10 +7,12 @@ parser's output (resolved by qualified name, see `migrations.kinds.script_fields
 
 * `model_args.trust_remote_code` -> `training_args.trust_remote_code` when exactly one other class of the same
   parser tuple is a TRL class with the field on every release from the target on (the atlas; `GKDConfig` at its
-  experimental path too), or a `compat.trl` config that is reference_impl's on every such release and declares it
-  (`BCOConfig`, `XPOConfig`, `NashMDConfig`, `PRMConfig` on 1.14+: `kinds.script_fields.REFERENCE_CONFIG_FIELDS`),
-  or such a `reference_impl` config imported by its own name (on every target: what `online-dpo-arguments` gives a
-  file that passes a judge), and the name it is unpacked into means that unpacking where it is read: the same
+  experimental path too), or a `compat.trl` config that has it on every such release whatever it resolves to
+  there (TRL's class where the release has one, with the field in the atlas: `OnlineDPOConfig` at
+  `trl.experimental.online_dpo`; else the reference one, declaring it: `BCOConfig`, `XPOConfig`, `NashMDConfig`,
+  `PRMConfig` on 1.14+, `kinds.script_fields.REFERENCE_CONFIG_FIELDS`), or a reference config imported from
+  `reference_impl` that declares it (`reference_impl.OnlineDPOConfig`, what the Online DPO rules write), and the
+  name it is unpacked into means that unpacking where it is read: the same
   `--trust_remote_code` option (default False), parsed into the object that owns it now. The rule runs after the
   other TRL rules, so a tuple they rewrote (`PPOConfig` -> `GRPOConfig`) is the one judged;
 * otherwise (no such config in the tuple: a PRM/ORPO/CPO config, your own TrainingArguments; a `ModelConfig(...)`

@@ -110,3 +110,19 @@ def run_file(rule: Migration, text: str, path: str | Path):
     result = migrate_source(text, options=Options(), rules=[rule], path=str(path), verify_idempotent=True)
     assert result.ok, result.errors
     return result
+
+
+def assert_check_passes(folder: Path, source: str, transformers: tuple[str, ...] = ("4.56.2", "5.24.0"),
+                        target_trl: str = "1.16.0") -> None:
+    """`source`, written to `folder/train.py`, passes `python -m compat.check` (a subprocess, as users run it) for
+    `target_trl` with each transformers release of `transformers` (the ends a migrated manifest allows)."""
+    import subprocess
+    import sys
+
+    (folder / "train.py").write_text(source)
+    root = Path(__file__).resolve().parents[2]
+    for release in transformers:
+        done = subprocess.run([sys.executable, "-m", "compat.check", str(folder), "--target-trl", target_trl,
+                               "--target-transformers", release], capture_output=True, text=True, cwd=root,
+                              check=False)
+        assert done.returncode == 0, done.stdout + done.stderr

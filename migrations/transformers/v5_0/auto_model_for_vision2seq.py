@@ -10,7 +10,13 @@ two auto classes differ only in their model-type -> class tables (`modeling_auto
   only through `AutoModelForVision2Seq` there (they joined the ImageTextToText table in 5.0).
 
 So a file is rewritten (import and uses, `AutoModelForVision2Seq.from_pretrained(...)` included) unless it mentions
-a video model (the word `video`, any case): then every use is marked instead, naming the two model types.
+a video model (the word `video`, any case). Such a file's import moves to `compat.trl.AutoModelForVision2Seq`
+instead (its uses unchanged): transformers' own class wherever the installed transformers has it (4.56.2 - 4.57, so
+the very class the code used), else `AutoModelForImageTextToText` (5.x, where the class is gone), whose table maps
+every model type of 4.56.2's and 4.57.6's Vision2Seq table (`VISION2SEQ_4_57`: the two video types, `qwen3_vl` and
+`qwen3_vl_moe` beside 4.56's) to the same class on every 5.x release (5.0.0 - 5.24.0 compared in the wheels; the
+test holds both tables against the installed release); `transformers.AutoModelForVision2Seq` through `import
+transformers` becomes `compat.trl.AutoModelForVision2Seq`.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import re
 import libcst as cst
 
 from migrations.base import RuleContext
-from migrations.kinds.symbols import Gone, Moved, SymbolMigration
+from migrations.kinds.symbols import Moved, SymbolMigration
 
 _PATHS = ("transformers.AutoModelForVision2Seq", "transformers.models.auto.AutoModelForVision2Seq",
           "transformers.models.auto.modeling_auto.AutoModelForVision2Seq")
@@ -56,15 +62,16 @@ VISION2SEQ_4_56: dict[str, str] = {
     "vipllava": "VipLlavaForConditionalGeneration",
     "vision-encoder-decoder": "VisionEncoderDecoderModel",
 }
+#: `MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES` of transformers 4.57.6 (the wheel): 4.56.2's and two more.
+VISION2SEQ_4_57: dict[str, str] = {**VISION2SEQ_4_56, "qwen3_vl": "Qwen3VLForConditionalGeneration",
+                                   "qwen3_vl_moe": "Qwen3VLMoeForConditionalGeneration"}
 #: The model types of `VISION2SEQ_4_56` that 4.56.2's ImageTextToText table lacks.
 NOT_ON_4_56 = ("instructblipvideo", "video_llava")
 
-MESSAGE = ("AutoModelForVision2Seq was removed in transformers 5.0: use AutoModelForImageTextToText (4.46+), "
-           "except for instructblipvideo / video_llava checkpoints on transformers < 5 (Vision2Seq only there)")
-
 
 class AutoModelForVision2Seq(SymbolMigration):
-    summary = "AutoModelForVision2Seq (removed in transformers 5.0) -> AutoModelForImageTextToText"
+    summary = ("AutoModelForVision2Seq (removed in transformers 5.0) -> AutoModelForImageTextToText; in a file about "
+               "video models compat.trl.AutoModelForVision2Seq")
     triggers = ("AutoModelForVision2Seq",)
     requires = ("transformers",)
     symbols = {q: Moved("transformers", "AutoModelForImageTextToText",
@@ -74,8 +81,9 @@ class AutoModelForVision2Seq(SymbolMigration):
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if not _VIDEO.search(wrapper.module.code):
             return SymbolMigration.transform(self, wrapper, ctx)
-        rule = copy.copy(self)  # a file about video models: keep the class, marked
-        rule.symbols = {q: Gone(MESSAGE) for q in _PATHS}
+        rule = copy.copy(self)  # a file about video models: the compat name, the class itself where it exists
+        rule.symbols = {q: Moved("compat.trl", "AutoModelForVision2Seq", "transformers' class up to 4.57, "
+                                 "AutoModelForImageTextToText (a superset of its table) on 5.x") for q in _PATHS}
         return SymbolMigration.transform(rule, wrapper, ctx)
 
 

@@ -8,14 +8,14 @@ spelling behaves the same on every release a migrated manifest allows:
   `(per_gpu or per_device) * max(1, n_gpu)` either way);
 * `push_to_hub_token=` -> `hub_token=` (4.56: `self.hub_token = self.push_to_hub_token`).
 
-Marked where the successor is a decision: `overwrite_output_dir` (5.x always writes into `output_dir`),
-`save_safetensors` (always safetensors), `include_inputs_for_metrics` (`include_for_metrics=["inputs"]`),
+Marked where the successor is a decision: `save_safetensors` (always safetensors), `include_inputs_for_metrics` (`include_for_metrics=["inputs"]`),
 `fp16_backend` / `half_precision_backend`, `torchdynamo` (`torch_compile_backend=`), `use_mps_device` (automatic),
 `tpu_num_cores`, `jit_mode_eval`, `include_tokens_per_second` (`include_num_input_tokens_seen=`),
 `push_to_hub_model_id` / `push_to_hub_organization` (`hub_model_id="org/name"`), `adafactor` (`optim="adafactor"`),
 `fsdp_min_num_params` / `fsdp_transformer_layer_cls_to_wrap` (`fsdp_config={...}`), `use_legacy_prediction_loop`,
 `past_index`, `ray_scope`, `mp_parameters`, `tpu_metrics_debug`, `fp16_opt_level`. Applied to `TrainingArguments`,
-`Seq2SeqTrainingArguments` and TRL configs.
+`Seq2SeqTrainingArguments` and TRL configs. `overwrite_output_dir` has its own rule (`overwrite-output-dir`: no 4.x
+Trainer code read it, so it is dropped where nothing else does).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ RENAMED = {
     "push_to_hub_token": "hub_token",
 }
 DECIDE = {
-    "overwrite_output_dir": "5.x always writes into output_dir: drop it (point output_dir elsewhere to keep a run)",
     "save_safetensors": "5.x always saves safetensors: drop it",
     "include_inputs_for_metrics": "use include_for_metrics=[\"inputs\"] (works since 4.46)",
     "fp16_backend": "apex/amp backends are gone: drop it (native AMP)",

@@ -22,7 +22,8 @@ No single keyword is valid on both ends, so the rule writes, in a call whose cal
 * a literal `warmup_ratio=0` / `0.0` with no `warmup_steps=` is dropped: it is the default on 4.x, and on 5.0-5.14 it
   set `warmup_steps` to 0.0, the default's schedule.
 
-Marked instead (the exact fix in the marker): a call with a `*`/`**` splat (it may carry either keyword), or whose
+Marked instead (the exact fix in the marker): a call with a `*`/`**` splat that may carry either keyword (not
+`**length_grouping(...)`, rule `group-by-length`'s), or whose
 moved `warmup_steps=` or the arguments between are not side-effect free, or a module that binds `warmup` itself.
 A local class named like a config (`class SFTConfig`) is not resolved to TRL and is left alone. A 4.x transformers
 target (`--target-transformers 4`, manifest `<5`) never runs the rule: `warmup_ratio=` is valid there.
@@ -30,61 +31,28 @@ target (`--target-transformers 4`, manifest `<5`) never runs the rule: `warmup_r
 
 from __future__ import annotations
 
-import ast
-import re
-from pathlib import Path
-
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import kwarg, literal_value, make_kwarg, replace_args, side_effect_free
-from migrations.kinds.imports import ensure_imports, imported_names
-from migrations.transformers.v5_15.logging_dir import TRAINING_ARGUMENTS
+from migrations.kinds.cst import (
+    kwarg,
+    literal_value,
+    make_kwarg,
+    replace_args,
+    side_effect_free,
+)
+from migrations.kinds.imports import imported_names
+from migrations.kinds.training_args import (
+    COMPAT_SPLATS,
+    HelperSplatMigration,
+    foreign_splat,
+    is_training_config,
+)
 
 _MISSING = object()
-_HELPER = ("compat.trl", "warmup")
 _MARK = ("warmup_ratio= is gone in transformers 5.15, pass **warmup(ratio) from compat.trl instead; not rewritten: "
          "{why}; or warmup_steps=<ratio> once the manifest requires transformers>=5")
-
-
-def _is_config(qnames: set[str]) -> bool:
-    """A `TrainingArguments` call, or one of a TRL config (`trl.<...>Config`, as `logging-dir` matches them)."""
-    return bool(qnames & TRAINING_ARGUMENTS) or any(q.startswith("trl.") and q.endswith("Config") for q in qnames)
-
-
-def _pins_transformers_5(path: str | None) -> bool:
-    """True when the repository's own transformers pin admits no 4.x release the atlas holds (the rewritten
-    manifest keeps such a pin: `transformers>=5` stays, so every release it allows reads `warmup_steps<1` as a
-    ratio)."""
-    if not path:
-        return False
-    from migrations.atlas import Atlas
-    from migrations.kinds.pins import requirement_spec
-
-    spec = requirement_spec(str(Path(path).parent), "transformers")
-    if spec is None:
-        return False
-    return not any(spec.contains(r, prereleases=True) for r in Atlas.load("transformers").releases()
-                   if r.startswith("4."))
-
-
-def _binds_warmup(text: str) -> bool:
-    """True when the module binds a name `warmup` anywhere other than `from compat.trl import warmup` (a function,
-    class, assignment, parameter, import of another `warmup`): the helper's name would clash with it."""
-    if re.search(r"\bwarmup\b", text) is None:
-        return False
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "warmup":
-            return True
-        if isinstance(node, ast.Name) and node.id == "warmup" and not isinstance(node.ctx, ast.Load):
-            return True
-        if isinstance(node, ast.arg) and node.arg == "warmup":
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == "warmup" for a in node.names):
-            if not (isinstance(node, ast.ImportFrom) and node.module == "compat.trl" and node.level == 0):
-                return True
-    return False
 
 
 class _Transformer(MigrationTransformer):
@@ -96,11 +64,11 @@ class _Transformer(MigrationTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         ratio = kwarg(updated_node, "warmup_ratio")
-        if ratio is None or not _is_config(imported_names(self, original_node.func)):
+        if ratio is None or not is_training_config(imported_names(self, original_node.func)):
             return updated_node
         args = list(updated_node.args)
         steps = kwarg(updated_node, "warmup_steps")
-        if any(a.star for a in args):
+        if foreign_splat(self, original_node, COMPAT_SPLATS["compat.trl.warmup"]):
             self.todo(original_node, _MARK.format(why="this call has a * or ** splat (it may pass warmup_steps)"))
             return updated_node
         value = literal_value(ratio.value, _MISSING)
@@ -131,19 +99,12 @@ class _Transformer(MigrationTransformer):
         return replace_args(updated_node, [splat if a is ratio else a for a in args if a is not steps])
 
 
-class WarmupRatio(PythonMigration):
+class WarmupRatio(HelperSplatMigration):
     summary = ("TrainingArguments / TRL config warmup_ratio= (removed in transformers 5.15) -> **warmup(r) from "
                "compat.trl, or warmup_steps=r under a transformers>=5 pin")
     triggers = ("warmup_ratio",)
     requires = ("transformers", "trl")
-
-    def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        t = _Transformer(self, ctx, plain=_pins_transformers_5(ctx.path),
-                         helper_ok=not _binds_warmup(ctx.module_code(wrapper)))
-        module = wrapper.visit(t)
-        if t.needed:
-            module = ensure_imports(module, [_HELPER])
-        return module if t.changed else wrapper.module
+    helper, plain_from, transformer = "warmup", "5.0.0", _Transformer
 
 
 MIGRATION = WarmupRatio()

@@ -100,13 +100,15 @@ def test_noops():
 
 
 def test_a_compat_config_that_is_the_reference_one_holds_the_field():
-    """`compat.trl.XPOConfig` (and BCO / Nash-MD / PRM) is reference_impl's on 1.14+, which declares
-    trust_remote_code; on 1.13 it is TRL's, which does not: there the read stays marked."""
+    """`compat.trl.PRMConfig` (and BCO / XPO / Nash-MD) is reference_impl's on 1.14+, which declares
+    trust_remote_code; on 1.13 it is TRL's `trl.experimental.prm.PRMConfig`, which does not (the atlas): there the
+    read stays marked. TRL 1.13's XPOConfig inherits the field from its OnlineDPOConfig (the 1.13.0 wheel), so
+    `compat.trl.XPOConfig` holds it from 1.13 on."""
     src = """\
-        from compat.trl import XPOConfig
+        from compat.trl import PRMConfig
         from trl import ModelConfig, ScriptArguments, TrlParser
 
-        parser = TrlParser((ScriptArguments, XPOConfig, ModelConfig))
+        parser = TrlParser((ScriptArguments, PRMConfig, ModelConfig))
         script_args, training_args, model_args = parser.parse_args_and_config()
         trust = model_args.trust_remote_code
     """
@@ -114,6 +116,9 @@ def test_a_compat_config_that_is_the_reference_one_holds_the_field():
     assert out.splitlines()[-1] == "trust = training_args.trust_remote_code" and "TODO" not in out
     out, findings = run(RULE, src, target="1.13.0")
     assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
+    for target in ("1.13.0", "1.16.0"):
+        out, _ = run(RULE, src.replace("PRMConfig", "XPOConfig"), target=target)
+        assert out.splitlines()[-1] == "trust = training_args.trust_remote_code" and "TODO" not in out
     out, _ = run(RULE, src.replace("compat.trl", "mylib"))  # not trl-compat's: nothing is known of it, marked
     assert out.splitlines()[-1] == "trust = model_args.trust_remote_code" and "TODO(trl-compat)" in out
 
@@ -152,3 +157,65 @@ def test_the_reference_config_table_is_what_reference_impl_declares():
     for field, names in REFERENCE_CONFIG_FIELDS.items():
         for name in names:
             assert field in {f.name for f in dataclasses.fields(getattr(reference_impl, name))}, (name, field)
+
+
+_ONLINE = """\
+    from {module} import OnlineDPOConfig
+    from trl import ModelConfig, ScriptArguments, TrlParser
+
+    parser = TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig))
+    script_args, training_args, model_config = parser.parse_args_and_config()
+    trust = model_config.trust_remote_code
+"""
+
+
+def test_online_dpo_config_holds_the_field_on_every_target():
+    """The Online DPO rules write `from reference_impl import OnlineDPOConfig` (this project's class, the same on
+    every TRL release, declaring trust_remote_code); `compat.trl.OnlineDPOConfig` is TRL's
+    `trl.experimental.online_dpo.OnlineDPOConfig` on 1.13-1.16, which has the field there (the atlas)."""
+    for module in ("reference_impl", "reference_impl.trainers", "compat.trl", "trl.experimental.online_dpo"):
+        for target in ("1.13.0", "1.16.0"):
+            out, findings = run(RULE, _ONLINE.format(module=module), target=target)
+            assert out.splitlines()[-1] == "trust = training_args.trust_remote_code", (module, target)
+            assert "TODO" not in out and findings, (module, target)
+
+
+def test_online_dpo_lookalikes_stay_marked():
+    # a module of the user's named like nothing of ours, a reference name that is not a config with the field,
+    # a local class of the same name, a reference_impl submodule that is not an export path
+    for src in (_ONLINE.format(module="mylib"),
+                _ONLINE.format(module="reference_impl").replace("OnlineDPOConfig", "A2POTrainer"),
+                _ONLINE.format(module="reference_impl").replace(
+                    "from reference_impl import OnlineDPOConfig", "class OnlineDPOConfig:\n        pass"),
+                _ONLINE.format(module="reference_impl.losses")):
+        out, _ = run(RULE, src)
+        assert out.splitlines()[-1] == "trust = model_config.trust_remote_code", src
+        assert "TODO(trl-compat): ModelConfig.trust_remote_code" in out, src
+
+
+def test_the_parser_puts_the_flag_where_the_rewrite_reads_it(tmp_path):
+    """The rewrite is the option itself: with the parser tuple of the migrated script, `--trust_remote_code` is
+    parsed into the Online DPO config (default False), and the installed ModelConfig has no such field."""
+    import dataclasses
+
+    import pytest
+
+    pytest.importorskip("torch")
+    from transformers import HfArgumentParser
+    from trl import ModelConfig, ScriptArguments, TrlParser
+
+    import reference_impl
+    from compat.trl import OnlineDPOConfig as CompatOnlineDPOConfig
+
+    assert "trust_remote_code" not in {f.name for f in dataclasses.fields(ModelConfig)}
+    base = ["--output_dir", str(tmp_path), "--dataset_name", "d", "--model_name_or_path", "m", "--report_to", "none",
+            "--bf16", "False"]
+    for config in (reference_impl.OnlineDPOConfig, CompatOnlineDPOConfig):
+        for parser in (TrlParser((ScriptArguments, config, ModelConfig)),
+                       HfArgumentParser((ScriptArguments, config, ModelConfig))):
+            parse = parser.parse_args_and_config if isinstance(parser, TrlParser) else \
+                parser.parse_args_into_dataclasses
+            _script, training_args, model_config = parse(args=[*base, "--trust_remote_code"])
+            assert training_args.trust_remote_code is True and not hasattr(model_config, "trust_remote_code")
+            _script, training_args, _model = parse(args=base)
+            assert training_args.trust_remote_code is False

@@ -11,8 +11,9 @@ from migrations.transformers.v5_0.auto_model_for_vision2seq import MIGRATION as 
 from migrations.transformers.v5_0.auto_model_for_vision2seq import (
     NOT_ON_4_56,
     VISION2SEQ_4_56,
+    VISION2SEQ_4_57,
 )
-from tests.migrations._driver import check, noop, run
+from tests.migrations._driver import assert_check_passes, check, noop, run
 
 
 def test_import_and_uses_are_renamed():
@@ -31,16 +32,26 @@ def test_a_4x_target_does_not_need_the_rule():
     noop(RULE, "from transformers import AutoModelForVision2Seq\n", stack={"transformers": "4.57.6"})
 
 
-def test_a_file_about_video_models_is_marked_not_rewritten():
-    src = ("from transformers import AutoModelForVision2Seq\n\n"
-           "model = AutoModelForVision2Seq.from_pretrained('LanguageBind/Video-LLaVA-7B-hf')\n")
-    out, findings = run(RULE, src)
-    lines = out.splitlines()
-    assert lines[0].startswith("# TODO(trl-compat): AutoModelForVision2Seq was removed")
-    assert findings[0].message.startswith("AutoModelForVision2Seq was removed in transformers 5.0")
-    assert lines[1] == "from transformers import AutoModelForVision2Seq"
-    assert "AutoModelForVision2Seq.from_pretrained(" in out and "ImageTextToText(" not in out.split("#")[0]
-    assert findings and not any(f.changed for f in findings)
+def test_a_file_about_video_models_gets_the_compat_name():
+    """A video file may load instructblipvideo / video_llava checkpoints, which only Vision2Seq loads on 4.56/4.57:
+    it gets `compat.trl.AutoModelForVision2Seq` (that very class there, ImageTextToText on 5.x), uses unchanged."""
+    check(RULE, "from transformers import AutoModelForVision2Seq, AutoProcessor\n\n"
+                "model = AutoModelForVision2Seq.from_pretrained('LanguageBind/Video-LLaVA-7B-hf')\n",
+          "from transformers import AutoProcessor\nfrom compat.trl import AutoModelForVision2Seq\n\n"
+          "model = AutoModelForVision2Seq.from_pretrained('LanguageBind/Video-LLaVA-7B-hf')\n")
+    out, _ = run(RULE, "import transformers\n\n# video\nm = transformers.AutoModelForVision2Seq.from_config(cfg)\n")
+    assert "compat.trl.AutoModelForVision2Seq.from_config(cfg)" in out and "import compat.trl" in out
+
+
+def test_the_compat_name_is_the_installed_class(tmp_path):
+    import transformers
+
+    import compat.trl
+
+    expected = getattr(transformers, "AutoModelForVision2Seq", None) or transformers.AutoModelForImageTextToText
+    assert compat.trl.AutoModelForVision2Seq is expected
+    assert_check_passes(tmp_path, "from compat.trl import AutoModelForVision2Seq\n\n"
+                                  "m = AutoModelForVision2Seq.from_pretrained('p')\n")
 
 
 def test_noop():
@@ -68,10 +79,13 @@ def test_the_mapping_fact_on_the_installed_transformers():
         v2s = dict(ma.MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES)
         if installed.release[:3] == (4, 56, 2):
             assert v2s == VISION2SEQ_4_56
+        if installed.release[:2] == (4, 57):
+            assert v2s == VISION2SEQ_4_57
         missing = sorted(k for k in v2s if k not in itt)
         assert missing == sorted(NOT_ON_4_56)
         assert all(itt[k] == v for k, v in v2s.items() if k in itt)
     else:
         assert not hasattr(ma, "AutoModelForVision2Seq")
-        assert all(itt.get(k) == v for k, v in VISION2SEQ_4_56.items()), \
-            {k: (v, itt.get(k)) for k, v in VISION2SEQ_4_56.items() if itt.get(k) != v}
+        # 4.57.6's table holds 4.56.2's: the compat name's claim on 5.x
+        assert all(itt.get(k) == v for k, v in VISION2SEQ_4_57.items()), \
+            {k: (v, itt.get(k)) for k, v in VISION2SEQ_4_57.items() if itt.get(k) != v}
