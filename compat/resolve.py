@@ -127,8 +127,10 @@ class NameTable:
             )
             logger.info(message)
             warnings.warn(message, CompatFallbackWarning, stacklevel=4)
-        else:
+        elif module == "trl" or module.startswith("trl."):
             logger.info("%s.%s: using %s from TRL %s.", self.owner, name, res.origin, version)
+        else:  # not TRL's (transformers' own class for a name transformers later removed)
+            logger.info("%s.%s: using %s.", self.owner, name, res.origin)
 
     def _only_reference(self, name: str) -> bool:
         return all(any(m == p or m.startswith(p + ".") for p in self.reference_modules) for m, _ in self.candidates[name])
