@@ -47,32 +47,8 @@ class SFTConfig(transformers.TrainingArguments):
     logging_first_step: bool = field(default=True)
 """
 
-CONFIGS_AFTER = """\
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Optional
-
-import transformers
-from transformers import HfArgumentParser
-import trl
-
-
-class H4ArgumentParser(HfArgumentParser):
-    def parse(self):
-        if len(sys.argv) == 2:
-            output = self.parse_yaml_file(sys.argv[1])
-        else:
-            output = self.parse_args_into_dataclasses()
-        if len(output) == 1:
-            output = output[0]
-        return output
-
-
-@dataclass
-class SFTConfig(trl.SFTConfig):
-    max_seq_length: Optional[int] = field(default=None)
-    logging_first_step: bool = field(default=True)
-
+CONFIGS_AFTER = CONFIGS.replace("HfArgumentParser\n\n", "HfArgumentParser\nimport trl\n\n", 1).replace(
+    "class SFTConfig(transformers.TrainingArguments)", "class SFTConfig(trl.SFTConfig)") + """
     # TrainingArguments' defaults, which trl.SFTConfig changes (trl-compat)
     learning_rate: float = 5e-05
     logging_steps: float = 500
