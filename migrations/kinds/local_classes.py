@@ -57,7 +57,7 @@ PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_yaml_file", "pa
 _CLASS_WITH_BASES = re.compile(rb"(?m)^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 _FROM_IMPORT = re.compile(rb"(?m)^[ \t]*from[ \t]+[\w.]+[ \t]+import")
 _WORD = re.compile(rb"\w+")
-_TRAINER_CALL = re.compile(rb"\w*Trainer[ \t]*\(")
+_TRAINER_CALL = re.compile(rb"\w*(?:Trainer|Parser)[ \t]*\(")
 #: What makes a file parsed at once: it names TRL, TrainingArguments or an argument parser (the library classes
 #: the rules ask about); a file that only derives from a class found so far is parsed when that class is known
 SEED = re.compile(rb"\btrl\b|TrainingArguments|ArgumentParser")
@@ -66,14 +66,15 @@ SEED = re.compile(rb"\btrl\b|TrainingArguments|ArgumentParser")
 def worth_scanning(data: bytes, is_package: bool) -> bool:
     """A cheap byte test: the file has a class statement with bases, it is a package's `__init__.py` with a
     `from ... import` (a re-export; re-exports from other modules are not followed), or it calls a `...Trainer(`
-    (where a class is passed as `args`, `LocalClasses.args_uses`)."""
+    or a `...Parser(` (where a class is passed as `args`, `LocalClasses.args_uses`, or parsed with others,
+    `LocalClasses.parser_tuples`)."""
     return _CLASS_WITH_BASES.search(data) is not None or (is_package and _FROM_IMPORT.search(data) is not None) \
         or _TRAINER_CALL.search(data) is not None
 
 
 def referenced_words(data: bytes, is_package: bool) -> frozenset[bytes]:
     """The words a file's classes derive from (`Base`, `SFTConfig` of `class A(mod.Base, trl.SFTConfig)`), and for
-    a package `__init__.py` or a file calling a `...Trainer(` every word it holds: the file matters once one of them
+    a package `__init__.py` or a file calling a `...Trainer(` / `...Parser(` every word it holds: the file matters once one of them
     names a class of the index."""
     found = {w for m in _CLASS_WITH_BASES.finditer(data) for w in _WORD.findall(m.group(2))}
     if is_package or _TRAINER_CALL.search(data):  # a re-export, or an instance of an imported class passed as args
@@ -207,6 +208,18 @@ def _args_uses(tree: ast.Module, resolve) -> list[ArgsUse]:  # type: ignore[no-u
     return found
 
 
+def _parser_tuples(tree: ast.Module, resolve) -> list[tuple[str, ...]]:  # type: ignore[no-untyped-def]
+    """The class tuples of the module's `...Parser((A, B, C))` calls, each class as its qualified name ("" where the
+    module's imports do not resolve it)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], (ast.Tuple, ast.List)):
+            callee = resolve(node.func) or ""
+            if callee.rsplit(".", 1)[-1].endswith("Parser"):
+                found.append(tuple(resolve(e) or "" for e in node.args[0].elts))
+    return found
+
+
 def _delegating(node: ast.ClassDef) -> tuple[str, ...]:
     """The methods of a parser class built on the library's parse methods (see `LocalClasses.delegates`)."""
     own = {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -249,15 +262,15 @@ def _delegating(node: ast.ClassDef) -> tuple[str, ...]:
 
 
 def scan(module: str, text: str, path: str, is_package: bool = False
-         ) -> tuple[list[LocalClass], dict[str, str], list[ArgsUse]]:
-    """(classes, bindings, uses) of one module: its module-level classes, name -> qualified name of what its imports
-    bind (`from .configs import SFTConfig` in package `alignment` -> `alignment.SFTConfig`: `alignment.configs.
-    SFTConfig`), and where its functions pass a class's instance to a trainer (`args_uses`). A name bound more than
-    once at module level is left out of all three."""
+         ) -> tuple[list[LocalClass], dict[str, str], list[ArgsUse], list[tuple[str, ...]]]:
+    """(classes, bindings, uses, parser tuples) of one module: its module-level classes, name -> qualified name of
+    what its imports bind (`from .configs import SFTConfig` in package `alignment` -> `alignment.SFTConfig`:
+    `alignment.configs.SFTConfig`), where its functions pass a class's instance to a trainer (`args_uses`), and the
+    class tuples of its parsers (`parser_tuples`). A name bound more than once at module level is left out."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return [], {}, []
+        return [], {}, [], []
     counts: dict[str, int] = {}
     imports: dict[str, str] = {}
     classes: dict[str, ast.ClassDef] = {}
@@ -310,14 +323,13 @@ def scan(module: str, text: str, path: str, is_package: bool = False
         fields = tuple(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
         found.append(LocalClass(f"{module}.{name}", bases, methods, path, _delegating(node), decorated, fields))
     bindings = {f"{module}.{k}": v for k, v in imports.items() if counts[k] == 1}
-    return found, bindings, _args_uses(tree, resolve)
+    return found, bindings, _args_uses(tree, resolve), _parser_tuples(tree, resolve)
 
 
-def module_entries(module: str, text: str, path: str, is_package: bool = False
-                   ) -> tuple[tuple[LocalClass, ...], tuple[tuple[str, str], ...], tuple[ArgsUse, ...]]:
+def module_entries(module: str, text: str, path: str, is_package: bool = False) -> tuple[tuple, ...]:
     """`scan` as tuples, ready for `LocalClasses.merge`."""
-    classes, bindings, uses = scan(module, text, path, is_package)
-    return tuple(classes), tuple(sorted(bindings.items())), tuple(uses)
+    classes, bindings, uses, parsers = scan(module, text, path, is_package)
+    return tuple(classes), tuple(sorted(bindings.items())), tuple(uses), tuple(parsers)
 
 
 @dataclass(frozen=True)
@@ -327,19 +339,21 @@ class LocalClasses:
     classes: tuple[LocalClass, ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()  # re-exports: `alignment.SFTConfig` -> `alignment.configs.SFTConfig`
     args_uses: tuple[ArgsUse, ...] = ()
+    parser_tuples: tuple[tuple[str, ...], ...] = ()
 
     @staticmethod
     def merge(parts: Iterable[tuple]) -> LocalClasses:
-        """One index from `module_entries` results ((classes, bindings) or (classes, bindings, uses))."""
+        """One index from `module_entries` results ((classes, bindings[, uses[, parser tuples]]))."""
         classes: list[LocalClass] = []
         aliases: list[tuple[str, str]] = []
         uses: list[ArgsUse] = []
+        parsers: list[tuple[str, ...]] = []
         for found, bindings, *more in parts:
             classes.extend(found)
             aliases.extend(bindings)
-            for part in more:
-                uses.extend(part)
-        return LocalClasses(tuple(classes), tuple(aliases), tuple(uses))
+            uses.extend(more[0] if more else ())
+            parsers.extend(more[1] if len(more) > 1 else ())
+        return LocalClasses(tuple(classes), tuple(aliases), tuple(uses), tuple(parsers))
 
     @functools.cached_property
     def _by_name(self) -> dict[str, LocalClass]:
@@ -383,6 +397,17 @@ class LocalClasses:
         """The `args_uses` whose class is the local class `qname` (through re-exports)."""
         cls = self.find(qname)
         return [] if cls is None else [u for u in self.args_uses if self.find(u.cls) is cls]
+
+    def parsed_with(self, qname: str) -> list[str]:
+        """The other classes of every parser tuple holding the local class `qname` ("" for one not resolved)."""
+        cls = self.find(qname)
+        return [] if cls is None else [o for t in self.parser_tuples if any(self.find(e) is cls for e in t)
+                                       for o in t if self.find(o) is not cls]
+
+    def lineage(self, qname: str) -> tuple[list[LocalClass], list[str]]:
+        """(the local class `qname` and its local bases, the bases on the way that are not local classes)."""
+        classes = list(self._lineage(qname))
+        return classes, [b for c in classes for b in c.bases if self.find(b) is None]
 
     def subclassed(self, qname: str) -> bool:
         """True when a local class derives from the local class `qname`."""

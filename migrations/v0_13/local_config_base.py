@@ -14,7 +14,10 @@ directly, with no `__init__` / `__post_init__` on its lineage and no local subcl
 sees passed to a trainer goes as `args` to one of DPOTrainer / SFTTrainer / RewardTrainer. Its own fields stay as
 they are (they override the config's), and the TrainingArguments defaults the TRL configs change (`learning_rate`,
 `logging_steps`, `gradient_checkpointing`, `bf16`) are written out as fields of the class unless it declares them, so
-every object it builds gets the values it got; what it gains is the config's own fields, with their defaults.
+every object it builds gets the values it got; what it gains is the config's own fields, with their defaults. A class
+parsed beside a dataclass declaring an option the TRL config adds is left alone (one parser cannot take the same
+option twice), but for `_INERT_FIELDS` (`trust_remote_code`), which the class redeclares with the TRL default and
+`init=False`, off the command line.
 `trainer-kwargs-to-config` then moves the trainer keywords onto the parsed object in the scripts.
 
 A class the index does not prove (used by two trainers, by a plain `transformers.Trainer`, subclassed, with its own
@@ -30,7 +33,7 @@ from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import parse_expr
 from migrations.kinds.imports import ensure_imports
 
-from .trainer_kwargs_to_config import TA_DEFAULT_TYPES, config_base, training_arguments_defaults
+from .trainer_kwargs_to_config import TA_DEFAULT_TYPES, ConfigBase, config_base, training_arguments_defaults
 
 _TRAINING_ARGS = {"transformers.TrainingArguments", "transformers.training_args.TrainingArguments"}
 
@@ -38,12 +41,14 @@ _TRAINING_ARGS = {"transformers.TrainingArguments", "transformers.training_args.
 class _Rebase(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider)
 
-    def __init__(self, rule: PythonMigration, ctx: RuleContext, targets: dict[str, str], trl_free: bool) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, targets: dict[str, ConfigBase],
+                 trl_free: bool) -> None:
         super().__init__(rule, ctx)
-        self.targets = targets  # class name -> TRL config
+        self.targets = targets  # class name -> the TRL config and the fields kept off the command line
         self.trl_free = trl_free  # `trl` names the module trl here, or nothing yet
         self.depth = 0
         self.needs_import = False
+        self.needs_dataclasses = False
 
     def qnames(self, node: cst.CSTNode) -> set[str]:
         return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())
@@ -54,9 +59,10 @@ class _Rebase(MigrationTransformer):
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self.depth -= 1
-        config = self.targets.get(original_node.name.value) if self.depth == 0 else None
-        if config is None:
+        found = self.targets.get(original_node.name.value) if self.depth == 0 else None
+        if found is None:
             return updated_node
+        config = found.config
         at = [i for i, b in enumerate(original_node.bases)
               if b.keyword is None and self.qnames(b.value) & _TRAINING_ARGS]
         if len(at) != 1:
@@ -77,10 +83,20 @@ class _Rebase(MigrationTransformer):
             lines[0] = lines[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(
                 comment=cst.Comment(f"# TrainingArguments' defaults, which trl.{config} changes (trl-compat)"))])
             body = [s for s in body if not _is_pass(s)] + lines
+        if found.hidden:
+            lines = [cst.parse_statement(f"{n}: {a} = dataclasses.field(default={d}, init=False)\n")
+                     for n, a, d in found.hidden]
+            lines[0] = lines[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(
+                comment=cst.Comment(f"# declared by a class parsed beside this one; trl.{config}'s default, as "
+                                    "TRL 0.x had it (trl-compat)"))])
+            body = [s for s in body if not _is_pass(s)] + lines
+            self.needs_dataclasses = True
         self.needs_import = True
         self.note(original_node, f"{original_node.name.value}: transformers.TrainingArguments -> trl.{config} (the "
                                  f"only trainer it feeds); TrainingArguments defaults written out: "
-                                 f"{', '.join(f'{k}={v}' for k, v in written) or 'none'}")
+                                 f"{', '.join(f'{k}={v}' for k, v in written) or 'none'}"
+                                 + "".join(f"; {n} kept off the command line (another class parses it)"
+                                           for n, _, _ in found.hidden))
         return updated_node.with_changes(bases=bases, body=updated_node.body.with_changes(body=body))
 
 
@@ -100,9 +116,9 @@ class LocalConfigBase(PythonMigration):
         targets = {}
         for cls in local.classes:
             if cls.path == ctx.path:
-                config = config_base(local, cls.qname)
-                if config is not None:
-                    targets[cls.qname.rsplit(".", 1)[-1]] = config
+                found = config_base(local, cls.qname, ctx.options.target_trl)
+                if found is not None:
+                    targets[cls.qname.rsplit(".", 1)[-1]] = found
         if not targets:
             return wrapper.module
         scopes = wrapper.resolve(ScopeProvider)
@@ -114,7 +130,7 @@ class LocalConfigBase(PythonMigration):
         t = _Rebase(self, ctx, targets, trl_free)
         module = wrapper.visit(t)
         if t.needs_import:
-            module = ensure_imports(module, [("trl", "")])
+            module = ensure_imports(module, [("trl", "")] + ([("dataclasses", "")] if t.needs_dataclasses else []))
         return module if t.changed else wrapper.module
 
 

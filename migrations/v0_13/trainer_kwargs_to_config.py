@@ -52,6 +52,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from packaging.version import Version
+
 import libcst as cst
 from libcst.metadata import (
     ParentNodeProvider,
@@ -78,6 +80,7 @@ from migrations.kinds.cst import (
     side_effect_free,
 )
 from migrations.kinds.imports import ensure_imports
+from migrations.atlas import Atlas
 from migrations.kinds.local_classes import LocalClasses
 from migrations.kinds.options import ARGUMENT_PARSERS as _PARSER
 from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
@@ -187,13 +190,48 @@ def training_arguments_defaults() -> dict[str, str]:
     return dict(_TA_DEFAULTS)
 
 
-def config_base(local: LocalClasses | None, qname: str) -> str | None:
-    """The TRL config (`"SFTConfig"`) the repository's class `qname` should derive from instead of
-    `transformers.TrainingArguments`, or None. Only for a class of the run's index that derives from
-    TrainingArguments directly and is a `@dataclass` (its own defaults are fields), defines no `__init__` / `__post_init__` on its lineage, has no local subclass, and
+# fields a TRL 1.x config adds whose TRL default does what TRL 0.x did without them, so a rebased class may keep them
+# off the command line (`init=False`) where another dataclass of the same parser declares the option:
+# `trust_remote_code` (False) only feeds `model_init_kwargs.setdefault(...)` and the processing class TRL loads itself,
+# both of which TRL 0.x loaded without it (alignment-handbook's ModelArguments declares --trust_remote_code)
+_INERT_FIELDS = frozenset({"trust_remote_code"})
+
+
+@dataclass(frozen=True)
+class ConfigBase:
+    """What `config_base` proves: the TRL config to derive from, and the config fields to keep off the command line
+    (`init=False`, with the TRL default: annotation, default as code) because a class parsed beside it declares them."""
+
+    config: str
+    hidden: tuple[tuple[str, str, str], ...] = ()
+
+
+def _fields_of(local: LocalClasses, qname: str, release: str) -> set[str] | None:
+    """Every field name the class `qname` (local, or TRL's per the atlas) declares on `release`; None if unknown."""
+    if local.find(qname) is not None:
+        classes, outside = local.lineage(qname)
+        found = {f for c in classes for f in c.fields}
+        for base in outside:
+            more = _fields_of(local, base, release)
+            if more is None:
+                return None
+            found |= more
+        return found
+    if not qname.startswith("trl."):
+        return None
+    fields = Atlas.load("trl").config_fields(release, qname)
+    return None if fields is None else set(fields)
+
+
+def config_base(local: LocalClasses | None, qname: str, target: Version | None = None) -> ConfigBase | None:
+    """The TRL config the repository's class `qname` should derive from instead of `transformers.TrainingArguments`,
+    or None. Only for a class of the run's index that derives from TrainingArguments directly and is a `@dataclass`
+    (its own defaults are fields), defines no `__init__` / `__post_init__` on its lineage, has no local subclass,
     whose every instance the index sees passed to a trainer goes as `args` to one TRL trainer (DPO/SFT/Reward or a
-    local subclass of it): its fields stay, the TrainingArguments defaults the config changes are written out on it
-    (`local-config-base`), so the class gives what it gave, and the trainer gets its own config's fields."""
+    local subclass of it), and which no parser takes beside a class declaring an option the TRL config adds on a
+    release from `target` on (two dataclasses of one HfArgumentParser with one option are an argparse error), but for
+    `_INERT_FIELDS`, returned in `hidden`. Its fields stay, the TrainingArguments defaults the config changes are
+    written out on it (`local-config-base`), so the class gives what it gave, and the trainer gets its config's fields."""
     if local is None:
         return None
     cls = local.find(qname)
@@ -214,7 +252,24 @@ def config_base(local: LocalClasses | None, qname: str) -> str | None:
         if use.slot not in ("args", str(_ARGS_POS[trainer])):
             return None
         trainers.add(trainer)
-    return _CONFIG[trainers.pop()] if len(trainers) == 1 else None
+    if len(trainers) != 1:
+        return None
+    config = _CONFIG[trainers.pop()]
+    atlas = Atlas.load("trl")
+    releases = [r for r in atlas.releases() if Version(r) >= max(target or Version("1.13.0"), Version("1.13.0"))]
+    hidden: dict[str, tuple[str, str, str]] = {}
+    for release in releases:
+        added = {n: f for n, f in (atlas.config_fields(release, f"trl.{config}") or {}).items()
+                 if not f.origin.startswith("transformers.")}
+        for other in local.parsed_with(cls.qname):
+            theirs = _fields_of(local, other, release) if other else None
+            if theirs is None:
+                return None
+            clash = (set(added) & theirs) - set(cls.fields)
+            if clash - _INERT_FIELDS:
+                return None
+            hidden.update({n: (n, added[n].annotation, added[n].default or "None") for n in clash})
+    return ConfigBase(config, tuple(sorted(hidden.values())))
 
 
 @dataclass
@@ -239,9 +294,10 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     # PositionProvider is resolved when a plan first needs a line (`LazyMetadata`): most files have no plan
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, local: LocalClasses | None = None) -> None:
+    def __init__(self, local: LocalClasses | None = None, target: Version | None = None) -> None:
         super().__init__()
         self.local = local  # the run's index of the repository's classes (`kinds.local_classes`)
+        self.target = target  # the target TRL
         self.plans: list[_Plan] = []
         self.classes: list[str | None] = []  # the TRL trainer each enclosing class derives from
         # id(call) -> (trainer, moved/gone keywords, 0.x positionals left, positionals turned into keywords)
@@ -370,9 +426,9 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
                 if base is not None and not self.local.defines(n, "__init__"):
                     return _CONFIG_PATHS[base]
                 # a TrainingArguments subclass `local-config-base` bases on the TRL config in its own module
-                rebased = config_base(self.local, n)
+                rebased = config_base(self.local, n, self.target)
                 if rebased is not None:
-                    return rebased
+                    return rebased.config
         return found
 
     def _local_parser(self, func: cst.BaseExpression, method: str) -> bool:
@@ -776,7 +832,7 @@ class TrainerKwargsToConfig(PythonMigration):
     requires = ("trl",)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        planner = _Planner(ctx.options.local_classes)
+        planner = _Planner(ctx.options.local_classes, ctx.options.target_trl)
         wrapper.visit(planner)
         if not planner.plans and not planner.super_calls:
             return wrapper.module

@@ -162,3 +162,11 @@ def test_delegating_parser_methods_and_dataclass_flags():
 
 def test_gate_trainer_calls():
     assert worth_scanning(b"import trl\ntrainer = SFTTrainer(model=m)\n", False)
+
+
+def test_parser_tuples_and_lineage():
+    index = LocalClasses.merge([*_index_parts(), module_entries("run", _SCRIPT, "scripts/run.py")])
+    assert index.parsed_with("pkg.MyConfig") == [""]  # `Args` is not bound in run.py: not resolved
+    classes, outside = index.lineage("pkg.MyConfig")
+    assert [c.qname for c in classes] == ["pkg.configs.MyConfig", "pkg.configs.Base"] and outside == ["trl.SFTConfig"]
+    assert worth_scanning(b"parser = HfArgumentParser((A, B))\n", False)

@@ -42,6 +42,12 @@ class H4ArgumentParser(HfArgumentParser):
 
 
 @dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = None
+    trust_remote_code: bool = False
+
+
+@dataclass
 class SFTConfig(transformers.TrainingArguments):
     max_seq_length: Optional[int] = field(default=None)
     logging_first_step: bool = field(default=True)
@@ -54,6 +60,9 @@ CONFIGS_AFTER = CONFIGS.replace("HfArgumentParser\n\n", "HfArgumentParser\nimpor
     logging_steps: float = 500
     gradient_checkpointing: bool = False
     bf16: bool = False
+
+    # declared by a class parsed beside this one; trl.SFTConfig's default, as TRL 0.x had it (trl-compat)
+    trust_remote_code: bool = dataclasses.field(default=False, init=False)
 """
 
 SCRIPT = """\
@@ -98,7 +107,7 @@ def _migrate(tmp_path: Path, configs: str, scripts: dict[str, str]) -> tuple[str
     TRL 1.16 with both rules, and return (configs.py, scripts, findings)."""
     package = tmp_path / "src" / "alignment"
     package.mkdir(parents=True)
-    (package / "__init__.py").write_text("from .configs import H4ArgumentParser, SFTConfig\n")
+    (package / "__init__.py").write_text("from .configs import H4ArgumentParser, ModelArguments, SFTConfig\n")
     (package / "configs.py").write_text(textwrap.dedent(configs))
     (tmp_path / "scripts").mkdir()
     for name, text in scripts.items():
@@ -122,7 +131,7 @@ def test_the_handbook_shape(tmp_path: Path):
 def test_a_dpo_config_declaring_a_default_itself(tmp_path: Path):
     configs = CONFIGS.replace("class SFTConfig", "class DPOConfig").replace(
         "logging_first_step: bool = field(default=True)", "learning_rate: float = 1e-6\n    beta: float = 0.1")
-    script = ("from alignment.configs import DPOConfig, H4ArgumentParser\nfrom trl import DPOTrainer\n\n\n"
+    script = ("from alignment.configs import DPOConfig, H4ArgumentParser, ModelArguments\nfrom trl import DPOTrainer\n\n\n"
               "def main():\n    parser = H4ArgumentParser((ModelArguments, DPOConfig))\n"
               "    model_args, training_args = parser.parse()\n"
               "    DPOTrainer(model, ref, args=training_args, beta=training_args.beta, loss_type='ipo')\n")
@@ -137,7 +146,8 @@ def test_a_config_built_by_the_script(tmp_path: Path):
     script = ("from alignment import SFTConfig\nfrom trl import SFTTrainer\n\n"
               "args = SFTConfig(output_dir='o')\nSFTTrainer(model=m, args=args, packing=True)\n")
     out, scripts, _ = _migrate(tmp_path, CONFIGS, {"run.py": script})
-    assert out == CONFIGS_AFTER
+    # no parser takes it beside ModelArguments: trust_remote_code stays an option of the config
+    assert out == CONFIGS_AFTER[:CONFIGS_AFTER.index("\n    # declared by")]
     assert scripts["run.py"].splitlines()[-2:] == ["args = SFTConfig(output_dir='o', packing=True)",
                                                    "SFTTrainer(model=m, args=args)"]
 
@@ -160,6 +170,11 @@ def test_not_proven_left_alone(tmp_path: Path):
         # the repository's own SFTTrainer, not TRL's
         "local trainer": (CONFIGS, {"run_sft.py": SCRIPT.replace("from trl import SFTTrainer",
                                                                  "from mytrainers import SFTTrainer")}),
+        # parsed beside a class declaring an option the TRL config adds (argparse refuses the same option twice),
+        # or beside a class the index does not know
+        "clash": (CONFIGS.replace("trust_remote_code: bool = False", "max_length: int = 512"), {"run_sft.py": SCRIPT}),
+        "unknown sibling": (CONFIGS, {"run_sft.py": SCRIPT.replace("(ModelArguments, SFTConfig)",
+                                                                   "(elsewhere.Args, SFTConfig)")}),
         # already based on the TRL config
         "migrated": (CONFIGS.replace("transformers.TrainingArguments", "trl.SFTConfig").replace(
             "import transformers\n", "import transformers\nimport trl\n"), {"run_sft.py": SCRIPT}),
