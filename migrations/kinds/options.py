@@ -27,6 +27,8 @@ from libcst.metadata import QualifiedNameProvider
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import kwarg, replace_string, string_value
 from migrations.kinds.imports import imported_names
+# the argument parsers and their parse methods live with the index of local classes, which reads them too
+from migrations.kinds.local_classes import ARGUMENT_PARSERS, PARSE_METHODS
 
 __all__ = [
     "ARGUMENT_PARSERS", "DPO_CONFIGS", "GRPO_CONFIGS", "KTO_CONFIGS", "REWARD_CONFIGS", "RLOO_CONFIGS", "SFT_CONFIGS", "OptionChange",
@@ -49,13 +51,6 @@ DPO_CONFIGS = config_paths("DPOConfig", "dpo_config")
 KTO_CONFIGS = config_paths("KTOConfig", "kto_config")
 REWARD_CONFIGS = config_paths("RewardConfig", "reward_config")
 
-#: Argument parsers that fill dataclasses (TRL's TrlParser subclasses HfArgumentParser on every release that had it),
-#: and their methods that return the parsed dataclasses in the order of the parser's class tuple.
-ARGUMENT_PARSERS = frozenset({"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser",
-                              "trl.TrlParser", "trl.scripts.TrlParser", "trl.scripts.utils.TrlParser",
-                              "trl.commands.cli_utils.TrlParser"})
-PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict",
-                           "parse_args_and_config"})
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,12 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   class deriving from the trainer's TRL config (`from alignment import SFTConfig`, re-exported, `class SFTConfig(
   trl.SFTConfig)`) counts as that config (inline, assigned or parsed, as above) unless a class on the way defines its
   own `__init__`; a parser deriving from `HfArgumentParser` / `TrlParser` counts as one for the parse methods it
-  does not override (`parser.parse()` of the repository's own method is not followed: nothing says what it returns).
-  A parsed class deriving from `TrainingArguments` but not from the TRL config gets a marker naming it: TRL 1.x
-  SFTTrainer rebuilds it as `SFTConfig(**args.to_dict())` (its own fields fail, attributes set on it are lost),
-  DPO/RewardTrainer read config fields from it, so the fix is to base that class on the TRL config;
+  does not override, and for a method of its own built on them (`LocalClasses.delegates`: alignment-handbook's
+  `H4ArgumentParser.parse()`). A `TrainingArguments` subclass that `config_base` proves feeds this trainer only
+  counts as its config too: `local-config-base` bases it on the TRL config in its own module. Any other parsed class
+  deriving from `TrainingArguments` but not from the TRL config gets a marker naming it: TRL 1.x SFTTrainer rebuilds
+  it as `SFTConfig(**args.to_dict())` (its own fields fail, attributes set on it are lost), DPO/RewardTrainer read
+  config fields from it, so the fix is to base that class on the TRL config;
 * an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
   signature forwards the keyword; where it should go is the subclass author's decision). Its 0.x positionals past
@@ -49,6 +51,8 @@ where they are with a marker saying what happened to them. DPOTrainer's 0.x posi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from packaging.version import Version
 
 import libcst as cst
 from libcst.metadata import (
@@ -76,6 +80,7 @@ from migrations.kinds.cst import (
     side_effect_free,
 )
 from migrations.kinds.imports import ensure_imports
+from migrations.atlas import Atlas
 from migrations.kinds.local_classes import LocalClasses
 from migrations.kinds.options import ARGUMENT_PARSERS as _PARSER
 from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
@@ -174,6 +179,99 @@ _TA_DEFAULTS = {"learning_rate": "5e-05", "logging_steps": "500", "gradient_chec
 _OUTPUT_DIR = '"tmp_trainer"'
 
 
+#: the types transformers' TrainingArguments declares for `_TA_DEFAULTS` (a class field written out needs one)
+TA_DEFAULT_TYPES = {"learning_rate": "float", "logging_steps": "float", "gradient_checkpointing": "bool",
+                    "bf16": "bool"}
+
+
+def training_arguments_defaults() -> dict[str, str]:
+    """The TrainingArguments defaults (as code) the TRL 1.13-1.16 configs override (`local-config-base` writes them
+    out on a class it bases on a TRL config)."""
+    return dict(_TA_DEFAULTS)
+
+
+# fields a TRL 1.x config adds whose TRL default does what TRL 0.x did without them, so a rebased class may keep them
+# off the command line (`init=False`) where another dataclass of the same parser declares the option:
+# `trust_remote_code` (False) only feeds `model_init_kwargs.setdefault(...)` and the processing class TRL loads itself,
+# both of which TRL 0.x loaded without it (alignment-handbook's ModelArguments declares --trust_remote_code)
+_INERT_FIELDS = frozenset({"trust_remote_code"})
+
+
+@dataclass(frozen=True)
+class ConfigBase:
+    """What `config_base` proves: the TRL config to derive from, and the config fields to keep off the command line
+    (`init=False`, with the TRL default: annotation, default as code) because a class parsed beside it declares them."""
+
+    config: str
+    hidden: tuple[tuple[str, str, str], ...] = ()
+
+
+def _fields_of(local: LocalClasses, qname: str, release: str) -> set[str] | None:
+    """Every field name the class `qname` (local, or TRL's per the atlas) declares on `release`; None if unknown."""
+    if local.find(qname) is not None:
+        classes, outside = local.lineage(qname)
+        found = {f for c in classes for f in c.fields}
+        for base in outside:
+            more = _fields_of(local, base, release)
+            if more is None:
+                return None
+            found |= more
+        return found
+    if not qname.startswith("trl."):
+        return None
+    fields = Atlas.load("trl").config_fields(release, qname)
+    return None if fields is None else set(fields)
+
+
+def config_base(local: LocalClasses | None, qname: str, target: Version | None = None) -> ConfigBase | None:
+    """The TRL config the repository's class `qname` should derive from instead of `transformers.TrainingArguments`,
+    or None. Only for a class of the run's index that derives from TrainingArguments directly and is a `@dataclass`
+    (its own defaults are fields), defines no `__init__` / `__post_init__` on its lineage, has no local subclass,
+    whose every instance the index sees passed to a trainer goes as `args` to one TRL trainer (DPO/SFT/Reward or a
+    local subclass of it), and which no parser takes beside a class declaring an option the TRL config adds on a
+    release from `target` on (two dataclasses of one HfArgumentParser with one option are an argparse error), but for
+    `_INERT_FIELDS`, returned in `hidden`. Its fields stay, the TrainingArguments defaults the config changes are
+    written out on it (`local-config-base`), so the class gives what it gave, and the trainer gets its config's fields."""
+    if local is None:
+        return None
+    cls = local.find(qname)
+    if cls is None or not cls.dataclass or not set(cls.bases) & _TRAINING_ARGS \
+            or local.base_in(cls.qname, _CONFIG_PATHS) is not None:
+        return None
+    if local.defines(cls.qname, "__init__") or local.defines(cls.qname, "__post_init__") \
+            or local.subclassed(cls.qname):
+        return None
+    trainers = set()
+    for use in local.uses_of(cls.qname):
+        trainer = _TRAINER_PATHS.get(use.callee)
+        if trainer is None:
+            base = local.base_in(use.callee, _TRAINER_PATHS)
+            if base is None or use.slot != "args":  # a local trainer subclass: only its `args=` is known to be it
+                return None
+            trainer = _TRAINER_PATHS[base]
+        if use.slot not in ("args", str(_ARGS_POS[trainer])):
+            return None
+        trainers.add(trainer)
+    if len(trainers) != 1:
+        return None
+    config = _CONFIG[trainers.pop()]
+    atlas = Atlas.load("trl")
+    releases = [r for r in atlas.releases() if Version(r) >= max(target or Version("1.13.0"), Version("1.13.0"))]
+    hidden: dict[str, tuple[str, str, str]] = {}
+    for release in releases:
+        added = {n: f for n, f in (atlas.config_fields(release, f"trl.{config}") or {}).items()
+                 if not f.origin.startswith("transformers.")}
+        for other in local.parsed_with(cls.qname):
+            theirs = _fields_of(local, other, release) if other else None
+            if theirs is None:
+                return None
+            clash = (set(added) & theirs) - set(cls.fields)
+            if clash - _INERT_FIELDS:
+                return None
+            hidden.update({n: (n, added[n].annotation, added[n].default or "None") for n in clash})
+    return ConfigBase(config, tuple(sorted(hidden.values())))
+
+
 @dataclass
 class _Plan:
     trainer: str
@@ -196,9 +294,10 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     # PositionProvider is resolved when a plan first needs a line (`LazyMetadata`): most files have no plan
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, local: LocalClasses | None = None) -> None:
+    def __init__(self, local: LocalClasses | None = None, target: Version | None = None) -> None:
         super().__init__()
         self.local = local  # the run's index of the repository's classes (`kinds.local_classes`)
+        self.target = target  # the target TRL
         self.plans: list[_Plan] = []
         self.classes: list[str | None] = []  # the TRL trainer each enclosing class derives from
         # id(call) -> (trainer, moved/gone keywords, 0.x positionals left, positionals turned into keywords)
@@ -307,6 +406,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         elif self._config_kind(parsed) == _CONFIG[plan.trainer]:
             plan.parsed = True
         else:
+            plan.hint = self._local_arguments_hint(plan, parsed)
             return
         plan.attr_target = value.value
         # `beta=training_args.beta` (the option parsed into the config, see old-script-arguments) moves nothing
@@ -325,13 +425,20 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
                 base = self.local.base_in(n, _CONFIG_PATHS)
                 if base is not None and not self.local.defines(n, "__init__"):
                     return _CONFIG_PATHS[base]
+                # a TrainingArguments subclass `local-config-base` bases on the TRL config in its own module
+                rebased = config_base(self.local, n, self.target)
+                if rebased is not None:
+                    return rebased.config
         return found
 
     def _local_parser(self, func: cst.BaseExpression, method: str) -> bool:
-        """`func` is a repository class deriving from HfArgumentParser / TrlParser that does not define `method`
-        itself (the library's method, which returns the dataclasses in the order of the class tuple)."""
+        """`func` is a repository class deriving from HfArgumentParser / TrlParser, and `method` is a library parse
+        method it does not override, or a method of its own built on them (`LocalClasses.delegates`: alignment-
+        handbook's `H4ArgumentParser.parse`): either returns the dataclasses in the order of the class tuple."""
         return self.local is not None and any(
-            self.local.base_in(n, _PARSER) is not None and not self.local.defines(n, method) for n in self.qnames(func))
+            self.local.base_in(n, _PARSER) is not None
+            and (self.local.delegates(n, method) if self.local.defines(n, method) else method in _PARSE_METHODS)
+            for n in self.qnames(func))
 
     def _local_arguments_hint(self, plan: _Plan, element: cst.CSTNode | None) -> str | None:
         """The marker for `args` parsed into a repository class that derives from `TrainingArguments` but not from
@@ -431,10 +538,10 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     def _parsed_class(self, assigned: cst.BaseExpression, target: cst.CSTNode, name: str, loose: bool = False
                       ) -> cst.CSTNode | None:
         """The class element of `HfArgumentParser((..., TrainingArguments))` (or `TrlParser`, or a repository
-        subclass of either that does not override the parse method) whose parse bound `name`. `loose`: any method
+        subclass of either, `_local_parser`) whose parse bound `name`. `loose`: any method
         of any parser built from a class tuple (for a marker's text, never for a rewrite)."""
         if not (isinstance(assigned, cst.Call) and isinstance(assigned.func, cst.Attribute)
-                and (loose or assigned.func.attr.value in _PARSE_METHODS) and isinstance(assigned.func.value, cst.Name)):
+                and isinstance(assigned.func.value, cst.Name)):
             return None
         if not isinstance(target, (cst.Tuple, cst.List)):
             return None
@@ -445,8 +552,9 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         parser = self._single_assignment(assigned.func.value)
         if parser is None or not isinstance(parser[1], cst.Call):
             return None
-        if not (loose or self.qnames(parser[1].func) & _PARSER
-                or self._local_parser(parser[1].func, assigned.func.attr.value)):
+        method = assigned.func.attr.value
+        if not (loose or (method in _PARSE_METHODS and self.qnames(parser[1].func) & _PARSER)
+                or self._local_parser(parser[1].func, method)):
             return None
         if not parser[1].args:
             return None
@@ -724,7 +832,7 @@ class TrainerKwargsToConfig(PythonMigration):
     requires = ("trl",)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        planner = _Planner(ctx.options.local_classes)
+        planner = _Planner(ctx.options.local_classes, ctx.options.target_trl)
         wrapper.visit(planner)
         if not planner.plans and not planner.super_calls:
             return wrapper.module

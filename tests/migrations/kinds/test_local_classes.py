@@ -39,11 +39,13 @@ Twice = object
 """
 
 
+def _index_parts() -> list:
+    return [module_entries("pkg.configs", CONFIGS, "src/pkg/configs.py"),
+            module_entries("pkg", "from .configs import MyConfig, Parser as P\n", "src/pkg/__init__.py", True)]
+
+
 def _index() -> LocalClasses:
-    return LocalClasses.merge([
-        module_entries("pkg.configs", CONFIGS, "src/pkg/configs.py"),
-        module_entries("pkg", "from .configs import MyConfig, Parser as P\n", "src/pkg/__init__.py", True),
-    ])
+    return LocalClasses.merge(_index_parts())
 
 
 def test_bases_through_modules_reexports_and_aliases():
@@ -111,3 +113,60 @@ def test_the_runner_parses_only_what_the_index_needs(tmp_path: Path):
     index = builder.index()
     assert index.base_in("pkg.B", {"trl.DPOConfig"}) == "trl.DPOConfig"
     assert index.find("pkg.c.C") is None and len(builder.parts) == 3  # c.py was never parsed
+
+
+_SCRIPT = """\
+from pkg import MyConfig, Old
+from pkg.configs import Parser
+from transformers import Trainer
+from trl import DPOTrainer, SFTTrainer
+
+
+def main():
+    parser = Parser((Args, MyConfig))
+    script_args, training_args = parser.parse()
+    SFTTrainer(model=m, args=training_args)
+    Trainer(m, Old(output_dir="o"))
+    other = Old(output_dir="o")
+    other = Old(output_dir="p")
+    DPOTrainer(m, args=other)  # bound twice: not followed
+"""
+
+
+def test_args_uses_through_parsers_names_and_calls():
+    index = LocalClasses.merge([*_index_parts(), module_entries("run", _SCRIPT, "scripts/run.py")])
+    assert {(u.callee, u.slot) for u in index.uses_of("pkg.configs.MyConfig")} == {("trl.SFTTrainer", "args")}
+    assert {(u.callee, u.slot) for u in index.uses_of("pkg.Old")} == set()  # pkg does not re-export Old
+    assert {(u.callee, u.slot) for u in index.uses_of("pkg.configs.Old")} == set()
+    uses = {(u.cls, u.callee, u.slot) for u in index.args_uses}
+    assert ("pkg.Old", "transformers.Trainer", "1") in uses  # recorded as written; `find` resolves it
+    assert not any(u.callee == "trl.DPOTrainer" for u in index.args_uses)
+
+
+def test_delegating_parser_methods_and_dataclass_flags():
+    src = CONFIGS + (
+        "\n\nclass Reordering(HAP):\n    def parse(self):\n        return self.parse_args_into_dataclasses()[::-1]\n"
+        "\n\nclass Unwrapping(HAP):\n    def helper(self):\n        return []\n\n"
+        "    def parse(self):\n        if flag:\n            output = self.parse_yaml_file(p)\n"
+        "        else:\n            output = self.helper()\n        if len(output) == 1:\n"
+        "            output = output[0]\n        return output\n"
+        "\n\n@dataclasses.dataclass\nclass Fields(transformers.TrainingArguments):\n    beta: float = 0.1\n")
+    index = LocalClasses.merge([module_entries("pkg.configs", "import dataclasses\n" + src, "src/pkg/configs.py")])
+    assert index.delegates("pkg.configs.Parser", "parse") and index.delegates("pkg.configs.Unwrapping", "parse")
+    assert not index.delegates("pkg.configs.Reordering", "parse")
+    assert not index.delegates("pkg.configs.Unwrapping", "helper")  # calls no library parse method
+    fields = index.find("pkg.configs.Fields")
+    assert fields.dataclass and fields.fields == ("beta",) and not index.find("pkg.configs.Old").dataclass
+    assert index.subclassed("pkg.configs.Base") and not index.subclassed("pkg.configs.MyConfig")
+
+
+def test_gate_trainer_calls():
+    assert worth_scanning(b"import trl\ntrainer = SFTTrainer(model=m)\n", False)
+
+
+def test_parser_tuples_and_lineage():
+    index = LocalClasses.merge([*_index_parts(), module_entries("run", _SCRIPT, "scripts/run.py")])
+    assert index.parsed_with("pkg.MyConfig") == [""]  # `Args` is not bound in run.py: not resolved
+    classes, outside = index.lineage("pkg.MyConfig")
+    assert [c.qname for c in classes] == ["pkg.configs.MyConfig", "pkg.configs.Base"] and outside == ["trl.SFTConfig"]
+    assert worth_scanning(b"parser = HfArgumentParser((A, B))\n", False)

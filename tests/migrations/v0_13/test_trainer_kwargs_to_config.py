@@ -541,6 +541,11 @@ class Overriding(HfArgumentParser):
         return ()
 
 
+class Custom(HfArgumentParser):
+    def parse(self):
+        return self.parse_args_into_dataclasses()[::-1]
+
+
 class MyConfig(trl.SFTConfig):
     extra: int = 0
 
@@ -591,9 +596,20 @@ def test_local_subclass_of_the_config_inline():
     assert 'args=MyConfig(output_dir="o", model_init_kwargs=kw)' in out and "model_init_kwargs=kw," not in out
 
 
+def test_local_parser_method_built_on_the_library_parse_methods():
+    # `Parser.parse` returns `self.parse_args_into_dataclasses()` (alignment-handbook's H4ArgumentParser.parse shape)
+    out, _ = _run_local("from pkg.configs import MyConfig, Parser as P\nfrom trl import SFTTrainer\n"
+                        "parser = P((Args, MyConfig))\nscript_args, training_args = parser.parse()\n"
+                        "trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=training_args)\n")
+    assert out.splitlines()[-2:] == ["training_args.model_init_kwargs = kw",
+                                     "trainer = SFTTrainer(model=name, args=training_args)"]
+
+
 def test_local_classes_not_proven_are_marked():
-    # a parser that overrides the parse method, a method of the repository's parser, a config with its own __init__
-    for src in ("from pkg.configs import MyConfig, Overriding as P\n", "from pkg.configs import MyConfig, Parser as P\n"):
+    # a parser that overrides the parse method, a method of the repository's parser that is not only the library's
+    # (it reorders), a library parser's method that is none of the parse methods, a config with its own __init__
+    for src in ("from pkg.configs import MyConfig, Overriding as P\n", "from pkg.configs import MyConfig, Custom as P\n",
+                "from pkg.configs import MyConfig\nfrom transformers import HfArgumentParser as P\n"):
         method = "parse_args_into_dataclasses" if "Overriding" in src else "parse"
         out, findings = _run_local(src + "from trl import SFTTrainer\nparser = P((Args, MyConfig))\n"
                                    f"script_args, training_args = parser.{method}()\n"
