@@ -17,6 +17,7 @@ A file named on the command line that is a link must point inside its own git wo
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -36,12 +37,30 @@ GENERATED_DIR_SUFFIXES = ("_compiled_cache",)
 def skipped_folder(path: str, name: str) -> bool:
     """Folders a walk never enters: tool folders, virtual environments, generated code, and a vendored copy of TRL
     (`trl/` holding `__init__.py`: the repository's own TRL, which the rules must not rewrite as the installed one).
-    A file inside one is still migrated when named on the command line."""
+    A file inside one is still migrated when named on the command line. A library's own `pkg/trl/` subpackage
+    wrapping TRL (`wrapper_subpackage`) is no copy of TRL: it is walked."""
     if name in ALWAYS_SKIP or name.endswith(GENERATED_DIR_SUFFIXES):
         return True
     if name == "trl" and os.path.exists(os.path.join(path, "__init__.py")):
-        return True
+        return not wrapper_subpackage(path)
     return any(os.path.exists(os.path.join(path, m)) for m in VENV_MARKERS)
+
+
+def wrapper_subpackage(path: str) -> bool:
+    """Whether the package folder `path` (named `trl`) is a library's subpackage around TRL, not a copy of TRL.
+
+    Both must hold: its parent folder is a package (`__init__.py`), so Python imports it as `pkg.trl` (its files'
+    absolute `from trl import X` is the installed TRL; a script in the parent folder, which would import it as `trl`,
+    is left alone by `runner.vendored_trl`), and its `__init__.py` sets no `__version__` (every TRL release's own
+    `trl/__init__.py` does; optimum-habana's `optimum/habana/trl/__init__.py` only imports its Gaudi trainers)."""
+    if not os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py")):
+        return False
+    try:
+        with open(os.path.join(path, "__init__.py"), encoding="utf-8", errors="replace") as fh:
+            init = fh.read()
+    except OSError:
+        return False
+    return re.search(r"^\s*__version__\s*[:=]", init, re.MULTILINE) is None
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 

@@ -16,6 +16,10 @@ TRL 0.8 - 0.10 exported both from `trl` and `trl.import_utils` (read from the 0.
   which needs torch >= 2.0);
 * marked, no successor: the version probes `is_transformers_greater_than`, `is_accelerate_greater_20_0` (gone in
   0.12): compare `packaging.version` yourself, or drop the check (every target's floors are above those versions).
+The package probes and `is_wandb_available` were also exported from `trl` itself (`is_peft_available` since 0.4,
+the others from 0.6-0.7 on; `is_rich_available` from 0.14 to 0.16), re-exports of the same `trl.import_utils`
+functions (read from the 0.4.7, 0.6.0, 0.7.11, 0.8.6, 0.9.6, 0.10.1, 0.14.0 and 0.16.1 wheels' `trl/__init__.py`), so
+`from trl import is_wandb_available` / `trl.is_peft_available()` move the same way.
 Most of these went away in 0.11, hence the folder; the table notes the others.
 """
 
@@ -45,18 +49,19 @@ _GONE = {
 
 class RemovedImportUtils(SymbolMigration):
     summary = "trl.import_utils probes (is_npu/xpu/peft_available, ..., removed in 0.11+) -> transformers/accelerate"
-    triggers = ("import_utils", "is_npu_available", "is_xpu_available")
+    triggers = ("import_utils", "is_npu_available", "is_xpu_available", "is_wandb_available", *_PROBES)
     symbols = {
         **{p: Moved("transformers.utils", "is_torch_npu_available", _NPU)
            for p in ("trl.is_npu_available", "trl.import_utils.is_npu_available")},
         **{p: Moved("accelerate.utils", "is_xpu_available", _XPU)
            for p in ("trl.is_xpu_available", "trl.import_utils.is_xpu_available")},
-        **{f"trl.import_utils.{old}": Moved("transformers.utils", new, f"removed from TRL in {release}; "
-                                           "transformers probes the same package")
-           for old, (new, release) in _PROBES.items()},
+        **{f"{home}.{old}": Moved("transformers.utils", new, f"removed from TRL in {release}; "
+                                  "transformers probes the same package")
+           for old, (new, release) in _PROBES.items() for home in ("trl", "trl.import_utils")},
         **{f"trl.import_utils.{name}": Gone(message) for name, message in _GONE.items()},
-        "trl.import_utils.is_wandb_available": Moved("compat.trl", "is_wandb_available", "removed from TRL in 0.11; "
-                                                     "compat.trl keeps its find_spec('wandb') check"),
+        **{f"{home}.is_wandb_available": Moved("compat.trl", "is_wandb_available", "removed from TRL in 0.11; "
+                                               "compat.trl keeps its find_spec('wandb') check")
+           for home in ("trl", "trl.import_utils")},
         "trl.import_utils.is_torch_greater_2_0": Moved("compat.trl", "is_torch_greater_2_0", "removed from TRL in 0.12; "
                                                        "compat.trl keeps its torch version check"),
     }

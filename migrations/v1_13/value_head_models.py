@@ -11,7 +11,10 @@ train a plain causal LM, so:
 * `model.pretrained_model` -> `model`; `model.v_head`, tuple outputs `(logits, loss, value)` and value-head
   checkpoints (`save_pretrained`/`push_to_hub`) are flagged; the seq2seq wrapper is flagged (GRPO needs a causal LM);
 * `PreTrainedModelWrapper` -> `transformers.PreTrainedModel` (flagged), `ValueHead` / `SUPPORTED_ARCHITECTURES`
-  flagged (no successor).
+  flagged (no successor). A file that monkeypatches the wrapper class (`PreTrainedModelWrapper.save_pretrained = f`,
+  `setattr(PreTrainedModelWrapper, ...)`, `del`: optimum-habana's Gaudi adapter) keeps it as written, import and
+  every use, with a marker: the successor `PreTrainedModel` is the base of every transformers model, and patching it
+  would change every model, not TRL's wrappers.
 
 Never remove what is used: a file whose own code reads the value head (calls a value-head model, whose result was
 the tuple `(lm_logits, loss, value)`; `.v_head`; `state_dict()` / `load_state_dict(...)` on it) and does not hand the
@@ -57,6 +60,8 @@ class _Transformer(SymbolTransformer):
         self._type_nodes: set[int] = set()  # class references in isinstance / annotations (-> PreTrainedModel)
         self.scan_heads: list[str] = []  # (scan pass) calls building trl's ValueHead in the file's own code
         self.own_heads = False  # the file builds ValueHead itself: its import goes to compat.value_head
+        self.scan_patches: list[str] = []  # (scan pass) attributes of PreTrainedModelWrapper set / deleted
+        self.patched_wrapper = False  # the file monkeypatches PreTrainedModelWrapper: it stays, with markers
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
         if self.keep and ref.name in (CAUSAL, "ValueHead") and self._removed_home(ref):
@@ -73,7 +78,7 @@ class _Transformer(SymbolTransformer):
         if ref.name == SEQ2SEQ:
             return Replacement("transformers", "AutoModelForSeq2SeqLM")
         if ref.name == WRAPPER:
-            return Replacement("transformers", "PreTrainedModel")
+            return None if self.patched_wrapper else Replacement("transformers", "PreTrainedModel")
         return Replacement(None, ref.name)  # ValueHead / SUPPORTED_ARCHITECTURES: import dropped, uses flagged
 
     @staticmethod
@@ -129,12 +134,29 @@ class _Transformer(SymbolTransformer):
             self.scan_reads.append(code(f))
         if self.trl_ref(f, ("ValueHead",)) is not None:
             self.scan_heads.append(code(f))
+        if isinstance(f, cst.Name) and f.value in ("setattr", "delattr") and node.args and \
+                self.trl_ref(node.args[0].value, (WRAPPER,)) is not None:
+            self.scan_patches.append(code(node))
         name = dotted(f) or ""
         if name.rsplit(".", 1)[-1].endswith("Trainer") and any(
                 dotted(a.value) in self.vh_vars for a in node.args):
             self.scan_trainers.append(name)
         if not self.keep and isinstance(f, cst.Name) and f.value == "isinstance" and len(node.args) == 2:
             self._type_check(node.args[1].value)
+
+    def _patch_of_wrapper(self, target: cst.BaseExpression) -> None:
+        """(scan pass) `PreTrainedModelWrapper.<attr>` assigned or deleted: the class itself is patched."""
+        if isinstance(target, cst.Attribute) and self.trl_ref(target.value, (WRAPPER,)) is not None:
+            self.scan_patches.append(code(target))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._patch_of_wrapper(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._patch_of_wrapper(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._patch_of_wrapper(node.target)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value == "v_head" and dotted(node.value) in self.vh_vars:
@@ -294,6 +316,11 @@ class _Transformer(SymbolTransformer):
         if self.keep:
             return super().leave_Name(original_node, updated_node)
         ref = self.trl_ref(original_node, ("ValueHead", "SUPPORTED_ARCHITECTURES", WRAPPER))
+        if ref is not None and ref.name == WRAPPER and self.patched_wrapper and id(original_node) not in self._skip_names:
+            self.todo(original_node, "this file monkeypatches TRL's PreTrainedModelWrapper (removed in TRL 1.13); its "
+                      "successor transformers.PreTrainedModel is every model's base class, patching it would change "
+                      "every model: kept as written, decide by hand", ANCHOR)
+            return updated_node
         if ref is not None and id(original_node) not in self._skip_names and self.replacement(ref) is not None \
                 and not (self.own_heads and ref.name == "ValueHead"):
             if ref.name == WRAPPER:
@@ -320,6 +347,7 @@ class ValueHeadModels(PythonMigration):
         keep = bool(scan.scan_reads) and not scan.scan_trainers and set(scan.vh_vars.values()) == {CAUSAL}
         transformer = _Transformer(self, ctx, keep=keep)
         transformer.own_heads = bool(scan.scan_heads)
+        transformer.patched_wrapper = bool(scan.scan_patches)
         module = transformer.transform_module(wrapper)
         if transformer.own_heads and not keep:
             ctx.report(Finding(self.id, f"trl's ValueHead is built here ({', '.join(dict.fromkeys(scan.scan_heads))}"

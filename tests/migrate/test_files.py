@@ -137,6 +137,28 @@ def test_walk_skips_vendored_folders_and_honours_gitignore_and_exclude(tmp_path)
     assert [os.path.basename(f.path) for f in report.files] == ["x.py"]
 
 
+def test_walk_enters_a_librarys_trl_subpackage_but_not_a_vendored_copy(tmp_path):
+    """`optimum/habana/trl/` (a package's subpackage wrapping TRL, no `__version__`) is imported as
+    `optimum.habana.trl`: its files' `from trl import X` is the installed TRL, so they are migrated. A `trl/` at a
+    top level, or one whose `__init__.py` sets `__version__` (TRL's own does), stays a vendored copy, never entered."""
+    repo = git_repo(tmp_path / "repo")
+    write(repo / "optimum" / "__init__.py", "")
+    write(repo / "optimum" / "habana" / "__init__.py", "")
+    write(repo / "optimum" / "habana" / "trl" / "__init__.py", "from .trainer import GaudiSFTConfig\n")
+    wrapper = write(repo / "optimum" / "habana" / "trl" / "trainer.py", OLD_SFT)
+    write(repo / "third_party" / "__init__.py", "")
+    write(repo / "third_party" / "trl" / "__init__.py", '__version__ = "0.4.7"\nfrom .trainer import PPOTrainer\n')
+    copy = write(repo / "third_party" / "trl" / "trainer" / "sft.py", OLD_SFT)
+    write(repo / "trl" / "__init__.py", "from .core import x\n")  # top level: `import trl` from the root is this
+    top = write(repo / "trl" / "sft.py", OLD_SFT)
+    report = migrate(repo, allow_dirty=True)
+    found = sorted(os.path.relpath(f.path, repo) for f in report.files)
+    assert found == sorted(["optimum/__init__.py", "optimum/habana/__init__.py", "optimum/habana/trl/__init__.py",
+                            "optimum/habana/trl/trainer.py", "third_party/__init__.py"])
+    assert wrapper.read_text() == NEW_SFT
+    assert copy.read_text() == OLD_SFT and top.read_text() == OLD_SFT
+
+
 @pytest.mark.slow
 def test_dirty_tree_guard(tmp_path):
     repo = git_repo(tmp_path / "repo")

@@ -116,3 +116,37 @@ def test_the_wandb_copy_answers_as_find_spec(monkeypatch):
             # TRL 0.10's probe ignores the switch transformers' probe honours
             monkeypatch.setenv("WANDB_DISABLED", "true")
             assert compat.trl.is_wandb_available() is present
+
+
+def test_the_probes_trl_exported_at_its_top_level_move_the_same_way():
+    """TRL 0.4-0.10 re-exported the `trl.import_utils` probes from `trl` (optimum-habana's Gaudi PPO config:
+    `from trl import PPOConfig, is_wandb_available`)."""
+    check(RULE, """\
+        from trl import SFTConfig, is_wandb_available, is_peft_available as peft_ok
+
+        if is_wandb_available() and peft_ok():
+            pass
+    """, """\
+        from trl import SFTConfig
+        from compat.trl import is_wandb_available
+        from transformers.utils import is_peft_available as peft_ok
+
+        if is_wandb_available() and peft_ok():
+            pass
+    """)
+    out, _ = run(RULE, """\
+        import trl
+
+        if trl.is_diffusers_available() and trl.is_pil_available():
+            pass
+    """)
+    assert "transformers.utils.is_diffusers_available() and transformers.utils.is_vision_available()" in out
+    assert "TODO(trl-compat)" not in out
+
+
+def test_top_level_probe_noops():
+    noop(RULE, "from transformers.utils import is_peft_available\n\nok = is_peft_available()\n")
+    noop(RULE, "from compat.trl import is_wandb_available\n\nok = is_wandb_available()\n")
+    noop(RULE, "def is_wandb_available():\n    return False\n\n\nok = is_wandb_available()\n")
+    noop(RULE, "from mylib.trl import is_peft_available\n\nok = is_peft_available()\n")
+    noop(RULE, "from .trl import is_wandb_available\n\nok = is_wandb_available()\n")

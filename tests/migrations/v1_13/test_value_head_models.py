@@ -228,3 +228,75 @@ def test_compat_value_head_is_the_head_trl_built():
     b = head.summary.bias.detach().double()
     expected = torch.einsum("bsh,oh->bso", hidden, w) + b
     torch.testing.assert_close(head(hidden.float()).double(), expected, rtol=1e-5, atol=1e-6)
+
+
+PATCH_MARK = "# TODO(trl-compat): this file monkeypatches TRL's PreTrainedModelWrapper [value-head-models]"
+
+
+def test_a_subclass_of_the_wrapper_reads_pretrained_model():
+    check(RULE, """\
+        from trl import PreTrainedModelWrapper
+
+
+        class Wrapped(PreTrainedModelWrapper):
+            pass
+    """, """\
+        from transformers import PreTrainedModel
+
+
+        # TODO(trl-compat): PreTrainedModelWrapper is gone: it now reads... [value-head-models]
+        class Wrapped(PreTrainedModel):
+            pass
+    """)
+
+
+def test_a_monkeypatched_wrapper_class_is_kept_as_written():
+    """optimum-habana's Gaudi adapter sets methods on the wrapper class: on `PreTrainedModel` (every model's base)
+    the same lines would patch every transformers model, so nothing is renamed, the patches are marked."""
+    findings = check(RULE, """\
+        from trl import PreTrainedModelWrapper
+
+
+        def adapt_to_gaudi():
+            PreTrainedModelWrapper._get_current_device = gaudi_get_current_device
+            PreTrainedModelWrapper.save_pretrained = gaudi_save_pretrained
+    """, f"""\
+        from trl import PreTrainedModelWrapper
+
+
+        def adapt_to_gaudi():
+            {PATCH_MARK}
+            PreTrainedModelWrapper._get_current_device = gaudi_get_current_device
+            {PATCH_MARK}
+            PreTrainedModelWrapper.save_pretrained = gaudi_save_pretrained
+    """)
+    assert not [f for f in findings if f.changed]
+    # setattr / del, an alias, the trl.models path; a subclass in the same file keeps the class too
+    check(RULE, """\
+        from trl.models import PreTrainedModelWrapper as Base
+
+        setattr(Base, "save_pretrained", save)
+        del Base.push_to_hub
+
+
+        class Mine(Base):
+            pass
+    """, f"""\
+        from trl.models import PreTrainedModelWrapper as Base
+
+        {PATCH_MARK}
+        setattr(Base, "save_pretrained", save)
+        {PATCH_MARK}
+        del Base.push_to_hub
+
+
+        {PATCH_MARK}
+        class Mine(Base):
+            pass
+    """)
+
+
+def test_patching_what_is_not_trls_wrapper_is_a_noop():
+    noop(RULE, "from transformers import PreTrainedModel\n\nPreTrainedModel.save_pretrained = save\n")
+    noop(RULE, "class PreTrainedModelWrapper:\n    pass\n\n\nPreTrainedModelWrapper.save_pretrained = save\n")
+    noop(RULE, "from mylib.models import PreTrainedModelWrapper\n\nPreTrainedModelWrapper.save_pretrained = save\n")
