@@ -18,7 +18,9 @@ points PPO-era imports here:
   `AdaptiveKLController` / `FixedKLController` (`trl.trainer.utils` until 0.13, the 0.13.0 classes), the `trl.core`
   statistics helpers `stack_dicts`, `stats_to_np`, `convert_to_scalar` (until 0.13, the 0.13.0 functions) and
   `PPODecorators` (until 0.23, the 0.23.1 class), and `RunningMoments` with `get_global_statistics`
-  (`trl.trainer.utils` until 0.28, the 0.28.0 bodies).
+  (`trl.trainer.utils` until 0.28, the 0.28.0 bodies), and the PPO-era trainer base `BaseTrainer`
+  (`trl.trainer.base`, exported by `trl.trainer`, until 0.13: the 0.13.0 class; TRL 0.24 - 0.29's
+  `trl.trainer.base_trainer.BaseTrainer` is another class, a `transformers.Trainer`, and is not this one).
 
 This module imports torch and transformers (pandas and rich only inside `print_rich_table`); `compat.trl` imports it
 only on first use of one of its names.
@@ -37,11 +39,12 @@ from typing import Any
 import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
+from huggingface_hub import PyTorchModelHubMixin
 from transformers import GenerationConfig, TrainerCallback, is_torch_npu_available, is_torch_xpu_available
 from transformers.utils import ModelOutput, is_rich_available
 
 __all__ = [
-    "AdaptiveKLController", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
+    "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
     "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
     "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response",
 ]
@@ -371,3 +374,24 @@ class RunningMoments:
         """The moments saved by `save_to_json`, with `accelerator`."""
         with open(json_path, encoding="utf-8") as f:
             return cls(accelerator=accelerator, **json.loads(f.read()))
+
+
+class BaseTrainer(PyTorchModelHubMixin):
+    """TRL 0.4 - 0.13 `trl.trainer.BaseTrainer` (`trl.trainer.base`, the 0.13.0 class): the base of the PPO-era
+    trainers (PPOTrainer, DDPOTrainer), a Hub mixin that keeps `config` and leaves `step`, `loss`,
+    `compute_rewards` and `_save_pretrained` to the subclass (each raises NotImplementedError here)."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def step(self, *args: Any) -> Any:
+        raise NotImplementedError("Not implemented")
+
+    def loss(self, *args: Any) -> Any:
+        raise NotImplementedError("Not implemented")
+
+    def compute_rewards(self, *args: Any) -> Any:
+        raise NotImplementedError("Not implemented")
+
+    def _save_pretrained(self, save_directory: Any) -> None:
+        raise NotImplementedError("Not implemented")

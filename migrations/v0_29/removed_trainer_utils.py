@@ -6,7 +6,8 @@ Read from the 0.28.0 and 0.29.0 wheels:
 * `FDivergenceType.X.value` -> its string (`"reverse_kl"`, ...) when every use of the enum in the file is one;
 * `RunningMoments` (a running mean/std over an Accelerator) and `get_global_statistics` (the 0.28 bodies), the PPO
   (v1) KL controllers `AdaptiveKLController` / `FixedKLController` (gone in 0.14, the 0.13 classes; also imported
-  through `trl.trainer` and `trl.trainer.ppo_trainer`) -> the `compat.trl` copies (`compat._trainer_utils`);
+  through `trl.trainer` and `trl.trainer.ppo_trainer`) and the PPO-era trainer base `trl.trainer.BaseTrainer`
+  (`trl.trainer.base`, gone in 0.14, the 0.13 class) -> the `compat.trl` copies (`compat._trainer_utils`);
 * other uses of `FDivergenceType` (DPO's f-divergence enum, a plain `Enum`: a copy would not equal the strings
   `DPOConfig.f_divergence_type` takes now) -> marked;
 * the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
@@ -61,6 +62,8 @@ _PPO_COPIES = {
     "RunningMoments": ("removed from TRL in 0.29; trl-compat keeps the 0.28 class",
                        ("trl.trainer.utils", "trl.trainer", "trl.trainer.ppo_trainer")),
     "get_global_statistics": ("removed from TRL in 0.29; trl-compat keeps the 0.28 function", ("trl.trainer.utils",)),
+    # the PPO-era trainer base (0.4 - 0.13); not trl.trainer.base_trainer.BaseTrainer (0.24 - 0.29), another class
+    "BaseTrainer": ("removed from TRL in 0.14; trl-compat keeps the 0.13 class", ("trl.trainer", "trl.trainer.base")),
 }
 # no supported TRL has them: name -> why the compat.trl copy (compat._trainer_utils) is the last TRL body
 _COPIED = {
@@ -106,7 +109,7 @@ class RemovedTrainerUtils(SymbolMigration):
     summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
               "ones -> their new module, the rest marked"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import",
-                "KLController")
+                "KLController", "BaseTrainer")
     symbols = _table()
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:

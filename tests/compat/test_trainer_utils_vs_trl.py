@@ -286,3 +286,19 @@ def test_running_moments_match_trl_0_28(tmp_path):
     xs, mask = torch.tensor([1.0, 2.0, 6.0]), torch.tensor([1.0, 1.0, 0.0])
     for a, b in zip(compat.trl.get_global_statistics(accelerator, xs, mask), defs["get_global_statistics"](accelerator, xs, mask)):
         assert (torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b)
+
+
+def test_base_trainer_is_the_0_13_class():
+    from huggingface_hub import PyTorchModelHubMixin
+
+    theirs = _definitions("0.13.0", "trl/trainer/base.py", {"BaseTrainer"},
+                          {"PyTorchModelHubMixin": PyTorchModelHubMixin})["BaseTrainer"]
+    for cls in (compat.trl.BaseTrainer, theirs):
+        assert issubclass(cls, PyTorchModelHubMixin)
+        trainer = cls({"lr": 1})
+        assert trainer.config == {"lr": 1}
+        for method, args in (("step", (1, 2)), ("loss", ()), ("compute_rewards", (3,)), ("_save_pretrained", ("d",))):
+            with pytest.raises(NotImplementedError, match="Not implemented"):
+                getattr(trainer, method)(*args)
+    public = {n for n in vars(theirs) if not n.startswith("__")}
+    assert public == {n for n in vars(compat.trl.BaseTrainer) if not n.startswith("__")}

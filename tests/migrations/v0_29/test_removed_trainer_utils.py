@@ -266,3 +266,24 @@ def test_ppo_copies_noops():
     noop(RULE, "from rlhf.trainer import AdaptiveKLController\nAdaptiveKLController(1, 2, 3)\n")
     noop(RULE, "class AdaptiveKLController:\n    pass\n\n\nAdaptiveKLController()\n")
     noop(RULE, "from .trainer import AdaptiveKLController\nAdaptiveKLController(1, 2, 3)\n")
+
+
+def test_the_ppo_era_base_trainer_moves_to_the_compat_copy():
+    """`trl.trainer.BaseTrainer` (trl.trainer.base, 0.4 - 0.13: the PPO-era base) -> compat.trl; TRL 0.24 - 0.29's
+    `trl.trainer.base_trainer.BaseTrainer` is another class (a transformers.Trainer) and is not moved."""
+    check(RULE, """\
+        from trl.trainer import BaseTrainer
+        from trl.trainer.base import BaseTrainer as Base
+
+
+        class MyPPO(BaseTrainer):
+            pass
+    """, """\
+        from compat.trl import BaseTrainer
+        from compat.trl import BaseTrainer as Base
+
+
+        class MyPPO(BaseTrainer):
+            pass
+    """)
+    noop(RULE, "from trl.trainer.base_trainer import BaseTrainer\n\n\nclass T(BaseTrainer):\n    pass\n")
