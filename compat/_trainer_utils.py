@@ -343,24 +343,17 @@ class RunningMoments:
 
     @torch.no_grad()
     def update(self, xs: torch.Tensor) -> tuple[float, float]:
-        """Merge the batch `xs` into the moments; returns the batch's mean and unbiased standard deviation."""
-        if self.accelerator.use_distributed:
-            xs_mean, xs_var, xs_count = get_global_statistics(self.accelerator, xs)
-        else:
-            xs_count = xs.numel()
-            xs_var, xs_mean = torch.var_mean(xs, unbiased=False)
-        xs_mean, xs_var = xs_mean.float(), xs_var.float()
+        """Merge the batch `xs` into the moments; returns the batch's mean and unbiased standard deviation.
 
-        delta = xs_mean - self.mean
-        tot_count = self.count + xs_count
-        old_sum = self.var * self.count + delta**2 * self.count * xs_count / tot_count  # centred on the new mean
-        new_var = (old_sum + xs_var * xs_count) / tot_count
+        The update rule is reference_impl's `RunningMoments` (BCO's baseline: the same arithmetic as TRL's, written
+        once), fed the global statistics over every process when the accelerator is distributed."""
+        from reference_impl.losses.unpaired import RunningMoments as Moments
 
-        self.mean += (delta * xs_count / tot_count).item()
-        self.std = (new_var * tot_count / (tot_count - 1)).float().sqrt().item()
-        self.var = new_var.item()
-        self.count = tot_count
-        return xs_mean.item(), (xs_var * xs_count / (xs_count - 1)).float().sqrt().item()
+        reduce = (lambda t: get_global_statistics(self.accelerator, t)) if self.accelerator.use_distributed else None
+        moments = Moments(self.mean, self.std, self.var, self.count, reduce)
+        batch = moments.update(xs)
+        self.mean, self.std, self.var, self.count = moments.mean, moments.std, moments.var, moments.count
+        return batch
 
     def save_to_json(self, json_path: str) -> None:
         """Write the moments (not the accelerator) as JSON, on the main process only."""
