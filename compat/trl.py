@@ -13,7 +13,8 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `compat._dataset_formatting` (`trl.extras.dataset_formatting`: the 0.26.2 formatting functions, 1.12.0's
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
-generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2). One name is not TRL's: `warmup` (`_warmup`), the
+generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2; the PPO (v1) helpers `AdaptiveKLController`,
+`stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...). One name is not TRL's: `warmup` (`_warmup`), the
 warmup keywords of the installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed
 (rule `warmup-ratio`).
 """
