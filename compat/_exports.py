@@ -65,6 +65,15 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     **{n: (("compat._trainer_utils", n),) for n in (
         "PeftSavingCallback", "batch_generation", "generate", "forward", "truncate_response", "print_rich_table",
     )},
+    # the PPO (v1) helpers: trl.trainer.utils's KL controllers and trl.core's statistics helpers (removed in 0.14, the
+    # 0.13.0 bodies), trl.core.PPODecorators (removed in 0.24, the 0.23.1 class), RunningMoments and
+    # get_global_statistics (trl.trainer.utils, removed in 0.29, the 0.28.0 bodies)
+    **{n: (("compat._trainer_utils", n),) for n in (
+        "AdaptiveKLController", "FixedKLController", "stack_dicts", "stats_to_np", "convert_to_scalar",
+        "PPODecorators", "RunningMoments", "get_global_statistics",
+    )},
+    # trl.trainer.BaseTrainer (trl.trainer.base), the PPO-era trainer base, removed in 0.14: the 0.13.0 class
+    "BaseTrainer": (("compat._trainer_utils", "BaseTrainer"),),
     # trl.trainer.utils, moved to trl.experimental.utils in 0.27 without label_pad_token_id: the 0.26.2 class
     "DPODataCollatorWithPadding": (("compat._trainer_utils", "DPODataCollatorWithPadding"),),
     "trl_sanitze_kwargs_for_tagging": (("compat.trl", "_trl_sanitze_kwargs_for_tagging"),),  # removed in 0.14

@@ -14,23 +14,40 @@ points PPO-era imports here:
   the two helpers they call (`pad`, `first_true_indices`, 0.26.2) kept private here so that nothing depends on where
   the installed TRL keeps them.
 
+* the PPO (v1) bookkeeping TRL dropped with its old `PPOTrainer`: the KL coefficient controllers
+  `AdaptiveKLController` / `FixedKLController` (`trl.trainer.utils` until 0.13, the 0.13.0 classes), the `trl.core`
+  statistics helpers `stack_dicts`, `stats_to_np`, `convert_to_scalar` (until 0.13, the 0.13.0 functions) and
+  `PPODecorators` (until 0.23, the 0.23.1 class), and `RunningMoments` with `get_global_statistics`
+  (`trl.trainer.utils` until 0.28, the 0.28.0 bodies), and the PPO-era trainer base `BaseTrainer`
+  (`trl.trainer.base`, exported by `trl.trainer`, until 0.13: the 0.13.0 class; TRL 0.24 - 0.29's
+  `trl.trainer.base_trainer.BaseTrainer` is another class, a `transformers.Trainer`, and is not this one).
+
 This module imports torch and transformers (pandas and rich only inside `print_rich_table`); `compat.trl` imports it
 only on first use of one of its names.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
-from transformers import GenerationConfig, TrainerCallback
+from huggingface_hub import PyTorchModelHubMixin
+from transformers import GenerationConfig, TrainerCallback, is_torch_npu_available, is_torch_xpu_available
 from transformers.utils import ModelOutput, is_rich_available
 
-__all__ = ["DPODataCollatorWithPadding", "PeftSavingCallback", "batch_generation", "forward", "generate", "print_rich_table", "truncate_response"]
+__all__ = [
+    "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
+    "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
+    "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response",
+]
 
 
 class PeftSavingCallback(TrainerCallback):
@@ -209,3 +226,165 @@ class DPODataCollatorWithPadding:
             else:
                 padded_batch[k] = [ex[k] for ex in features]
         return padded_batch
+
+
+class AdaptiveKLController:
+    """TRL 0.4 - 0.13 `trl.trainer.utils.AdaptiveKLController`: the adaptive KL coefficient of Ziegler et al. 2019
+    (arXiv 1909.08593, eq. 2). `update(current, n_steps)` multiplies `value` by
+    `1 + clip(current / target - 1, -0.2, 0.2) * n_steps / horizon`."""
+
+    def __init__(self, init_kl_coef: float, target: float, horizon: float) -> None:
+        self.value = init_kl_coef
+        self.target = target
+        self.horizon = horizon
+
+    def update(self, current: float, n_steps: int) -> None:
+        error = np.clip(current / self.target - 1, -0.2, 0.2)
+        self.value *= 1 + error * n_steps / self.horizon
+
+
+class FixedKLController:
+    """TRL 0.4 - 0.13 `trl.trainer.utils.FixedKLController`: a KL coefficient `value` that `update` leaves as it is."""
+
+    def __init__(self, kl_coef: float) -> None:
+        self.value = kl_coef
+
+    def update(self, current: float, n_steps: int) -> None:
+        pass
+
+
+_WANDB_PADDING = -1  # trl.core.WANDB_PADDING: the value stack_dicts pads the shorter statistics with
+
+
+def stack_dicts(stats_dicts: list[dict]) -> dict:
+    """TRL 0.4 - 0.13 `trl.core.stack_dicts`: for each key of the first dict, the values of every dict flattened and
+    stacked into one `(len(stats_dicts), longest)` tensor, right-padded with -1."""
+    return {key: pad_sequence([torch.flatten(d[key]) for d in stats_dicts], batch_first=True,
+                              padding_value=_WANDB_PADDING) for key in stats_dicts[0]}
+
+
+def stats_to_np(stats_dict: dict) -> dict:
+    """TRL 0.13 `trl.core.stats_to_np`: tensors -> numpy arrays (detached, on the CPU, bfloat16 as float32); then
+    every numpy/Python scalar -> a Python float. Other values are kept."""
+    out = {}
+    for key, value in stats_dict.items():
+        if isinstance(value, torch.Tensor):
+            value = value.detach().cpu()
+            if value.dtype == torch.bfloat16:
+                value = value.float()
+            value = value.numpy()
+        if np.isscalar(value):
+            value = float(value)
+        out[key] = value
+    return out
+
+
+def convert_to_scalar(stats: dict) -> dict:
+    """TRL 0.4 - 0.13 `trl.core.convert_to_scalar`: a tensor or numpy array of shape `()` or `(1,)` -> `.item()`;
+    other values are kept."""
+    def scalar(value: Any) -> Any:
+        if isinstance(value, (torch.Tensor, np.ndarray)) and (
+                len(value.shape) == 0 or (len(value.shape) == 1 and value.shape[0] == 1)):
+            return value.item()
+        return value
+
+    return {key: scalar(value) for key, value in stats.items()}
+
+
+class PPODecorators:
+    """TRL 0.4.1 - 0.23 `trl.core.PPODecorators` (the 0.23.1 class): `@PPODecorators.empty_device_cache()` runs the
+    decorated function, then, when the class attribute `optimize_device_cache` is true (PPOTrainer set it from
+    `PPOConfig.optimize_device_cache`), collects garbage and empties the XPU, NPU or CUDA cache (the first available)."""
+
+    optimize_device_cache = False
+
+    @classmethod
+    @contextmanager
+    def empty_device_cache(cls):  # type: ignore[no-untyped-def]
+        yield
+        if not cls.optimize_device_cache:
+            return
+        if is_torch_xpu_available():
+            empty = torch.xpu.empty_cache
+        elif is_torch_npu_available():
+            empty = torch.npu.empty_cache
+        elif torch.cuda.is_available():
+            empty = torch.cuda.empty_cache
+        else:
+            return
+        gc.collect()
+        empty()
+        gc.collect()
+
+
+@torch.no_grad()
+def get_global_statistics(accelerator: Any, xs: torch.Tensor, mask: torch.Tensor | None = None,
+                          device: Any = "cpu") -> tuple[torch.Tensor, torch.Tensor, int]:
+    """TRL 0.6 - 0.28 `trl.trainer.utils.get_global_statistics`: the mean and (biased) variance of `xs` over every
+    process (`accelerator.reduce` sums), weighted by `mask` when given, and the element count."""
+    xs = xs.to(accelerator.device)
+    count = xs.numel() if mask is None else mask.sum()
+    global_sum, count = accelerator.reduce(torch.tensor([xs.sum(), count], device=xs.device))
+    global_mean = global_sum / count
+    sum_var = accelerator.reduce(torch.sum(((xs - global_mean) ** 2).mul(1 if mask is None else mask)))
+    return global_mean.to(device), (sum_var / count).to(device), count.item()
+
+
+@dataclass
+class RunningMoments:
+    """TRL 0.6 - 0.28 `trl.trainer.utils.RunningMoments` (the 0.28.0 class): running mean and standard deviation of a
+    stream, merged batch by batch (Chan et al.'s parallel variance; over every process when distributed)."""
+
+    accelerator: Any
+    mean: float = 0
+    std: float = 1
+    var: float = 1
+    count: float = 1e-24
+
+    @torch.no_grad()
+    def update(self, xs: torch.Tensor) -> tuple[float, float]:
+        """Merge the batch `xs` into the moments; returns the batch's mean and unbiased standard deviation.
+
+        The update rule is reference_impl's `RunningMoments` (BCO's baseline: the same arithmetic as TRL's, written
+        once), fed the global statistics over every process when the accelerator is distributed."""
+        from reference_impl.losses.unpaired import RunningMoments as Moments
+
+        reduce = (lambda t: get_global_statistics(self.accelerator, t)) if self.accelerator.use_distributed else None
+        moments = Moments(self.mean, self.std, self.var, self.count, reduce)
+        batch = moments.update(xs)
+        self.mean, self.std, self.var, self.count = moments.mean, moments.std, moments.var, moments.count
+        return batch
+
+    def save_to_json(self, json_path: str) -> None:
+        """Write the moments (not the accelerator) as JSON, on the main process only."""
+        if self.accelerator.is_main_process:
+            state = dataclasses.asdict(self, dict_factory=lambda x: {k: v for (k, v) in x if k != "accelerator"})
+            with open(json_path, "w", encoding="utf-8") as f:
+                f.write(json.dumps(state, indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load_from_json(cls, accelerator: Any, json_path: str) -> RunningMoments:
+        """The moments saved by `save_to_json`, with `accelerator`."""
+        with open(json_path, encoding="utf-8") as f:
+            return cls(accelerator=accelerator, **json.loads(f.read()))
+
+
+class BaseTrainer(PyTorchModelHubMixin):
+    """TRL 0.4 - 0.13 `trl.trainer.BaseTrainer` (`trl.trainer.base`, the 0.13.0 class): the base of the PPO-era
+    trainers (PPOTrainer, DDPOTrainer), a Hub mixin that keeps `config` and leaves `step`, `loss`,
+    `compute_rewards` and `_save_pretrained` to the subclass (each raises NotImplementedError here)."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def step(self, *args: Any) -> Any:
+        raise NotImplementedError("Not implemented")
+
+    def loss(self, *args: Any) -> Any:
+        raise NotImplementedError("Not implemented")
+
+    def compute_rewards(self, *args: Any) -> Any:
+        raise NotImplementedError("Not implemented")
+
+    def _save_pretrained(self, save_directory: Any) -> None:
+        raise NotImplementedError("Not implemented")

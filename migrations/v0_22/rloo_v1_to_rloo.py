@@ -38,6 +38,7 @@ from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.bindings import holds_config, parser_classes
 from migrations.kinds.cst import (
     code,
+    dotted,
     make_kwarg,
     parse_expr,
     replace_args,
@@ -133,20 +134,49 @@ class _Detector(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.v1 = False
+        self.classes: list[str | None] = []  # the enclosing classes: name when a base is TRL's RLOOTrainer
+        self.subclass_inits: dict[int, tuple[str, list[str]]] = {}  # id(call) -> (class, the v1 keywords it passes)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        rloo = any(_resolved(self, b.value) & RLOO_TRAINERS for b in node.bases)
+        self.classes.append(node.name.value if rloo else None)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         names = _resolved(self, node.func)
         keys = {a.keyword.value for a in node.args if a.keyword is not None}
+        f = node.func
+        if self.classes and self.classes[-1] and isinstance(f, cst.Attribute) and f.attr.value == "__init__" and (
+                isinstance(f.value, cst.Call) and dotted(f.value.func) == "super"
+                or _resolved(self, f.value) & RLOO_TRAINERS) and keys & V1_KEYWORDS:
+            self.subclass_inits[id(node)] = (self.classes[-1], sorted(keys & V1_KEYWORDS))
+            self.v1 = True
         if names & RLOO_TRAINERS and keys & V1_KEYWORDS or names & RLOO_CONFIG_PATHS and keys & (set(DROPPED) | set(SAME)
                                                                                           | set(CHANGED)):
             self.v1 = True
 
 
+def _subclass_message(cls: str, keywords: list[str]) -> str:
+    """The marker of an RLOO v1 subclass's call of the v1 constructor (not rewritten: the subclass was written against
+    v1's constructor and its PPO-style internals, which 0.22 replaced)."""
+    renames = ", ".join(f"{TRAINER_RENAMES[k]}= not {k}=" for k in keywords if k in TRAINER_RENAMES)
+    dropped = [f"{k}=" for k in keywords if k in TRAINER_DROPPED]
+    return (f"RLOOTrainer.__init__ (TRL 0.22+) takes {renames or 'model=, reward_funcs=, args='}"
+            + (f", no {', '.join(dropped)}" if dropped else "")
+            + f"; {cls} subclasses the v1 RLOOTrainer (TRL 0.11 - 0.21) and calls its constructor: the v1 keywords "
+            "were removed in 0.25 and v1's internals (its own train loop, policy/ref_policy/reward_model attributes) "
+            "are gone, so renaming the keywords alone is not equivalent: port the subclass by hand")
+
+
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, rule: PythonMigration, ctx: RuleContext) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext,
+                 subclass_inits: dict[int, tuple[str, list[str]]] | None = None) -> None:
         super().__init__(rule, ctx)
+        self.subclass_inits = subclass_inits or {}
         admitted = pinned(os.path.dirname(ctx.path), v1_releases()) if ctx.path else None
         self.releases = admitted or v1_releases()  # the v1 releases the repository's TRL pin admits
 
@@ -154,6 +184,11 @@ class _Transformer(MigrationTransformer):
         return _resolved(self, node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        sub = self.subclass_inits.get(id(original_node))
+        if sub is not None:
+            self.todo(original_node, _subclass_message(*sub))
+            self.changed = True
+            return updated_node
         names = self._qnames(original_node.func)
         if names & RLOO_TRAINERS:
             return self._trainer(original_node, updated_node)
@@ -258,7 +293,7 @@ class RlooV1ToRloo(PythonMigration):
         wrapper.visit(detector)
         if not detector.v1:
             return wrapper.module
-        t = _Transformer(self, ctx)
+        t = _Transformer(self, ctx, detector.subclass_inits)
         module = wrapper.visit(t)
         return module if t.changed else wrapper.module
 

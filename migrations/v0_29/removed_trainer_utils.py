@@ -4,8 +4,12 @@ Read from the 0.28.0 and 0.29.0 wheels:
 * `cap_exp`, `get_exp_cap` (small tensor helpers) -> `compat.trl` copies of the 0.28 bodies;
 * `FDivergenceConstants` (two class constants, the same in 0.9 - 0.28) -> the `compat.trl` copy;
 * `FDivergenceType.X.value` -> its string (`"reverse_kl"`, ...) when every use of the enum in the file is one;
-* `RunningMoments` (a running mean/std over an Accelerator), other uses of `FDivergenceType` (DPO's f-divergence
-  enum, a plain `Enum`: a copy would not equal the strings `DPOConfig.f_divergence_type` takes now) -> marked;
+* `RunningMoments` (a running mean/std over an Accelerator) and `get_global_statistics` (the 0.28 bodies), the PPO
+  (v1) KL controllers `AdaptiveKLController` / `FixedKLController` (gone in 0.14, the 0.13 classes; also imported
+  through `trl.trainer` and `trl.trainer.ppo_trainer`) and the PPO-era trainer base `trl.trainer.BaseTrainer`
+  (`trl.trainer.base`, gone in 0.14, the 0.13 class) -> the `compat.trl` copies (`compat._trainer_utils`);
+* other uses of `FDivergenceType` (DPO's f-divergence enum, a plain `Enum`: a copy would not equal the strings
+  `DPOConfig.f_divergence_type` takes now) -> marked;
 * the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
   `print_rich_table` (in `trl.experimental.ppo` from 0.27 to 1.12, gone in 1.13; the same bodies in 0.26.2 and 1.12.0)
   `PeftSavingCallback` (gone in 0.7.5, the 0.7.4 body), `trl_sanitze_kwargs_for_tagging` (gone in 0.14, the 0.13
@@ -31,7 +35,6 @@ from migrations.kinds.imports import drop_unused_import
 from migrations.kinds.symbols import Gone, Moved, SymbolMigration
 
 _NOTE = "removed from TRL in 0.29; trl-compat keeps the 0.28 function (the project now needs trl-compat)"
-_MOMENTS = "RunningMoments was removed in TRL 0.29: copy it from TRL 0.28 (trl/trainer/utils.py)"
 _FDIV = "removed in TRL 0.29: pass the f-divergence as a string, e.g. f_divergence_type=\"reverse_kl\""
 _FDIV_PATHS = ("trl.FDivergenceType", "trl.trainer.FDivergenceType", "trl.trainer.dpo_config.FDivergenceType")
 #: FDivergenceType's members and their values, the same in every release that had the enum (0.9 - 0.28; wheels)
@@ -46,10 +49,22 @@ _MOVED = {
     "pad_to_length": "trl.experimental.utils", "peft_module_casting_to_bf16": "trl.experimental.utils",
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
-_NO_SUCCESSOR = ("AdaptiveKLController", "FixedKLController", "OnPolicyConfig", "OnlineTrainerState",
-                 "PerPromptStatTracker", "RewardDataCollatorWithPadding", "compute_accuracy",
-                 "decode_and_strip_padding", "exact_div", "flush_right", "get_global_statistics",
+_NO_SUCCESSOR = ("OnPolicyConfig", "OnlineTrainerState", "PerPromptStatTracker", "RewardDataCollatorWithPadding",
+                 "compute_accuracy", "decode_and_strip_padding", "exact_div", "flush_right",
                  "neftune_post_forward_hook")
+#: the PPO (v1) bookkeeping kept by trl-compat (compat._trainer_utils, tested against the wheels): name -> why, and the
+#: modules that exported it (atlas: `trl.trainer` and `trl.trainer.ppo_trainer` re-exported them)
+_PPO_COPIES = {
+    "AdaptiveKLController": ("removed from TRL in 0.14; trl-compat keeps the 0.13 class",
+                             ("trl.trainer.utils", "trl.trainer", "trl.trainer.ppo_trainer")),
+    "FixedKLController": ("removed from TRL in 0.14; trl-compat keeps the 0.13 class",
+                          ("trl.trainer.utils", "trl.trainer", "trl.trainer.ppo_trainer")),
+    "RunningMoments": ("removed from TRL in 0.29; trl-compat keeps the 0.28 class",
+                       ("trl.trainer.utils", "trl.trainer", "trl.trainer.ppo_trainer")),
+    "get_global_statistics": ("removed from TRL in 0.29; trl-compat keeps the 0.28 function", ("trl.trainer.utils",)),
+    # the PPO-era trainer base (0.4 - 0.13); not trl.trainer.base_trainer.BaseTrainer (0.24 - 0.29), another class
+    "BaseTrainer": ("removed from TRL in 0.14; trl-compat keeps the 0.13 class", ("trl.trainer", "trl.trainer.base")),
+}
 # no supported TRL has them: name -> why the compat.trl copy (compat._trainer_utils) is the last TRL body
 _COPIED = {
     **{n: "moved to trl.experimental.ppo in TRL 0.27, gone in 1.13; trl-compat keeps the 0.26.2 function (the same "
@@ -78,8 +93,9 @@ def _table() -> dict[str, Moved | Gone]:
         out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, _NOTE)
     for name, why in _COPIED.items():
         out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, f"{why} (the project now needs trl-compat)")
-    for p in ("trl.trainer.utils.RunningMoments", "trl.trainer.RunningMoments"):
-        out[p] = Gone(_MOMENTS)
+    for name, (why, modules) in _PPO_COPIES.items():
+        for module in modules:
+            out[f"{module}.{name}"] = Moved("compat.trl", name, f"{why} (the project now needs trl-compat)")
     for p in _FDIV_PATHS:
         out[p] = Gone("FDivergenceType " + _FDIV)
     for p in ("trl.FDivergenceConstants", "trl.trainer.FDivergenceConstants",
@@ -92,7 +108,8 @@ def _table() -> dict[str, Moved | Gone]:
 class RemovedTrainerUtils(SymbolMigration):
     summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
               "ones -> their new module, the rest marked"
-    triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import")
+    triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import",
+                "KLController", "BaseTrainer")
     symbols = _table()
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:

@@ -299,11 +299,12 @@ class _MarkRemoved(_AtlasPass):
         return any(line.comment is not None and line.comment.value.startswith(TODO_PREFIX)
                    for line in getattr(stmt, "leading_lines", ()))
 
-    def _flag(self, node: cst.CSTNode, qnames: list[str]) -> None:
+    def _flag(self, node: cst.CSTNode, qnames: list[str], never: Sequence[str] = ()) -> None:
         gone = _gone(self.target, qnames)
         if not gone or self._marked():
             return
-        parts = []
+        # names imported from a gone module that no TRL release ever had (a typo): the more precise problem, first
+        parts = [f"{q} is in no TRL release (a typo?)" for q in never]
         for q, r in gone:
             module, _, name = q.rpartition(".")
             others = [] if _atlas().is_module(q) else _atlas().moved_to(self.target, name, exclude=module)
@@ -316,7 +317,7 @@ class _MarkRemoved(_AtlasPass):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         qnames = _import_from_qnames(self.target, node)
         if qnames:
-            self._flag(node, qnames)
+            self._flag(node, qnames, _never_had(node, qnames))
         return False
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -339,6 +340,17 @@ def _import_from_qnames(target: str, node: cst.ImportFrom) -> list[str]:
     if isinstance(node.names, cst.ImportStar) or removal(target, module) is not None:
         return [module]
     return [f"{module}.{alias.name.value}" for alias in node.names if isinstance(alias.name, cst.Name)]
+
+
+def _never_had(node: cst.ImportFrom, qnames: list[str]) -> list[str]:
+    """`module.name` for each name `node` imports from the module `qnames` holds as a whole (a gone module) that no
+    release in the atlas ever bound there (`from trl.core import LengthSamplerimport`); [] otherwise."""
+    module = module_name(node)
+    if qnames != [module] or isinstance(node.names, cst.ImportStar):
+        return []
+    releases = _atlas().releases()
+    names = [f"{module}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name)]
+    return [q for q in names if not any(_atlas().has(r, q) for r in releases)]
 
 
 def _import_qnames(node: cst.Import) -> list[str]:

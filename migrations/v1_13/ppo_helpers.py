@@ -5,7 +5,9 @@
   (`masked_mean`, `masked_var`, `masked_whiten`, `whiten`, `clip_by_value`, `logprobs_from_logits`,
   `entropy_from_logits`, `flatten_dict`, the constant `WANDB_PADDING`) have no public successor: their last TRL implementation is inserted into
   the module as a local definition (after the imports) and the import is removed, so the code keeps its behaviour;
-* the other `trl.core` helpers (`stack_dicts`, `stats_to_np`, `PPODecorators`, ...) are flagged;
+* `stack_dicts`, `stats_to_np`, `convert_to_scalar` (gone in v0.14) and `PPODecorators` (v0.24) -> `compat.trl`
+  (trl-compat's copies of their last TRL bodies, `compat._trainer_utils`; the project then needs trl-compat);
+* the other `trl.core` helpers (`top_k_top_p_filtering`, `randn_tensor`, ...) are flagged;
 * `from trl import *` / `from trl.core import *` are flagged, never guessed;
 * the same helpers imported through `trl.trainer.ppo_trainer` (which imported them from `trl.core` wherever it had
   them, `PPO_TRAINER_CORE`) are handled as `trl.core`'s.
@@ -141,10 +143,16 @@ LOCAL_DEFS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         (),
     ),
 }
+#: the bigger helpers trl-compat keeps in `compat.trl` (`compat._trainer_utils`, faithful to TRL's last body and
+#: tested against it): the import moves there
+COMPAT_COPIES = frozenset({"stack_dicts", "stats_to_np", "convert_to_scalar", "PPODecorators"})
+#: PPODecorators' members before TRL 0.7.4 (0.4.1 - 0.7.x: renamed `empty_device_cache` / `optimize_device_cache`
+#: then; wheels): the copy has the new names only, so a file using one of these keeps PPODecorators flagged
+OLD_DECORATOR_MEMBERS = frozenset({"empty_cuda_cache", "optimize_cuda_cache"})
 FLAGGED = frozenset(
     {
-        "stack_dicts", "stats_to_np", "convert_to_scalar", "top_k_top_p_filtering", "PPODecorators", "randn_tensor",
-        "add_suffix", "average_torch_dicts", "pad_to_size", "build_bert_batch_from_txt", "listify_batch",
+        "top_k_top_p_filtering", "randn_tensor", "add_suffix", "average_torch_dicts", "pad_to_size",
+        "build_bert_batch_from_txt", "listify_batch",
     }
 )
 CORE_MODULES = ("trl.core", "trl.gpt2")
@@ -167,10 +175,11 @@ def _core_module(ref: TrlRef) -> str | None:
 
 
 class _Transformer(SymbolTransformer):
-    def __init__(self, rule: PythonMigration, ctx: RuleContext, defined: set[str]) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, defined: set[str], flagged: frozenset[str]) -> None:
         super().__init__(rule, ctx)
         self.used_local: list[str] = []
         self.defined = defined
+        self.flagged = flagged  # FLAGGED, plus what this file cannot take from compat.trl
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
         core = _core_module(ref)
@@ -178,9 +187,11 @@ class _Transformer(SymbolTransformer):
             return Replacement("transformers", "set_seed")
         if core is not None and ref.name in LOCAL_DEFS:
             return Replacement(None, ref.name)
+        if core is not None and ref.name in COMPAT_COPIES and ref.name not in self.flagged:
+            return Replacement("compat.trl", ref.name)
         if ref.name == "respond_to_batch" and ref.module in ("trl", "trl.gpt2", "trl.core"):
             return Replacement(None, ref.name)
-        if core is not None and ref.name in FLAGGED:
+        if core is not None and ref.name in self.flagged:
             return Replacement(None, ref.name)  # import dropped so the module imports; each use is flagged
         return None
 
@@ -201,7 +212,7 @@ class _Transformer(SymbolTransformer):
                         if a.asname is not None:
                             self.todo(original_node, f"{name} is now defined locally by trl-compat under its own "
                                       f"name; rename uses of the alias `{a.asname.name.value}`", ANCHOR)  # type: ignore[union-attr]
-                    if _core_module(TrlRef(mod or "", name)) is not None and name in FLAGGED:
+                    if _core_module(TrlRef(mod or "", name)) is not None and name in self.flagged:
                         self.todo(original_node, f"trl.core.{name} was removed from TRL with no public successor "
                                   "and its import was dropped: copy the helper you need into your code", ANCHOR)
         return super().leave_SimpleStatementLine(original_node, updated_node)
@@ -210,7 +221,7 @@ class _Transformer(SymbolTransformer):
         found = self.replaced_ref(original_node)
         if found is not None and found[1].module is None and found[0].name in LOCAL_DEFS and found[0].name not in self.used_local:
             self.used_local.append(found[0].name)
-        ref = self.trl_ref(original_node, FLAGGED)
+        ref = self.trl_ref(original_node, self.flagged)
         if ref is not None and _core_module(ref) is not None:
             self.todo(original_node, f"trl.core.{ref.name} was removed from TRL with no public successor", ANCHOR)
         return super().leave_Attribute(original_node, updated_node)
@@ -218,10 +229,24 @@ class _Transformer(SymbolTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         if id(original_node) not in self._skip_names:
-            ref = self.trl_ref(original_node, FLAGGED)
+            ref = self.trl_ref(original_node, self.flagged)
             if ref is not None and _core_module(ref) is not None:
                 self.todo(original_node, f"{ref.name} (trl.core, removed from TRL) is not defined any more", ANCHOR)
         return super().leave_Name(original_node, updated_node)
+
+
+def _old_decorators(module: cst.Module) -> frozenset[str]:
+    """{"PPODecorators"} when the module reads an attribute named like a pre-0.7.4 member of it (`empty_cuda_cache`,
+    on anything: conservative), else nothing."""
+    class _Find(cst.CSTVisitor):
+        found = False
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            self.found = self.found or node.attr.value in OLD_DECORATOR_MEMBERS
+
+    finder = _Find()
+    module.visit(finder)
+    return frozenset({"PPODecorators"}) if finder.found else frozenset()
 
 
 def _module_level_names(module: cst.Module) -> set[str]:
@@ -248,10 +273,10 @@ class PPOHelpers(PythonMigration):
     requires = ("from trl", "import trl")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | {"set_seed"}, (*CORE_MODULES, _PPO_TRAINER)):
+        if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | COMPAT_COPIES | {"set_seed"}, (*CORE_MODULES, _PPO_TRAINER)):
             return wrapper.module
         defined = _module_level_names(wrapper.module)
-        t = _Transformer(self, ctx, defined)
+        t = _Transformer(self, ctx, defined, FLAGGED | _old_decorators(wrapper.module))
         module = t.transform_module(wrapper)
         new_defs: list[cst.BaseStatement] = []
         imports: list[tuple[str, str]] = []

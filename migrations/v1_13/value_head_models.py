@@ -31,7 +31,7 @@ import libcst as cst
 from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg
 from migrations.kinds.imports import TrlRef, imports_trl
-from migrations.kinds.symbols import Replacement, SymbolTransformer
+from migrations.kinds.symbols import REMOVED_TRL_MODULES, Replacement, SymbolTransformer
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
 SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
@@ -45,6 +45,13 @@ MODEL_FACTORIES = ("from_pretrained", "get_peft_model", "from_config", "create_r
 
 KEPT_MODULE = "compat.value_head"  # trl-compat's maintained wrapper (same forward contract as TRL's)
 VALUE_HEAD_READS = ("v_head", "state_dict", "load_state_dict")
+
+
+#: a module attribute `trl....SUPPORTED_ARCHITECTURES = (...)`: the list PPOTrainer checked its model against (in
+#: `trl.models` until 0.26, re-exported by `trl.trainer.ppo_trainer` until 0.28; atlas), read by no TRL 1.13+ code
+_ARCH_WRITE = ("a write to TRL's removed SUPPORTED_ARCHITECTURES: no TRL 1.13+ trainer reads such a list (GRPOTrainer "
+               "takes a transformers model or a model id), so delete the line")
+_ARCH_MODULE_GONE = "; {module} is gone, so the write raises AttributeError now (inside a try, the except branch runs)"
 
 
 class _Transformer(SymbolTransformer):
@@ -101,6 +108,12 @@ class _Transformer(SymbolTransformer):
 
     # track variables
     def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            ref = self.trl_ref(target.target, ("SUPPORTED_ARCHITECTURES",)) \
+                if isinstance(target.target, cst.Attribute) else None
+            if ref is not None:
+                gone = _ARCH_MODULE_GONE.format(module=ref.module) if ref.module in REMOVED_TRL_MODULES else ""
+                self.todo(node, _ARCH_WRITE + gone, ANCHOR)
         if len(node.targets) != 1:
             return
         var = dotted(node.targets[0].target)

@@ -184,3 +184,121 @@ def test_sanitize_kwargs_for_tagging_matches_trl_0_13(monkeypatch):
         b = theirs(model, tags_b, None if kwargs is None else dict(kwargs))
         assert a == b and tags_a == tags_b
     assert compat.trl.trl_sanitze_kwargs_for_tagging(model, ["t"], {"tags": "one"}) == {"tags": ["t", "one"]}
+
+
+def test_kl_controllers_match_trl_0_13():
+    defs = _definitions("0.13.0", "trl/trainer/utils.py", {"AdaptiveKLController", "FixedKLController"}, {"np": np})
+    ours, theirs = compat.trl.AdaptiveKLController(0.2, 6.0, 10000), defs["AdaptiveKLController"](0.2, 6.0, 10000)
+    for current, steps in ((8.0, 256), (1.0, 256), (6.3, 64), (40.0, 1024), (-3.0, 8)):
+        ours.update(current, steps)
+        theirs.update(current, steps)
+        assert ours.value == theirs.value and type(ours.value) is type(theirs.value)
+    # the formula written out (Ziegler et al. 2019, eq. 2): the error is clipped to +-0.2
+    k = compat.trl.AdaptiveKLController(0.1, 6.0, 100)
+    k.update(60.0, 10)
+    assert k.value == pytest.approx(0.1 * (1 + 0.2 * 10 / 100))
+    k.update(6.0 * 1.05, 10)
+    assert k.value == pytest.approx(0.1 * (1 + 0.2 * 10 / 100) * (1 + 0.05 * 10 / 100))
+    fixed, theirs_fixed = compat.trl.FixedKLController(0.05), defs["FixedKLController"](0.05)
+    fixed.update(100.0, 7)
+    theirs_fixed.update(100.0, 7)
+    assert fixed.value == theirs_fixed.value == 0.05
+    assert vars(compat.trl.AdaptiveKLController(1, 2, 3)) == vars(defs["AdaptiveKLController"](1, 2, 3))
+
+
+def test_core_statistics_helpers_match_trl_0_13():
+    from torch.nn.utils.rnn import pad_sequence
+
+    names = {"stack_dicts", "stats_to_np", "convert_to_scalar"}
+    defs = _definitions("0.13.0", "trl/core.py", names,
+                        {"torch": torch, "np": np, "pad_sequence": pad_sequence, "WANDB_PADDING": -1})
+    stats = [{"a": torch.tensor([1.0, 2.0]), "b": torch.tensor(3.0)}, {"a": torch.tensor([4.0]), "b": torch.tensor(5.0)}]
+    ours, theirs = compat.trl.stack_dicts(stats), defs["stack_dicts"](stats)
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
+    assert ours["a"].tolist() == [[1.0, 2.0], [4.0, -1.0]]
+    mixed = {"t": torch.tensor([1.5, 2.5], dtype=torch.bfloat16), "s": torch.tensor(2.0), "i": 3, "n": np.float32(0.5),
+             "l": [1, 2], "o": torch.ones(2, requires_grad=True), "one": np.array([7.0])}
+    a, b = compat.trl.stats_to_np(mixed), defs["stats_to_np"](mixed)
+    assert a.keys() == b.keys()
+    for k in a:
+        assert type(a[k]) is type(b[k]) and np.array_equal(a[k], b[k]), k
+        if isinstance(a[k], np.ndarray):
+            assert a[k].dtype == b[k].dtype
+    # a 0-d tensor stays a 0-d array (np.isscalar is false for it); Python and numpy scalars become floats
+    assert a["s"].shape == () and type(a["i"]) is float and type(a["n"]) is float and a["t"].dtype == np.float32
+    scal = {"x": torch.tensor(1.0), "y": torch.tensor([2.0]), "z": np.array([3.0, 4.0]), "w": "keep", "v": np.ones(())}
+    a, b = compat.trl.convert_to_scalar(scal), defs["convert_to_scalar"](scal)
+    assert a.keys() == b.keys() and a["x"] == b["x"] == 1.0 and a["y"] == b["y"] == 2.0 and a["w"] == "keep"
+    assert np.array_equal(a["z"], b["z"]) and a["v"] == b["v"] == 1.0
+
+
+def test_ppo_decorators_match_trl_0_23(monkeypatch):
+    import contextlib
+    import gc
+
+    namespace = {"torch": torch, "gc": gc, "contextmanager": contextlib.contextmanager,
+                 "is_torch_xpu_available": transformers.is_torch_xpu_available,
+                 "is_torch_npu_available": transformers.is_torch_npu_available}
+    theirs = _definitions("0.23.1", "trl/core.py", {"PPODecorators"}, namespace)["PPODecorators"]
+    for cls in (compat.trl.PPODecorators, theirs):
+        emptied: list[str] = []
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append("cuda"))
+
+        @cls.empty_device_cache()
+        def step(x):
+            return x + 1
+
+        assert cls.optimize_device_cache is False
+        assert step(1) == 2 and emptied == []  # off by default
+        monkeypatch.setattr(cls, "optimize_device_cache", True)
+        assert step(2) == 3 and emptied == ["cuda"]
+        with cls.empty_device_cache():
+            pass
+        assert emptied == ["cuda", "cuda"]
+
+
+def test_running_moments_match_trl_0_28(tmp_path):
+    import dataclasses
+    import json
+
+    from accelerate import Accelerator
+
+    namespace = {"torch": torch, "dataclass": dataclasses.dataclass, "dataclasses": dataclasses, "json": json,
+                 "Accelerator": Accelerator}
+    defs = _definitions("0.28.0", "trl/trainer/utils.py", {"RunningMoments", "get_global_statistics"}, namespace)
+    namespace["get_global_statistics"] = defs["get_global_statistics"]
+    accelerator = Accelerator(cpu=True)
+    ours, theirs = compat.trl.RunningMoments(accelerator), defs["RunningMoments"](accelerator)
+    gen = torch.Generator().manual_seed(0)
+    batches = [torch.randn(n, generator=gen) * s + m for n, s, m in ((8, 1.0, 0.0), (5, 3.0, 2.0), (17, 0.5, -1.0))]
+    for xs in batches:
+        assert ours.update(xs) == theirs.update(xs)
+        assert (ours.mean, ours.std, ours.var, ours.count) == (theirs.mean, theirs.std, theirs.var, theirs.count)
+    every = torch.cat(batches).double()  # the running moments are the moments of everything seen (float32 error)
+    assert ours.mean == pytest.approx(every.mean().item(), abs=1e-5)
+    assert ours.std == pytest.approx(every.std().item(), rel=1e-5)
+    ours.save_to_json(str(tmp_path / "a.json"))
+    theirs.save_to_json(str(tmp_path / "b.json"))
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+    loaded = compat.trl.RunningMoments.load_from_json(accelerator, str(tmp_path / "a.json"))
+    assert (loaded.mean, loaded.var, loaded.count) == (ours.mean, ours.var, ours.count)
+    xs, mask = torch.tensor([1.0, 2.0, 6.0]), torch.tensor([1.0, 1.0, 0.0])
+    for a, b in zip(compat.trl.get_global_statistics(accelerator, xs, mask), defs["get_global_statistics"](accelerator, xs, mask)):
+        assert (torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b)
+
+
+def test_base_trainer_is_the_0_13_class():
+    from huggingface_hub import PyTorchModelHubMixin
+
+    theirs = _definitions("0.13.0", "trl/trainer/base.py", {"BaseTrainer"},
+                          {"PyTorchModelHubMixin": PyTorchModelHubMixin})["BaseTrainer"]
+    for cls in (compat.trl.BaseTrainer, theirs):
+        assert issubclass(cls, PyTorchModelHubMixin)
+        trainer = cls({"lr": 1})
+        assert trainer.config == {"lr": 1}
+        for method, args in (("step", (1, 2)), ("loss", ()), ("compute_rewards", (3,)), ("_save_pretrained", ("d",))):
+            with pytest.raises(NotImplementedError, match="Not implemented"):
+                getattr(trainer, method)(*args)
+    public = {n for n in vars(theirs) if not n.startswith("__")}
+    assert public == {n for n in vars(compat.trl.BaseTrainer) if not n.startswith("__")}

@@ -187,21 +187,47 @@ class Transformer(Loop, ConfigCall, TrainerCall, Reads, Attributes, SymbolTransf
             cls, kind = self._class_stack[-1]
             explicit = self.trl_ref(f.value, TRAINER_NAMES) is not None  # `PPOTrainer.__init__(self, config=...)`
             if kind == "trainer" and (explicit or isinstance(f.value, cst.Call) and dotted(f.value.func) == "super"):
-                self.todo(original_node, self._subclass_init_message(cls), "ppo-subclasses")
+                self.todo(original_node, self._subclass_init_message(cls, original_node, explicit), "ppo-subclasses")
         return updated_node
 
-    def _subclass_init_message(self, cls: str) -> str:
-        """The marker of a PPO subclass's call of the PPO constructor: the keywords the new trainer takes instead (the
-        mapping the direct-call rewrite applies, `trainer_call.py`), which the subclass's author must apply."""
+    #: PPO constructor keyword -> GRPOTrainer's (the mapping the direct-call rewrite applies, `trainer_call.py`)
+    _GRPO_RENAMES = {"config": "args", "args": "args", "tokenizer": "processing_class",
+                     "processing_class": "processing_class", "dataset": "train_dataset",
+                     "train_dataset": "train_dataset", "policy": "model", "reward_model": "reward_funcs"}
+    #: PPO constructor keywords GRPOTrainer takes no counterpart of
+    _GRPO_DROPS = ("ref_model", "ref_policy", "value_model", "num_shared_layers", "data_collator")
+
+    def _subclass_init_message(self, cls: str, call: cst.Call, explicit: bool) -> str:
+        """The marker of a PPO subclass's call of the PPO constructor: for the keywords and positional arguments this
+        call passes, what GRPOTrainer takes instead (which the subclass's author must apply: the subclass drives PPO's
+        own machinery, so no rewrite of the call alone is equivalent)."""
         if self.TrainerName != "GRPOTrainer":
             return (f"{cls}.__init__ calls the PPO trainer's constructor: {self.TrainerName}.__init__ takes (model, "
                     "reward_funcs, args, train_dataset, eval_dataset, processing_class, ..., peft_config); no "
                     "ref_model/value_model/reward_model/tokenizer/dataset")
-        return (f"{cls}.__init__: pass GRPOTrainer's keywords (it calls the PPO trainer's constructor): config= -> "
-                "args= (the GRPOConfig), tokenizer= -> processing_class=, dataset= -> train_dataset=, optimizer= and "
-                "lr_scheduler= -> optimizers=(optimizer, lr_scheduler), the reward model -> reward_funcs=; drop "
-                "ref_model= (GRPOTrainer builds it from the model when beta != 0), value_model=, num_shared_layers= "
-                "and data_collator= (GRPOTrainer takes none of them)")
+        args = call.args[1:] if explicit else call.args  # `PPOTrainer.__init__(self, ...)`: `self` is no argument
+        keywords = [a.keyword.value for a in args if a.keyword is not None]
+        positional = sum(1 for a in args if a.keyword is None and not a.star)
+        renames = [f"{self._GRPO_RENAMES[k]}= not {k}=" for k in keywords
+                   if k in self._GRPO_RENAMES and self._GRPO_RENAMES[k] != k]
+        if "optimizer" in keywords or "lr_scheduler" in keywords:
+            renames.append("optimizers=(optimizer, lr_scheduler) not optimizer=/lr_scheduler=")
+        drops = [f"{k}=" for k in keywords if k in self._GRPO_DROPS]
+        parts = []  # the first part is what the marker line shows (cut to its width): the call's own problem first
+        if positional:
+            parts.append(f"GRPOTrainer.__init__ takes (model, reward_funcs, args, train_dataset, ...) but {cls} passes "
+                         f"{positional} positional argument(s) in PPO's order (config, model, ref_model, tokenizer, "
+                         "dataset, ...): pass them by keyword")
+        if renames:
+            parts.append(("GRPOTrainer.__init__ takes " if not parts else "it takes ") + ", ".join(renames))
+        if drops:
+            parts.append("drop " + ", ".join(drops) + " (GRPOTrainer builds the reference from the model when "
+                         "beta != 0, and has no value model or collator)")
+        if any(a.star for a in args):
+            parts.append(f"{cls} forwards *args/**kwargs: its callers must pass GRPOTrainer's arguments")
+        if "reward_model" not in keywords and "reward_funcs" not in keywords:
+            parts.append("pass reward_funcs= (GRPOTrainer requires it)")
+        return "; ".join(parts) + f"; {cls} was written against PPO's constructor: port the call by hand"
 
     # ---- fallbacks, dynamic names, the repository's own version checks ----
     def visit_Try(self, node: cst.Try) -> None:

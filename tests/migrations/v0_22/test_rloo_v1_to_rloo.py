@@ -141,3 +141,54 @@ def test_noops():
         print(args.rloo_k)
         RLOOTrainer(model="m", reward_funcs=rm, args=cfg)
     """)
+
+
+def test_a_v1_subclass_constructor_call_is_marked_not_rewritten():
+    """unpaired-rlhf's UnpairedRLOOTrainer(RLOOTrainer) passes v1 keywords to `super().__init__` and overrides
+    `train` with v1's loop: the call is marked with the v2 keywords for the ones it passes, and left as it is."""
+    src = """\
+        from trl import RLOOTrainer
+
+
+        class Unpaired(RLOOTrainer):
+            def __init__(self, config, processing_class, policy, ref_policy, reward_model, train_dataset):
+                super().__init__(config=config, processing_class=processing_class, policy=policy,
+                                 ref_policy=ref_policy, reward_model=reward_model, train_dataset=train_dataset)
+    """
+    out, findings = run(RULE, src)
+    [msg] = [f.message for f in findings if "Unpaired subclasses the v1 RLOOTrainer" in f.message]
+    assert msg.startswith("RLOOTrainer.__init__ (TRL 0.22+) takes args= not config=, model= not policy=, "
+                          "reward_funcs= not reward_model=, no ref_policy=;")
+    assert "# TODO(trl-compat): RLOOTrainer.__init__ (TRL 0.22+) takes args= not" in out
+    assert "super().__init__(config=config, processing_class=processing_class, policy=policy," in out
+    explicit = src.replace("super().__init__(", "RLOOTrainer.__init__(self, ").replace(
+        "                                 ref_policy", "                                     ref_policy")
+    _, findings = run(RULE, explicit)
+    assert any("Unpaired subclasses the v1 RLOOTrainer" in f.message for f in findings)
+
+
+def test_subclass_noops():
+    noop(RULE, """\
+        from trl import RLOOTrainer
+
+
+        class Mine(RLOOTrainer):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, model=kwargs.pop("model"), **kwargs)
+    """)
+    noop(RULE, """\
+        from mylib import RLOOTrainer
+
+
+        class Mine(RLOOTrainer):
+            def __init__(self, config, policy):
+                super().__init__(config=config, policy=policy)
+    """)
+    noop(RULE, """\
+        from trl import RLOOTrainer
+
+
+        class Helper:
+            def __init__(self, config, policy):
+                super().__init__(config=config, policy=policy)
+    """)

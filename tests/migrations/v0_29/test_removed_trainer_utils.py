@@ -17,8 +17,8 @@ def test_cap_exp_moves_and_others_are_marked():
         rm = RunningMoments(accelerator)
         kind = FDivergenceType.REVERSE_KL
     """)
-    assert "from compat.trl import cap_exp" in out
-    assert out.count("# TODO(trl-compat): RunningMoments was removed in TRL 0.29") == 2
+    assert "from compat.trl import cap_exp, RunningMoments" in out
+    assert "rm = RunningMoments(accelerator)" in out and "RunningMoments was removed" not in out
     assert out.count("FDivergenceType removed in TRL 0.29") == 2
 
 
@@ -234,3 +234,56 @@ def test_fdivergence_values_match_the_wheels():
         enum = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "FDivergenceType")
         members = {t.targets[0].id: t.value.value for t in enum.body if isinstance(t, ast.Assign)}
         assert members == FDIV_VALUES, version
+
+
+def test_ppo_kl_controllers_and_running_moments_move_to_the_compat_copies():
+    """The PPO (v1) KL controllers (gone in 0.14; also re-exported by `trl.trainer` and `trl.trainer.ppo_trainer`),
+    RunningMoments and get_global_statistics (0.29) -> compat.trl (the last TRL bodies, tested against the wheels)."""
+    check(RULE, """\
+        from trl.trainer import AdaptiveKLController, FixedKLController as Fixed
+        from trl.trainer.ppo_trainer import RunningMoments
+        from trl.trainer.utils import get_global_statistics
+        import trl
+
+        kl = AdaptiveKLController(0.2, 6, 10000) if adaptive else Fixed(0.2)
+        other = trl.trainer.utils.FixedKLController(0.1)
+        mean, var, n = get_global_statistics(accelerator, xs)
+    """, """\
+        from compat.trl import AdaptiveKLController, FixedKLController as Fixed
+        from compat.trl import RunningMoments
+        from compat.trl import get_global_statistics
+        import trl
+        import compat.trl
+
+        kl = AdaptiveKLController(0.2, 6, 10000) if adaptive else Fixed(0.2)
+        other = compat.trl.FixedKLController(0.1)
+        mean, var, n = get_global_statistics(accelerator, xs)
+    """)
+
+
+def test_ppo_copies_noops():
+    noop(RULE, "from compat.trl import AdaptiveKLController\nAdaptiveKLController(1, 2, 3)\n")
+    noop(RULE, "from rlhf.trainer import AdaptiveKLController\nAdaptiveKLController(1, 2, 3)\n")
+    noop(RULE, "class AdaptiveKLController:\n    pass\n\n\nAdaptiveKLController()\n")
+    noop(RULE, "from .trainer import AdaptiveKLController\nAdaptiveKLController(1, 2, 3)\n")
+
+
+def test_the_ppo_era_base_trainer_moves_to_the_compat_copy():
+    """`trl.trainer.BaseTrainer` (trl.trainer.base, 0.4 - 0.13: the PPO-era base) -> compat.trl; TRL 0.24 - 0.29's
+    `trl.trainer.base_trainer.BaseTrainer` is another class (a transformers.Trainer) and is not moved."""
+    check(RULE, """\
+        from trl.trainer import BaseTrainer
+        from trl.trainer.base import BaseTrainer as Base
+
+
+        class MyPPO(BaseTrainer):
+            pass
+    """, """\
+        from compat.trl import BaseTrainer
+        from compat.trl import BaseTrainer as Base
+
+
+        class MyPPO(BaseTrainer):
+            pass
+    """)
+    noop(RULE, "from trl.trainer.base_trainer import BaseTrainer\n\n\nclass T(BaseTrainer):\n    pass\n")

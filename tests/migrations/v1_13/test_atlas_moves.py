@@ -186,3 +186,16 @@ def test_moves_are_the_same_object_in_the_installed_trl():
 
         dmod, _, dname = _definition(old).rpartition(".")
         assert getattr(importlib.import_module(module), name) is getattr(importlib.import_module(dmod), dname)
+
+
+def test_a_name_no_release_had_is_named_first_in_the_gone_module_marker():
+    """rlhf-length-biases imports `from trl.core import LengthSamplerimport` (two lines run together): the module is
+    gone, and the name was never TRL's; the marker says so first (a known name keeps the module's marker)."""
+    from migrations.v1_13.atlas_moves import MIGRATION as MOVES
+
+    out, findings = run(MOVES, "from trl.core import LengthSamplerimport\n")
+    assert out.startswith("# TODO(trl-compat): trl.core.LengthSamplerimport is in no TRL release (a typo?) "
+                          "[atlas-moves]\n")
+    assert any("trl.core was removed in TRL 0.25.0" in f.message for f in findings)
+    out, findings = run(MOVES, "from trl.core import stack_dicts\n")
+    assert "is in no TRL release" not in out + "".join(f.message for f in findings)

@@ -54,22 +54,22 @@ def test_wandb_padding_is_defined_locally():
 
 
 def test_markers_on_an_import_whose_names_all_leave_stay_in_the_file():
-    """`set_seed` moves to transformers (an import line of which is there to join) and `stack_dicts` is dropped and
+    """`set_seed` moves to transformers (an import line of which is there to join) and `randn_tensor` is dropped and
     marked on the statement: the statement stays, as `from transformers import set_seed`, with its marker (merging
     it away would lose the marker the report lists)."""
-    out, findings = run(RULE, "from transformers import AutoTokenizer\nfrom trl.core import set_seed, stack_dicts\n\n"
-                              "set_seed(0)\nstats = stack_dicts(batch)\n")
-    assert out.startswith("from transformers import AutoTokenizer\n# TODO(trl-compat): trl.core.stack_dicts was removed")
+    out, findings = run(RULE, "from transformers import AutoTokenizer\nfrom trl.core import set_seed, randn_tensor\n\n"
+                              "set_seed(0)\nnoise = randn_tensor(shape)\n")
+    assert out.startswith("from transformers import AutoTokenizer\n# TODO(trl-compat): trl.core.randn_tensor was removed")
     assert "\nfrom transformers import set_seed\n" in out
     markers = sum(1 for line in out.splitlines() if "TODO(trl-compat)" in line)
     assert markers == len([f for f in findings if not f.changed]) == 2
 
 
 def test_helper_without_successor_is_flagged():
-    out, findings = run(RULE, "from trl.core import stack_dicts\n\nstats = stack_dicts(batch)\n")
+    out, findings = run(RULE, "from trl.core import top_k_top_p_filtering\n\nlogits = top_k_top_p_filtering(x)\n")
     assert "from trl.core" not in out
-    assert ("# TODO(trl-compat): stack_dicts (trl.core, removed from TRL) is not defined any more "
-            "[ppo-helpers]\nstats = stack_dicts(batch)\n") in out
+    assert ("# TODO(trl-compat): top_k_top_p_filtering (trl.core, removed from TRL) is not... "
+            "[ppo-helpers]\nlogits = top_k_top_p_filtering(x)\n") in out
     assert any(f.anchor == "ppo-core-helpers" for f in findings)
     assert findings and not any(f.changed for f in findings)
 
@@ -126,3 +126,47 @@ def test_ppo_trainer_re_exports_are_trl_core_definitions_in_every_release():
                 assert core is not None and via.qualname == core.qualname, (release, name)
                 seen.add(name)
     assert seen == PPO_TRAINER_CORE
+
+
+def test_statistics_helpers_and_decorators_move_to_the_compat_copies():
+    """stack_dicts / stats_to_np / convert_to_scalar (gone in 0.14) and PPODecorators (0.24) -> compat.trl (copies
+    of their last TRL bodies, tested against the wheels in tests/compat/test_trainer_utils_vs_trl.py)."""
+    check(RULE, """\
+        import trl.core
+        from trl.core import stack_dicts, PPODecorators
+        from trl.trainer.ppo_trainer import stats_to_np as to_np
+
+        @PPODecorators.empty_device_cache()
+        def step(batch):
+            PPODecorators.optimize_device_cache = True
+            return to_np(stack_dicts(batch)), trl.core.convert_to_scalar({})
+    """, """\
+        import trl
+        from compat.trl import stack_dicts, PPODecorators, convert_to_scalar
+        from compat.trl import stats_to_np as to_np
+
+        @PPODecorators.empty_device_cache()
+        def step(batch):
+            PPODecorators.optimize_device_cache = True
+            return to_np(stack_dicts(batch)), convert_to_scalar({})
+    """)
+
+
+def test_pre_0_7_4_decorators_stay_flagged():
+    """`empty_cuda_cache` / `optimize_cuda_cache` are PPODecorators' names before TRL 0.7.4; the compat copy (0.23.1)
+    has only the new ones, so the class is not moved there: dropped and marked as before."""
+    out, _ = run(RULE, """\
+        from trl.core import PPODecorators, stack_dicts
+
+        PPODecorators.optimize_cuda_cache = True
+        stats = stack_dicts(batch)
+    """)
+    assert "from compat.trl import stack_dicts\n" in out
+    assert "PPODecorators (trl.core, removed from TRL) is not defined" in out
+
+
+def test_compat_copy_noops():
+    noop(RULE, "from compat.trl import stack_dicts, PPODecorators\nstack_dicts([])\n")
+    noop(RULE, "def stack_dicts(x):\n    return x\n\n\nstack_dicts([])\n")
+    noop(RULE, "from mylib.core import stack_dicts\nstack_dicts([])\n")
+    noop(RULE, "from trl.trainer.ppo_trainer import masked_whiten\nmasked_whiten(1, 2)\n")

@@ -262,3 +262,30 @@ def test_a_log_with_that_may_be_none_reports_to_none() -> None:
     assert 'report_to=cfg.get("log_with", None) or "none",' in text
     assert 'report_to=("wandb" if use_wandb else None) or "none",' in text
     assert text.count('report_to="none",') == 1 and text.count('report_to="wandb",') == 1
+
+
+@pytest.mark.parametrize(("call", "expected", "absent"), [
+    ("super().__init__(config, model, ref_model, tokenizer, dataset=dataset, data_collator=collate)",
+     ["takes (model, reward_funcs, args, train_dataset, ...) but MyTrainer passes 4 positional argument(s)",
+      "it takes train_dataset= not dataset=", "drop data_collator=", "pass reward_funcs="], ["args= not config="]),
+    ("PPOTrainer.__init__(self, config=cfg, model=model, tokenizer=tok, optimizer=opt, lr_scheduler=sched)",
+     ["GRPOTrainer.__init__ takes args= not config=, processing_class= not tokenizer=, optimizers=(optimizer, "
+      "lr_scheduler) not optimizer=/lr_scheduler=", "pass reward_funcs="], ["positional", "drop "]),
+    ("super().__init__(*args, reward_model=rm, **kwargs)",
+     ["reward_funcs= not reward_model=", "MyTrainer forwards *args/**kwargs"], ["pass reward_funcs="]),
+])
+def test_a_subclass_constructor_call_is_marked_with_what_it_passes(call: str, expected: list[str],
+                                                                   absent: list[str]) -> None:
+    """A PPO subclass's call of the PPO constructor is not rewritten (the subclass was written against PPO's
+    constructor and internals); its marker lists, for this call, what GRPOTrainer takes instead, its problem first."""
+    src = ("from trl import PPOTrainer\n\n\nclass MyTrainer(PPOTrainer):\n"
+           "    def __init__(self, *args, **kwargs):\n"
+           f"        {call}\n")
+    result = migrate(src)
+    assert result.ok, result.errors
+    [msg] = [f.message for f in result.findings if "was written against PPO's constructor" in f.message]
+    for part in expected:
+        assert part in msg
+    for part in absent:
+        assert part not in msg
+    assert call.replace("PPOTrainer", "GRPOTrainer") in result.text  # the call left as it was (the base renamed)

@@ -300,3 +300,29 @@ def test_patching_what_is_not_trls_wrapper_is_a_noop():
     noop(RULE, "from transformers import PreTrainedModel\n\nPreTrainedModel.save_pretrained = save\n")
     noop(RULE, "class PreTrainedModelWrapper:\n    pass\n\n\nPreTrainedModelWrapper.save_pretrained = save\n")
     noop(RULE, "from mylib.models import PreTrainedModelWrapper\n\nPreTrainedModelWrapper.save_pretrained = save\n")
+
+
+def test_a_write_to_supported_architectures_is_marked():
+    """bert4torch patches `trl.trainer.ppo_trainer.SUPPORTED_ARCHITECTURES` (the model classes PPOTrainer accepted)
+    inside a try: no TRL 1.13+ trainer reads such a list, and the module is gone (the write raises now)."""
+    out, findings = run(RULE, """\
+        try:
+            import trl
+            trl.trainer.ppo_trainer.SUPPORTED_ARCHITECTURES = (BaseModel, )
+            from trl.models.modeling_value_head import ValueHead
+        except ImportError:
+            pass
+    """)
+    assert ("    # TODO(trl-compat): a write to TRL's removed SUPPORTED_ARCHITECTURES [value-head-models]\n"
+            "    trl.trainer.ppo_trainer.SUPPORTED_ARCHITECTURES = (BaseModel, )\n") in out
+    [msg] = [f.message for f in findings if "SUPPORTED_ARCHITECTURES" in f.message]
+    assert "trl.trainer.ppo_trainer is gone, so the write raises AttributeError now" in msg
+    out, findings = run(RULE, "import trl.models\nimport trl\ntrl.models.SUPPORTED_ARCHITECTURES = (M,)\n"
+                              "from trl import AutoModelForCausalLMWithValueHead\n")
+    [msg] = [f.message for f in findings if "SUPPORTED_ARCHITECTURES" in f.message]
+    assert "raises" not in msg  # trl.models still exists: the write succeeds, it is only useless
+
+
+def test_supported_architectures_noops():
+    noop(RULE, "import mylib\nfrom trl import GRPOTrainer\nmylib.ppo_trainer.SUPPORTED_ARCHITECTURES = (M,)\n")
+    noop(RULE, "SUPPORTED_ARCHITECTURES = (M,)\nfrom trl import GRPOTrainer\n")

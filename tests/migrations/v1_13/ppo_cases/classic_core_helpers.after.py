@@ -1,4 +1,5 @@
 import torch
+from compat.trl import stack_dicts
 
 
 def logprobs_from_logits(logits, labels, gather=True):
@@ -30,5 +31,4 @@ labels = torch.randint(0, 5, (2, 3))
 lp = logprobs_from_logits(logits, labels)
 adv = whiten(lp)
 mean = masked_mean(lp, torch.ones_like(lp))
-# TODO(trl-compat): stack_dicts (trl.core, removed from TRL) is not defined any more [ppo-helpers]
 stats = stack_dicts([{"a": torch.tensor([1.0])}])

@@ -4,7 +4,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 class RLTrainer(GRPOTrainer):
     def __init__(self, config, model, ref_model, tokenizer, dataset, reward_model):
-        # TODO(trl-compat): RLTrainer.__init__: pass GRPOTrainer's keywords [ppo-to-grpo]
+        # TODO(trl-compat): GRPOTrainer.__init__ takes args= not config=... [ppo-to-grpo]
         GRPOTrainer.__init__(self, config=config, model=model, ref_model=ref_model, tokenizer=tokenizer,
                             dataset=dataset)
         self.reward_model = reward_model

@@ -15,7 +15,7 @@ class OwnTokenizerTrainer(GRPOTrainer):
     """Sets its own `self.tokenizer`: left as it is."""
 
     def __init__(self, tok, **kwargs):
-        # TODO(trl-compat): OwnTokenizerTrainer.__init__: pass GRPOTrainer's keywords [ppo-to-grpo]
+        # TODO(trl-compat): OwnTokenizerTrainer forwards *args/**kwargs [ppo-to-grpo]
         super().__init__(**kwargs)
         self.tokenizer = tok
 
