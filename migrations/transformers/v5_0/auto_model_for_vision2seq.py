@@ -9,29 +9,31 @@ two auto classes differ only in their model-type -> class tables (`modeling_auto
 * 4.56.2 / 4.57: the same holds for 22 of its 24 model types; `instructblipvideo` and `video_llava` checkpoints load
   only through `AutoModelForVision2Seq` there (they joined the ImageTextToText table in 5.0).
 
-So a file is rewritten (import and uses, `AutoModelForVision2Seq.from_pretrained(...)` included) unless it mentions
-a video model (the word `video`, any case). Such a file's import moves to `compat.trl.AutoModelForVision2Seq`
-instead (its uses unchanged): transformers' own class wherever the installed transformers has it (4.56.2 - 4.57, so
-the very class the code used), else `AutoModelForImageTextToText` (5.x, where the class is gone), whose table maps
-every model type of 4.56.2's and 4.57.6's Vision2Seq table (`VISION2SEQ_4_57`: the two video types, `qwen3_vl` and
-`qwen3_vl_moe` beside 4.56's) to the same class on every 5.x release (5.0.0 - 5.24.0 compared in the wheels; the
-test holds both tables against the installed release); `transformers.AutoModelForVision2Seq` through `import
-transformers` becomes `compat.trl.AutoModelForVision2Seq`.
+So the rename to `AutoModelForImageTextToText` (import and uses, `AutoModelForVision2Seq.from_pretrained(...)`
+included) is made only where the repository's own transformers pin admits no release older than 5.0 (the manifest
+rule keeps such a pin): there it loads the same class for every checkpoint. Elsewhere the migrated code may meet
+4.56 / 4.57, where a checkpoint named on the command line may be a video model the new class does not load, so the
+import moves to `compat.trl.AutoModelForVision2Seq` instead (its uses unchanged): transformers' own class wherever
+the installed transformers has it (4.56.2 - 4.57, so the very class the code used), else
+`AutoModelForImageTextToText` (5.x, where the class is gone), whose table maps every model type of 4.56.2's and
+4.57.6's Vision2Seq table (`VISION2SEQ_4_57`: the two video types, `qwen3_vl` and `qwen3_vl_moe` beside 4.56's) to
+the same class on every 5.x release (5.0.0 - 5.24.0 compared in the wheels; the test holds both tables against the
+installed release); `transformers.AutoModelForVision2Seq` through `import transformers` becomes
+`compat.trl.AutoModelForVision2Seq`.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 
 import libcst as cst
 
 from migrations.base import RuleContext
 from migrations.kinds.symbols import Moved, SymbolMigration
+from migrations.kinds.training_args import pin_admits_none_before
 
 _PATHS = ("transformers.AutoModelForVision2Seq", "transformers.models.auto.AutoModelForVision2Seq",
           "transformers.models.auto.modeling_auto.AutoModelForVision2Seq")
-_VIDEO = re.compile(r"video", re.IGNORECASE)
 
 #: `MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES` of transformers 4.56.2 (read from the wheel's
 #: `transformers/models/auto/modeling_auto.py`): model type -> class. The test holds it against the installed
@@ -79,9 +81,9 @@ class AutoModelForVision2Seq(SymbolMigration):
                         "instructblipvideo and video_llava") for q in _PATHS}
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        if not _VIDEO.search(wrapper.module.code):
+        if pin_admits_none_before(ctx.path, "transformers", "5.0.0"):
             return SymbolMigration.transform(self, wrapper, ctx)
-        rule = copy.copy(self)  # a file about video models: the compat name, the class itself where it exists
+        rule = copy.copy(self)  # 4.56 / 4.57 allowed: the compat name, the class itself where it exists
         rule.symbols = {q: Moved("compat.trl", "AutoModelForVision2Seq", "transformers' class up to 4.57, "
                                  "AutoModelForImageTextToText (a superset of its table) on 5.x") for q in _PATHS}
         return SymbolMigration.transform(rule, wrapper, ctx)

@@ -1,4 +1,4 @@
-"""`auto-model-for-vision2seq`: before/after, the video-model marker, no-op cases, and the mapping fact it rests on."""
+"""`auto-model-for-vision2seq`: the rename under a transformers 5 pin, the compat name elsewhere, no-op cases, and the mapping fact it rests on."""
 
 from __future__ import annotations
 
@@ -16,15 +16,24 @@ from migrations.transformers.v5_0.auto_model_for_vision2seq import (
 from tests.migrations._driver import assert_check_passes, check, noop, run
 
 
-def test_import_and_uses_are_renamed():
-    check(RULE, "from transformers import AutoModelForVision2Seq, AutoProcessor\n\n"
-                "model = AutoModelForVision2Seq.from_pretrained(path)\n",
-          "from transformers import AutoProcessor\nfrom transformers import AutoModelForImageTextToText\n\n"
-          "model = AutoModelForImageTextToText.from_pretrained(path)\n")
-    check(RULE, "import transformers\n\nm = transformers.AutoModelForVision2Seq.from_config(cfg)\n",
-          "import transformers\n\nm = transformers.AutoModelForImageTextToText.from_config(cfg)\n")
-    check(RULE, "from transformers.models.auto.modeling_auto import AutoModelForVision2Seq as V\n\nm = V.from_pretrained(p)\n",
-          "from transformers import AutoModelForImageTextToText as V\n\nm = V.from_pretrained(p)\n")
+def _pinned(tmp_path, pin: str = "transformers>=5.0") -> str:
+    (tmp_path / "requirements.txt").write_text(f"trl>=1.13\n{pin}\n")
+    return str(tmp_path / "train.py")
+
+
+def test_under_a_transformers_5_pin_import_and_uses_are_renamed(tmp_path):
+    path = _pinned(tmp_path)
+    for before, after in (
+        ("from transformers import AutoModelForVision2Seq, AutoProcessor\n\nmodel = AutoModelForVision2Seq.from_pretrained(path)\n",
+         "from transformers import AutoProcessor\nfrom transformers import AutoModelForImageTextToText\n\n"
+         "model = AutoModelForImageTextToText.from_pretrained(path)\n"),
+        ("import transformers\n\nm = transformers.AutoModelForVision2Seq.from_config(cfg)\n",
+         "import transformers\n\nm = transformers.AutoModelForImageTextToText.from_config(cfg)\n"),
+        ("from transformers.models.auto.modeling_auto import AutoModelForVision2Seq as V\n\nm = V.from_pretrained(p)\n",
+         "from transformers import AutoModelForImageTextToText as V\n\nm = V.from_pretrained(p)\n"),
+    ):
+        out, _ = run(RULE, before, path=path)
+        assert out == after, out
 
 
 def test_a_4x_target_does_not_need_the_rule():
@@ -32,14 +41,16 @@ def test_a_4x_target_does_not_need_the_rule():
     noop(RULE, "from transformers import AutoModelForVision2Seq\n", stack={"transformers": "4.57.6"})
 
 
-def test_a_file_about_video_models_gets_the_compat_name():
-    """A video file may load instructblipvideo / video_llava checkpoints, which only Vision2Seq loads on 4.56/4.57:
-    it gets `compat.trl.AutoModelForVision2Seq` (that very class there, ImageTextToText on 5.x), uses unchanged."""
+def test_where_4_56_or_4_57_may_be_installed_the_import_gets_the_compat_name(tmp_path):
+    """Without a pin that excludes 4.56/4.57 (none, or `transformers>=4.56`), a checkpoint named at run time may be an
+    instructblipvideo / video_llava one, which only Vision2Seq loads there: `compat.trl.AutoModelForVision2Seq` (that
+    very class there, ImageTextToText on 5.x), uses unchanged."""
     check(RULE, "from transformers import AutoModelForVision2Seq, AutoProcessor\n\n"
-                "model = AutoModelForVision2Seq.from_pretrained('LanguageBind/Video-LLaVA-7B-hf')\n",
+                "model = AutoModelForVision2Seq.from_pretrained(path)\n",
           "from transformers import AutoProcessor\nfrom compat.trl import AutoModelForVision2Seq\n\n"
-          "model = AutoModelForVision2Seq.from_pretrained('LanguageBind/Video-LLaVA-7B-hf')\n")
-    out, _ = run(RULE, "import transformers\n\n# video\nm = transformers.AutoModelForVision2Seq.from_config(cfg)\n")
+          "model = AutoModelForVision2Seq.from_pretrained(path)\n")
+    out, _ = run(RULE, "import transformers\n\nm = transformers.AutoModelForVision2Seq.from_config(cfg)\n",
+                 path=_pinned(tmp_path, "transformers>=4.56"))
     assert "compat.trl.AutoModelForVision2Seq.from_config(cfg)" in out and "import compat.trl" in out
 
 
