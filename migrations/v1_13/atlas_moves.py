@@ -6,7 +6,10 @@ Three things, each decided per target release from the facts the atlas read out 
   name that the target does not export, where the target exports *the same definition* from another public module:
   every release that had the old path resolves it (re-exports and lazy entries followed) to one qualified definition,
   and the new path resolves to that same definition on the target. The new path is the shortest such one (`trl`
-  itself when it exports it). A name the target still exports is never touched (issue 12 item 3), nor a name that only
+  itself when it exports it). Also a path that was only another way to a top-level name (`trl.NAME` resolved to the
+  same definition on every release that had the path) moves to `trl.NAME` when the target exports it, even if the
+  class changed since (`trl.trainer.training_configs.RewardConfig`, 0.7.0 - 0.7.9, -> `trl.RewardConfig`): code that
+  imported it from `trl` gets the same object. A name the target still exports is never touched (issue 12 item 3), nor a name that only
   looks like TRL's (a local class, a vendored `.trl` package: `migrations.kinds.imports` resolution);
 * **renamed keywords**: at calls of TRL callables resolved by qualified name, a keyword the target rejects that some
   release's `@deprecate_kwarg` mapped onto a new name (atlas `Signature.renamed`) is renamed when the target takes the
@@ -94,7 +97,24 @@ def successor(target: str, qname: str) -> str | None:
         r = atlas.resolve(target, candidate)
         if r is not None and r.qualname == definition:
             return candidate
-    return None
+    return _alias_successor(target, qname, definition)
+
+
+def _alias_successor(target: str, qname: str, definition: str) -> str | None:
+    """`trl.NAME` when `qname` was only another path to it: on every release that had `qname`, `trl.NAME` resolved
+    to the same definition (`trl.trainer.training_configs.RewardConfig` was `trl.RewardConfig` on 0.7.0 - 0.7.9),
+    and `target` still exports `trl.NAME`. The class may have changed since (new fields, defaults), as it did for
+    code that imported it from `trl`: the rewrite gives the same object on every release that had the old path,
+    and on the target what every `from trl import NAME` gets (its calls held against it by `trl-compat check`)."""
+    atlas = _atlas()
+    public = "trl." + qname.rpartition(".")[2]
+    if public == qname or not atlas.has(target, public):
+        return None
+    for release in _releases_with(qname):
+        r = atlas.resolve(release, public)
+        if r is None or r.qualname != definition:
+            return None
+    return public
 
 
 @lru_cache(maxsize=None)

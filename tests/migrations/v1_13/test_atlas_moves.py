@@ -199,3 +199,23 @@ def test_a_name_no_release_had_is_named_first_in_the_gone_module_marker():
     assert any("trl.core was removed in TRL 0.25.0" in f.message for f in findings)
     out, findings = run(MOVES, "from trl.core import stack_dicts\n")
     assert "is in no TRL release" not in out + "".join(f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_another_path_to_a_top_level_name_moves_to_it(target):
+    """`trl.trainer.training_configs.RewardConfig` (0.7.0 - 0.7.9) was `trl.RewardConfig` on every release that had
+    it: the import moves to `trl.RewardConfig` although the class changed since, as it did for `from trl import`."""
+    assert successor(target, "trl.trainer.training_configs.RewardConfig") == "trl.RewardConfig"
+    assert removal(target, "trl.trainer.training_configs.RewardConfig") is None
+    check(MOVES, """\
+        from trl.trainer.training_configs import RewardConfig as Cfg
+
+        cfg = Cfg(output_dir="o")
+    """, """\
+        from trl import RewardConfig as Cfg
+
+        cfg = Cfg(output_dir="o")
+    """, target=target)
+    # no `trl.ConstantLengthDataset` on the target: nothing to move to (a removed helper, marked by its rule)
+    assert successor(target, "trl.trainer.utils.ConstantLengthDataset") is None
+    noop(MOVES, "from mylib.trainer.training_configs import RewardConfig\n", target=target)
