@@ -20,7 +20,11 @@ points PPO-era imports here:
   `PPODecorators` (until 0.23, the 0.23.1 class), and `RunningMoments` with `get_global_statistics`
   (`trl.trainer.utils` until 0.28, the 0.28.0 bodies), and the PPO-era trainer base `BaseTrainer`
   (`trl.trainer.base`, exported by `trl.trainer`, until 0.13: the 0.13.0 class; TRL 0.24 - 0.29's
-  `trl.trainer.base_trainer.BaseTrainer` is another class, a `transformers.Trainer`, and is not this one).
+  `trl.trainer.base_trainer.BaseTrainer` is another class, a `transformers.Trainer`, and is not this one);
+* two small helpers with no successor: `exact_div` (`trl.trainer.utils` until 0.26, `trl.experimental.ppo` until
+  1.12: the 1.12.0 function, which also takes the 0.6 - 0.8 call form with the operand names) and `compute_accuracy`
+  (the reward / PRM evaluation metric, `trl.trainer.utils` until 0.26, `trl.experimental.prm` until 1.13: the 1.13.0
+  function).
 
 This module imports torch and transformers (pandas and rich only inside `print_rich_table`); `compat.trl` imports it
 only on first use of one of its names.
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import inspect
 import json
 import os
 from contextlib import contextmanager
@@ -47,6 +52,7 @@ __all__ = [
     "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
     "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
     "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response",
+    "compute_accuracy", "exact_div",
 ]
 
 
@@ -388,3 +394,71 @@ class BaseTrainer(PyTorchModelHubMixin):
 
     def _save_pretrained(self, save_directory: Any) -> None:
         raise NotImplementedError("Not implemented")
+
+
+def _exact_quotient(a: Any, b: Any, detail: str) -> Any:
+    """`a // b`, or ValueError (`detail` then the division) when `b` does not divide `a`."""
+    quotient = a // b
+    if quotient * b != a:
+        raise ValueError(f"{detail}, inexact division: {a} / {b} = {a / b}")
+    return quotient
+
+
+def _exact_div_0_9(a: Any, b: Any, custom_error_message: str = "") -> Any:
+    """The 0.9.2 - 1.12.0 signature (`trl.trainer.utils`, then `trl.experimental.ppo.ppo_trainer`)."""
+    return _exact_quotient(a, b, custom_error_message)
+
+
+def _exact_div_0_6(a: Any, b: Any, a_str: str, b_str: str, custom_error_message: str = "") -> Any:
+    """The 0.6 - 0.8.6 signature: the operands' names go into the message too."""
+    return _exact_quotient(a, b, f"{custom_error_message}, {a_str}={a}, {b_str}={b}")
+
+
+_EXACT_DIV_0_9 = inspect.signature(_exact_div_0_9)
+
+
+def exact_div(*args: Any, **kwargs: Any) -> Any:
+    """TRL `exact_div`: `a // b` when `b` divides `a`, else ValueError naming the inexact division.
+
+    TRL 0.9.2 - 1.12.0 take `exact_div(a, b, custom_error_message="")`; TRL 0.6 - 0.8.6 took
+    `exact_div(a, b, a_str, b_str, custom_error_message="")`. No call is valid for both signatures (0.6's needs four
+    arguments or `a_str=` / `b_str=`, 0.9's takes at most three), so each call runs the release whose signature it
+    fits, with that release's error message; a call that fits neither raises 0.6's TypeError."""
+    try:
+        _EXACT_DIV_0_9.bind(*args, **kwargs)
+    except TypeError:
+        return _exact_div_0_6(*args, **kwargs)
+    return _exact_div_0_9(*args, **kwargs)
+
+
+def compute_accuracy(eval_pred: Any) -> dict[str, float]:
+    """TRL 0.25 - 1.13 `compute_accuracy` (`trl.trainer.utils`, then `trl.experimental.prm.prm_trainer`; the 1.13.0
+    function), the reward / PRM trainers' default metric on `(predictions, labels)`:
+
+    * predictions of shape `(batch, seq, classes)` (PRM): the argmax class of each token whose label is not -100
+      against that label;
+    * else `(batch, 2)` rewards (chosen, rejected) against labels `(batch,)`: rows where both rewards are equal are
+      left out (with a warning saying how many), the others' argmax compared with the label.
+
+    Returns `{"accuracy": the share of matches}` (NaN when nothing is left). TRL 0.4.2 - 0.12 counted the tied rows
+    too (argmax 0); TRL 0.13 - 0.24 are this function (warning through `warnings` before 0.22)."""
+    predictions, labels = eval_pred
+    if predictions.ndim == 3:
+        kept = [(p, lbl) for row, row_labels in zip(np.argmax(predictions, axis=2), labels, strict=True)
+                for p, lbl in zip(row, row_labels, strict=True) if lbl != -100]
+        predictions = np.array([p for p, _ in kept])
+        labels = np.array([lbl for _, lbl in kept])
+    else:
+        tied = predictions[:, 0] == predictions[:, 1]
+        n_tied = int(tied.sum())
+        if n_tied > 0:
+            from accelerate import PartialState
+            from accelerate.logging import get_logger
+
+            PartialState()  # accelerate's logger needs the state (a Trainer has made it; a bare call may not have)
+            get_logger(__name__).warning(
+                f"There are {n_tied} out of {len(predictions[:, 0])} instances where the predictions for both "
+                "options are equal. These instances are ignored in the accuracy computation.")
+        predictions = np.argmax(predictions[~tied], axis=1)
+        labels = labels[~tied]
+    return {"accuracy": np.array(predictions == labels, dtype=float).mean().item()}

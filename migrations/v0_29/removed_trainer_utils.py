@@ -16,6 +16,11 @@ Read from the 0.28.0 and 0.29.0 wheels:
   body) and `DPODataCollatorWithPadding` (0.27 moved it to
   `trl.experimental.utils` without its `label_pad_token_id` field; the 0.26.2 class) -> the `compat.trl` copies
   (`compat._trainer_utils`);
+* `exact_div` (gone in 0.27 from `trl.trainer.utils`, in 1.13 from `trl.experimental.ppo`: the 1.12 function, which
+  also runs 0.6 - 0.8's `exact_div(a, b, a_str, b_str, msg)` calls as 0.8 did) and `compute_accuracy` (the reward /
+  PRM metric, gone in 0.27 from `trl.trainer.utils`, in 1.14 from `trl.experimental.prm`: the 1.13 function), also
+  imported through `trl.trainer`, `trl.trainer.reward_trainer`, `trl.trainer.ppo_config`, ... (the atlas)
+  -> the `compat.trl` copies (`compat._trainer_utils`);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
   `migrations.atlas`, names of 0.8 - 0.24 absent on 1.16): those TRL moved to `trl.experimental.utils` (or `trl`)
   with the same parameters on 1.13 and 1.16 are moved there (`first_true_indices`, `get_reward`, `pad_to_length`,
@@ -50,8 +55,7 @@ _MOVED = {
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
 _NO_SUCCESSOR = ("OnPolicyConfig", "OnlineTrainerState", "PerPromptStatTracker", "RewardDataCollatorWithPadding",
-                 "compute_accuracy", "decode_and_strip_padding", "exact_div", "flush_right",
-                 "neftune_post_forward_hook")
+                 "decode_and_strip_padding", "flush_right", "neftune_post_forward_hook")
 #: the PPO (v1) bookkeeping kept by trl-compat (compat._trainer_utils, tested against the wheels): name -> why, and the
 #: modules that exported it (atlas: `trl.trainer` and `trl.trainer.ppo_trainer` re-exported them)
 _PPO_COPIES = {
@@ -64,6 +68,17 @@ _PPO_COPIES = {
     "get_global_statistics": ("removed from TRL in 0.29; trl-compat keeps the 0.28 function", ("trl.trainer.utils",)),
     # the PPO-era trainer base (0.4 - 0.13); not trl.trainer.base_trainer.BaseTrainer (0.24 - 0.29), another class
     "BaseTrainer": ("removed from TRL in 0.14; trl-compat keeps the 0.13 class", ("trl.trainer", "trl.trainer.base")),
+}
+#: two small helpers with no TRL successor, kept by trl-compat (compat._trainer_utils, tested against the wheels): name
+#: -> why, and every module the atlas shows exporting it before TRL moved it to trl.experimental (0.26 / 0.27)
+_HELPER_COPIES = {
+    "exact_div": ("gone from trl.trainer.utils in TRL 0.27 (trl.experimental.ppo until 1.12); trl-compat keeps the "
+                  "1.12 function, 0.6 - 0.8's call form included",
+                  ("trl.trainer.utils", "trl.trainer.ppo_config", "trl.trainer.ppo_trainer", "trl.trainer.ppov2_trainer",
+                   "trl.trainer.rloo_trainer")),
+    "compute_accuracy": ("gone from trl.trainer.utils in TRL 0.27 (trl.experimental.prm until 1.13); trl-compat "
+                         "keeps the 1.13 function (tied reward pairs left out, as TRL does since 0.13)",
+                         ("trl.trainer.utils", "trl.trainer", "trl.trainer.reward_trainer", "trl.trainer.prm_trainer")),
 }
 # no supported TRL has them: name -> why the compat.trl copy (compat._trainer_utils) is the last TRL body
 _COPIED = {
@@ -93,7 +108,7 @@ def _table() -> dict[str, Moved | Gone]:
         out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, _NOTE)
     for name, why in _COPIED.items():
         out[f"trl.trainer.utils.{name}"] = Moved("compat.trl", name, f"{why} (the project now needs trl-compat)")
-    for name, (why, modules) in _PPO_COPIES.items():
+    for name, (why, modules) in {**_PPO_COPIES, **_HELPER_COPIES}.items():
         for module in modules:
             out[f"{module}.{name}"] = Moved("compat.trl", name, f"{why} (the project now needs trl-compat)")
     for p in _FDIV_PATHS:
@@ -109,7 +124,7 @@ class RemovedTrainerUtils(SymbolMigration):
     summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
               "ones -> their new module, the rest marked"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import",
-                "KLController", "BaseTrainer")
+                "KLController", "BaseTrainer", "exact_div", "compute_accuracy")
     symbols = _table()
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:

@@ -302,3 +302,83 @@ def test_base_trainer_is_the_0_13_class():
                 getattr(trainer, method)(*args)
     public = {n for n in vars(theirs) if not n.startswith("__")}
     assert public == {n for n in vars(compat.trl.BaseTrainer) if not n.startswith("__")}
+
+
+def _outcome(fn: typing.Callable[..., typing.Any], *args: typing.Any, **kwargs: typing.Any) -> tuple[str, typing.Any]:
+    """What a call does: ("value", the result) or (the exception's type name, its message)."""
+    try:
+        return "value", fn(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        return type(e).__name__, str(e) if isinstance(e, ValueError) else None
+
+
+@pytest.mark.parametrize("version, path", [("1.12.0", "trl/experimental/ppo/ppo_trainer.py"),
+                                           ("0.26.2", "trl/trainer/utils.py"), ("0.9.2", "trl/trainer/utils.py")])
+def test_exact_div_matches_trl_0_9_to_1_12(version, path):
+    theirs = _definitions(version, path, {"exact_div"}, {})["exact_div"]
+    calls = [((12, 4), {}), ((12, 5), {}), ((12, 5, "`batch_size` must be a multiple"), {}),
+             ((12, 5), {"custom_error_message": "msg"}), ((7.5, 2.5), {}), ((0, 3), {}), ((-9, 3), {}),
+             ((12,), {}), ((12, 5), {"message": "x"})]
+    for args, kwargs in calls:
+        assert _outcome(compat.trl.exact_div, *args, **kwargs) == _outcome(theirs, *args, **kwargs), (args, kwargs)
+    assert compat.trl.exact_div(12, 4) == 3
+    with pytest.raises(ValueError, match=r"^msg, inexact division: 12 / 5 = 2.4$"):
+        compat.trl.exact_div(12, 5, "msg")
+
+
+def test_exact_div_runs_the_0_6_to_0_8_call_form_as_trl_0_8_did():
+    """optimum-habana's GaudiPPOConfig (TRL 0.8.6) passes the operands' names: exact_div(a, b, a_str, b_str, msg)."""
+    theirs = _definitions("0.8.6", "trl/trainer/utils.py", {"exact_div"}, {})["exact_div"]
+    calls = [((64, 8, "`batch_size`", "`mini`", "`batch_size` must be a multiple"), {}),
+             ((64, 7, "`batch_size`", "`mini`", "`batch_size` must be a multiple"), {}),
+             ((64, 7, "`batch_size`", "`mini`"), {}), ((64, 7), {"a_str": "a", "b_str": "b"}),
+             ((64, 7, "a"), {"b_str": "b", "custom_error_message": "m"}), ((64, 7), {"a_str": "a"})]
+    for args, kwargs in calls:
+        assert _outcome(compat.trl.exact_div, *args, **kwargs) == _outcome(theirs, *args, **kwargs), (args, kwargs)
+    with pytest.raises(ValueError, match=r"^m, a=64, b=7, inexact division: 64 / 7 = "):
+        compat.trl.exact_div(64, 7, "a", "b", "m")
+
+
+@pytest.fixture(scope="module")
+def trl_accuracy():
+    from accelerate import PartialState
+    from accelerate.logging import get_logger
+
+    namespace = {"np": np, "EvalPrediction": transformers.EvalPrediction, "PartialState": PartialState,
+                 "logger": get_logger("trl-1.13.0")}
+    return {version: _definitions(version, path, {"compute_accuracy"}, dict(namespace))["compute_accuracy"]
+            for version, path in (("1.13.0", "trl/experimental/prm/prm_trainer.py"),
+                                  ("0.26.2", "trl/trainer/utils.py"))}
+
+
+def test_compute_accuracy_matches_trl_1_13(trl_accuracy):
+    rng = np.random.default_rng(0)
+    rewards = rng.normal(size=(9, 2)).astype(np.float32)
+    rewards[[2, 5]] = 0.25  # two tied pairs: left out
+    token_logits = rng.normal(size=(3, 5, 2))
+    token_labels = rng.integers(0, 2, size=(3, 5))
+    token_labels[0, :2] = -100
+    token_labels[2, :] = -100
+    cases = [(rewards, np.zeros(9, dtype=np.int64)), (rewards[[0, 1, 3]], np.array([0, 1, 0])),
+             (token_logits, token_labels), (rewards[[2, 5]], np.zeros(2, dtype=np.int64))]
+    for predictions, labels in cases:
+        for theirs in trl_accuracy.values():
+            ours = compat.trl.compute_accuracy(transformers.EvalPrediction(predictions, labels))
+            expected = theirs(transformers.EvalPrediction(predictions, labels))
+            assert ours.keys() == expected.keys() == {"accuracy"}
+            assert ours["accuracy"] == expected["accuracy"] or (np.isnan(ours["accuracy"])
+                                                                and np.isnan(expected["accuracy"]))
+    # written out: 9 pairs, 2 tied; label 0 (chosen) matches where chosen > rejected
+    kept = np.delete(rewards, [2, 5], axis=0)
+    want = float(np.mean(kept[:, 0] > kept[:, 1]))
+    assert compat.trl.compute_accuracy((rewards, np.zeros(9, dtype=np.int64)))["accuracy"] == pytest.approx(want)
+
+
+def test_compute_accuracy_warns_about_ties(caplog):
+    import logging
+
+    predictions = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
+    with caplog.at_level(logging.WARNING):
+        out = compat.trl.compute_accuracy((predictions, np.zeros(3, dtype=np.int64)))
+    assert out == {"accuracy": 0.5}
+    assert "There are 1 out of 3 instances where the predictions for both options are equal" in caplog.text

@@ -24,14 +24,14 @@ def test_cap_exp_moves_and_others_are_marked():
 
 def test_atlas_derived_helpers():
     out, findings = run(RULE, """\
-        from trl.trainer.utils import first_true_indices, get_reward, exact_div, pad
+        from trl.trainer.utils import first_true_indices, get_reward, flush_right, pad
 
         idx = first_true_indices(mask)
     """)
     assert "from trl.experimental.utils import first_true_indices, get_reward" in out
-    assert "from trl.trainer.utils import exact_div, pad" in out
-    assert "# TODO(trl-compat): trl.trainer.utils.exact_div is gone" in out
-    assert any("trl.trainer.utils.exact_div is gone (TRL 0.27 - 1.0)" in f.message for f in findings)
+    assert "from trl.trainer.utils import flush_right, pad" in out
+    assert "# TODO(trl-compat): trl.trainer.utils.flush_right is gone" in out
+    assert any("trl.trainer.utils.flush_right is gone (TRL 0.27 - 1.0)" in f.message for f in findings)
 
 
 def test_noops():
@@ -68,7 +68,7 @@ def test_moved_targets_exist_and_gone_names_are_gone_in_the_installed_trl():
     utils = importlib.import_module("trl.trainer.utils")
     for name, module in mod._MOVED.items():
         assert hasattr(importlib.import_module(module), name), (module, name)
-    for name in (*mod._NO_SUCCESSOR, *mod._CHANGED, *mod._COPIED):
+    for name in (*mod._NO_SUCCESSOR, *mod._CHANGED, *mod._COPIED, *mod._HELPER_COPIES):
         assert not hasattr(utils, name), name
 
 
@@ -287,3 +287,77 @@ def test_the_ppo_era_base_trainer_moves_to_the_compat_copy():
             pass
     """)
     noop(RULE, "from trl.trainer.base_trainer import BaseTrainer\n\n\nclass T(BaseTrainer):\n    pass\n")
+
+
+def test_exact_div_and_compute_accuracy_move_to_the_compat_copies():
+    """optimum-habana's PPOConfig (TRL 0.8's five-argument exact_div) and modpo's DPO trainer (compute_accuracy)."""
+    check(RULE, """\
+        from trl import PPOConfig
+        from trl.trainer.utils import exact_div
+
+        exact_div(self.batch_size, self.backward_batch_size, "`batch_size`", "`mini_batch_size`", "must divide")
+    """, """\
+        from trl import PPOConfig
+        from compat.trl import exact_div
+
+        exact_div(self.batch_size, self.backward_batch_size, "`batch_size`", "`mini_batch_size`", "must divide")
+    """)
+    check(RULE, """\
+        from trl.trainer.utils import PeftSavingCallback, compute_accuracy, disable_dropout_in_model
+
+        compute_metrics = compute_accuracy
+    """, """\
+        from trl.trainer.utils import disable_dropout_in_model
+        from compat.trl import PeftSavingCallback, compute_accuracy
+
+        compute_metrics = compute_accuracy
+    """)
+
+
+def test_exact_div_and_compute_accuracy_every_module_that_exported_them():
+    """The atlas: compute_accuracy through trl.trainer and trl.trainer.reward_trainer too, exact_div through the PPO /
+    RLOO modules; aliases and attribute uses."""
+    check(RULE, """\
+        from trl.trainer import compute_accuracy as accuracy
+        from trl.trainer.reward_trainer import compute_accuracy
+        from trl.trainer.ppo_config import exact_div
+        from trl.trainer.rloo_trainer import exact_div as div
+        import trl
+
+        metrics = [accuracy, compute_accuracy, trl.trainer.utils.compute_accuracy]
+        n = exact_div(a, b) + div(a, b, "c")
+    """, """\
+        from compat.trl import compute_accuracy as accuracy
+        from compat.trl import compute_accuracy
+        from compat.trl import exact_div
+        from compat.trl import exact_div as div
+        import trl
+        import compat.trl
+
+        metrics = [accuracy, compute_accuracy, compat.trl.compute_accuracy]
+        n = exact_div(a, b) + div(a, b, "c")
+    """)
+
+
+def test_exact_div_and_compute_accuracy_noops():
+    noop(RULE, "from compat.trl import exact_div, compute_accuracy\nexact_div(4, 2)\n")
+    noop(RULE, "from .utils import exact_div, compute_accuracy\nexact_div(4, 2)\n")
+    noop(RULE, "from my_trl.trainer.utils import compute_accuracy\nm = compute_accuracy\n")
+    noop(RULE, """\
+        def exact_div(a, b):
+            return a // b
+
+
+        def compute_accuracy(eval_pred):
+            return {}
+
+
+        n = exact_div(4, 2)
+        m = compute_accuracy
+    """)
+    noop(RULE, """\
+        import trl
+
+        def f(trl):
+            return trl.trainer.utils.exact_div(4, 2)
+    """)
