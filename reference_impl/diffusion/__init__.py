@@ -17,8 +17,7 @@ Every name is loaded lazily: `import reference_impl.diffusion` imports neither t
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from reference_impl._lazy import lazy_exports
 
 EXPORTS: dict[str, str] = {
     "ddim_step_with_logprob": "ddim",
@@ -34,14 +33,4 @@ EXPORTS: dict[str, str] = {
 __all__ = sorted(EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS, globals())
