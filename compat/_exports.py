@@ -129,9 +129,11 @@ def trl_paths(name: str) -> tuple[str, ...]:
 #: them makes the project need it too (`compat.migrate.engine.needs_of`; the `dependency-manifests` rule adds it to a
 #: manifest that lacks it). The specifier is the release the reference is tested on (`reference_impl.diffusion`).
 # diffusers 0.35.2 is the oldest release the reference is tested on (tests/reference_impl/test_diffusion.py passes on
-# 0.35.2 and 0.42.1); unlike 0.42 (huggingface-hub>=1.32) it installs beside transformers 4.56.2 (hub < 1.0)
+# 0.35.2 and 0.42.1); unlike 0.42 (huggingface-hub>=1.32) it installs beside transformers 4.56.2 (hub < 1.0). Every
+# diffusers release refuses to import beside a peft older than 0.17 (its dependency_versions_table, checked at import),
+# and the LoRA of the DDPO/AlignProp pipelines (use_lora=True, the default) is peft's: peft>=0.17.0 too
 NEEDS: dict[str, tuple[str, ...]] = {
-    **{n: ("diffusers>=0.35.2",) for n in (*_DIFFUSION_TOP, *_DIFFUSION_AUX, "PerPromptStatTracker")},
+    **{n: ("diffusers>=0.35.2", "peft>=0.17.0") for n in (*_DIFFUSION_TOP, *_DIFFUSION_AUX, "PerPromptStatTracker")},
 }
 
 #: `compat.losses`: TRL 1.13's fused linear losses (`trl.losses`), else `reference_impl.losses`.

@@ -419,26 +419,28 @@ def test_the_runner_tells_the_manifests_what_the_code_now_needs(tmp_path):
 
 def test_the_diffusion_trainers_bring_diffusers_into_a_manifest_that_lacks_it(tmp_path):
     """A DDPO script moved to `compat.trl` (the reference is built on diffusers, `compat._exports.NEEDS`): the
-    manifest gains trl-compat and diffusers; one that declares diffusers already keeps its own pin."""
+    manifest gains trl-compat, diffusers and the peft diffusers imports beside; one that declares diffusers already
+    keeps its own pin."""
     from compat._exports import NEEDS
     from compat._version import __version__
     from compat.migrate import migrate_paths
     from migrations import get
 
     rules = [get("removed-ddpo-alignprop-iterative-sft"), RULE]
-    (diffusers,) = NEEDS["DDPOTrainer"]
+    diffusers, peft = NEEDS["DDPOTrainer"]
+    assert diffusers.startswith("diffusers>=") and peft.startswith("peft>=")
     (tmp_path / "ddpo.py").write_text("from trl import DDPOConfig, DDPOTrainer\n")
     (tmp_path / "requirements.txt").write_text("trl==0.11.4\n")
     report = migrate_paths([str(tmp_path)], options=Options(), allow_dirty=True, mode="write", rules=rules)
-    assert (tmp_path / "requirements.txt").read_text() == f"trl==1.16.0\ntrl-compat>={__version__}\n{diffusers}\n"
-    assert [e.needs for e in report.files if e.path.endswith("ddpo.py")] == [["trl-compat", diffusers]]
+    assert (tmp_path / "requirements.txt").read_text() == f"trl==1.16.0\ntrl-compat>={__version__}\n{peft}\n{diffusers}\n"
+    assert [e.needs for e in report.files if e.path.endswith("ddpo.py")] == [["trl-compat", diffusers, peft]]
     from compat.migrate.engine import needs_of
 
     assert needs_of("import trl\n", "import compat.trl\ncompat.trl.DDPOTrainer(c, r, p, s)\n") == [
-        "trl-compat", diffusers]
+        "trl-compat", diffusers, peft]
     assert needs_of("from compat.trl import DDPOTrainer\n", "from compat.trl import DDPOTrainer, SFTTrainer\n") == []
-    kept = "trl==1.16.0\ndiffusers==0.30.0\n"
-    result = migrate_source(kept, options=Options(project_needs=(diffusers,)), rules=[RULE],
+    kept = "trl==1.16.0\ndiffusers==0.30.0\npeft==0.17.1\n"
+    result = migrate_source(kept, options=Options(project_needs=(diffusers, peft)), rules=[RULE],
                             path="repo/requirements.txt", verify_idempotent=True)
     assert result.text == kept
 
