@@ -2,9 +2,19 @@
 
 Rules that rewrite reads of config fields (`cfg.max_seq_length`, `config.rloo_k`) must not touch a script's own
 dataclass with a field of the same name. `holds_config` answers True only when the name is bound exactly once in its
-scope, either to a call of one of the given config classes (resolved by qualified name) or by unpacking
-`HfArgumentParser((A, Config, ...)).parse_*()` / `TrlParser(...)` (the parser built inline or bound once to a
-name) at the position of the config class.
+scope, and that binding is one of:
+
+* a call of one of the given config classes (resolved by qualified name);
+* the unpacking of `HfArgumentParser((A, Config, ...)).parse_*()` / `TrlParser(...)` at the position of the config
+  class: the parser built inline, bound once to a name, or returned by a module-level function of the file whose
+  every parser construction takes the same dataclass tuple (TRL's `make_parser()` since 0.13:
+  `TrlParser(dataclass_types)` or `subparsers.add_parser(..., dataclass_types=dataclass_types)`); with
+  `return_remaining_strings=True` the unpacking has one more target, the leftover strings;
+* a parameter of a function, never rebound in it, annotated with the class (`def main(model_args: ModelConfig)`), or
+  of a module-level function that the file only ever calls (never passes on, never rebinds) and whose every call
+  passes, at that parameter, a name that holds the same class by these same rules (TRL's scripts since 0.13:
+  `def main(script_args, training_args, model_args)` called as `main(script_args, training_args, model_args)`
+  after the parser). A caller in another module is not seen: the file's own calls decide.
 """
 
 from __future__ import annotations
@@ -15,9 +25,10 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
+from migrations.kinds.cst import code
 from migrations.kinds.options import ARGUMENT_PARSERS, PARSE_METHODS
 
-__all__ = ["ConfigBinding", "config_binding", "holds_config", "parser_classes"]
+__all__ = ["ConfigBinding", "config_binding", "holds_config", "parameter_binding", "parser_classes"]
 
 QNames = Callable[[cst.CSTNode], set[str]]
 
@@ -54,12 +65,15 @@ class ConfigBinding:
         return self.classes[self.index]
 
 
-def config_binding(t: cst.MetadataDependent, value: cst.BaseExpression, qnames: QNames) -> ConfigBinding | None:
-    """The binding of `value` when it is a name bound exactly once in its scope, to a call or to one position of a
-    parser's output (see the module docstring); None otherwise."""
+def config_binding(t: cst.MetadataDependent, value: cst.BaseExpression, qnames: QNames,
+                   _depth: int = 0) -> ConfigBinding | None:
+    """The binding of `value` when it is a name bound exactly once in its scope, to a call, to one position of a
+    parser's output or as a parameter (see the module docstring); None otherwise."""
     if not isinstance(value, cst.Name):
         return None
     node = _single_assignment(t, value)
+    if isinstance(node, cst.Param):
+        return parameter_binding(t, node, qnames, _depth)
     parent = _statement(t, node) if node is not None else None
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
         return None
@@ -70,10 +84,106 @@ def config_binding(t: cst.MetadataDependent, value: cst.BaseExpression, qnames: 
         return None
     classes = parser_classes(t, assigned, qnames)
     names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+    if classes is not None and _returns_remaining(assigned):
+        names = names[:-1]  # the last target takes the strings the parser did not consume
     if classes is None or len(classes) != len(names) or value.value not in names:
         return None
     return ConfigBinding(names, classes, names.index(value.value), tuple(e.value for e in target.elements))
 
+
+def _returns_remaining(call: cst.BaseExpression) -> bool:
+    """`parse_*(return_remaining_strings=True)`: the output tuple ends with the strings left over."""
+    return isinstance(call, cst.Call) and any(
+        a.keyword is not None and a.keyword.value == "return_remaining_strings"
+        and isinstance(a.value, cst.Name) and a.value.value == "True" for a in call.args)
+
+
+def _function_params(fn: cst.FunctionDef) -> list[cst.Param]:
+    p = fn.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def parameter_binding(t: cst.MetadataDependent, param: cst.Param, qnames: QNames,
+                      _depth: int = 0) -> ConfigBinding | None:
+    """The binding of a function parameter never rebound in its function (see the module docstring): the
+    function's parameters are the `names`, `index` is this one's; `classes` holds, for each parameter, its annotation
+    or the class every call passes there (else the parameter's own name, which resolves to nothing)."""
+    params_node = t.get_metadata(ParentNodeProvider, param, None)
+    fn = t.get_metadata(ParentNodeProvider, params_node, None) if params_node is not None else None
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    params = _function_params(fn)
+    if param not in params:
+        return None  # *args / **kwargs
+    index = params.index(param)
+    names = [p.name.value for p in params]
+    targets = tuple(p.name for p in params)
+    if param.annotation is not None:
+        return ConfigBinding(names, [p.annotation.annotation if p.annotation is not None else p.name
+                                     for p in params], index, targets)
+    calls = _only_calls(t, fn) if _depth < 3 else None
+    if not calls:
+        return None
+    per_call = [_call_classes(t, call, fn, qnames, _depth + 1) for call in calls]
+    if any(c is None for c in per_call):
+        return None
+    classes: list[cst.BaseExpression] = []
+    for i, p in enumerate(params):
+        seen = [c[i] for c in per_call if c is not None]
+        paths = [frozenset(qnames(c)) if c is not None else frozenset() for c in seen]
+        agreed = seen[0] is not None and bool(paths[0]) and all(q == paths[0] for q in paths)
+        if i == index and not agreed:
+            return None
+        classes.append(seen[0] if agreed and seen[0] is not None else p.name)
+    return ConfigBinding(names, classes, index, targets)
+
+
+def _only_calls(t: cst.MetadataDependent, fn: cst.FunctionDef) -> list[cst.Call] | None:
+    """Every call of the module-level function `fn` in the file, when the file binds its name once (the `def`) and
+    uses it only as the callee of a call; None otherwise (passed on, decorated, rebound, exported by `__all__`...)."""
+    if fn.decorators or not isinstance(t.get_metadata(ParentNodeProvider, fn, None), cst.Module):
+        return None
+    scope = t.get_metadata(ScopeProvider, fn, None)
+    if scope is None:
+        return None
+    assignments = list(scope.assignments[fn.name.value])
+    if len(assignments) != 1 or assignments[0].node is not fn:
+        return None
+    calls = []
+    for access in assignments[0].references:
+        parent = t.get_metadata(ParentNodeProvider, access.node, None)
+        if not (isinstance(parent, cst.Call) and parent.func is access.node):
+            return None
+        calls.append(parent)
+    return calls
+
+
+def _call_classes(t: cst.MetadataDependent, call: cst.Call, fn: cst.FunctionDef, qnames: QNames,
+                  depth: int) -> list[cst.BaseExpression | None] | None:
+    """For each parameter, the class of the config the call passes there (None where it is not a provable config
+    instance); None when the call's arguments cannot be matched to the parameters (`*args`, `**kwargs`)."""
+    params = _function_params(fn)
+    posonly_count = len(fn.params.posonly_params)
+    positional_count = posonly_count + len(fn.params.params)
+    given: dict[int, cst.BaseExpression] = {}
+    by_name = {p.name.value: i for i, p in enumerate(params) if i >= posonly_count}
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if len(given) >= positional_count:  # positional arguments come first: len(given) is the position
+                return None
+            given[len(given)] = arg.value
+        elif arg.keyword.value in by_name:
+            given[by_name[arg.keyword.value]] = arg.value
+        else:
+            return None
+    out: list[cst.BaseExpression | None] = []
+    for i in range(len(params)):
+        value = given.get(i)
+        binding = config_binding(t, value, qnames, depth) if isinstance(value, cst.Name) else None
+        out.append(binding.cls if binding is not None else None)
+    return out
 
 
 def holds_config(t: cst.MetadataDependent, value: cst.BaseExpression, configs: frozenset[str] | set[str],
@@ -98,9 +208,48 @@ def parser_classes(t: cst.MetadataDependent, call: cst.BaseExpression, qnames: Q
         p = _statement(t, node) if node is not None else None
         if isinstance(p, cst.Assign):
             built = p.value
-    if not (isinstance(built, cst.Call) and qnames(built.func) & ARGUMENT_PARSERS and built.args):
+    if not isinstance(built, cst.Call):
         return None
-    classes = built.args[0].value
-    if not isinstance(classes, (cst.Tuple, cst.List)):
+    if qnames(built.func) & ARGUMENT_PARSERS:
+        return _dataclass_tuple(t, built.args[0].value) if built.args else None
+    return _factory_classes(t, built, qnames)
+
+
+def _dataclass_tuple(t: cst.MetadataDependent, value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The classes of a parser's dataclass tuple: written out, or a name bound once to one."""
+    if isinstance(value, cst.Name):
+        node = _single_assignment(t, value)
+        p = _statement(t, node) if node is not None else None
+        if not (isinstance(p, cst.Assign) and len(p.targets) == 1 and p.targets[0].target is node):
+            return None
+        value = p.value
+    if not isinstance(value, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
         return None
-    return [e.value for e in classes.elements]
+    return [e.value for e in value.elements]
+
+
+def _factory_classes(t: cst.MetadataDependent, call: cst.Call, qnames: QNames) -> list[cst.BaseExpression] | None:
+    """`make_parser()`: a module-level function of the file (bound once) whose every parser construction -
+    `TrlParser(X)` / `HfArgumentParser(X)`, or `subparsers.add_parser(..., dataclass_types=X)` as TRL's scripts
+    register themselves with `trl` - takes the same dataclass tuple X (same classes, same order)."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    node = _single_assignment(t, call.func)
+    if not isinstance(node, cst.FunctionDef) or not isinstance(t.get_metadata(ParentNodeProvider, node, None),
+                                                              cst.Module):
+        return None
+    found: list[list[cst.BaseExpression] | None] = []
+
+    class _Parsers(cst.CSTVisitor):
+        def visit_Call(self, c: cst.Call) -> None:
+            if qnames(c.func) & ARGUMENT_PARSERS:
+                found.append(_dataclass_tuple(t, c.args[0].value) if c.args else None)
+            elif isinstance(c.func, cst.Attribute) and c.func.attr.value == "add_parser":
+                given = [a.value for a in c.args if a.keyword is not None and a.keyword.value == "dataclass_types"]
+                found.append(_dataclass_tuple(t, given[0]) if given else None)
+
+    node.body.visit(_Parsers())
+    if not found or any(f is None for f in found):
+        return None
+    shapes = {tuple(code(e) for e in f) for f in found if f is not None}
+    return found[0] if len(shapes) == 1 else None

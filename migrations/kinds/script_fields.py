@@ -312,6 +312,11 @@ def _none_test(t: cst.MetadataDependent, node: cst.CSTNode) -> bool:
             isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
             and isinstance(c.comparator, cst.Name) and c.comparator.value == "None" for c in parent.comparisons):
         return True
+    if isinstance(parent, cst.Comparison) and any(  # `x in ["auto", None]`, TRL's own scripts' dtype test
+            isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, (cst.List, cst.Tuple, cst.Set))
+            and any(isinstance(e.value, cst.Name) and e.value.value == "None" for e in c.comparator.elements)
+            for c in parent.comparisons):
+        return True
     if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
         return True
     if isinstance(parent, cst.BooleanOperation):

@@ -55,3 +55,78 @@ def test_rebound_names_and_other_classes_are_not_configs() -> None:
         c, d = parse((SFTConfig, X))
         print(a.field, b.field, c.field)
     """) == {"a": False, "b": False, "c": False}
+
+
+def test_parameters_of_a_function_the_file_calls_with_configs() -> None:
+    # TRL's scripts since 0.13: main(script_args, training_args, model_args) after a make_parser() factory
+    assert _reads("""\
+        from trl import SFTConfig, TrlParser
+
+        def main(s, t, m):
+            print(s.field, t.field, m.field)
+
+        def helper(t, *, again):
+            print(t.field, again.field)
+
+        def make_parser(subparsers=None):
+            types = (Script, SFTConfig, Model)
+            if subparsers is not None:
+                return subparsers.add_parser("sft", dataclass_types=types)
+            return TrlParser(types)
+
+        if __name__ == "__main__":
+            a, b, c, rest = make_parser().parse_args_and_config(return_remaining_strings=True)
+            main(a, b, c)
+            main(a, t=b, m=c)
+            helper(b, again=b)
+    """) == {"s": False, "t": True, "m": False, "again": True}
+
+
+def test_parameters_not_provably_configs() -> None:
+    assert _reads("""\
+        from trl import SFTConfig, TrlParser
+
+        def called_with_two_kinds(t):
+            print(t.field)
+
+        def passed_on(u):
+            print(u.field)
+
+        def rebound(v):
+            v = v.copy()
+            print(v.field)
+
+        def star_called(w):
+            print(w.field)
+
+        def never_called(x):
+            print(x.field)
+
+        class Holder:
+            def method(self, y):
+                print(y.field)
+
+        a, b = TrlParser((Script, SFTConfig)).parse_args_and_config()
+        called_with_two_kinds(b)
+        called_with_two_kinds(a)
+        passed_on(b)
+        callbacks = [passed_on]
+        rebound(b)
+        star_called(*[b])
+        Holder().method(b)
+    """) == {"t": False, "u": False, "v": False, "w": False, "x": False, "y": False}
+
+
+def test_a_factory_building_different_tuples_is_not_followed() -> None:
+    assert _reads("""\
+        from transformers import HfArgumentParser
+        from trl import SFTConfig
+
+        def make_parser(flag):
+            if flag:
+                return HfArgumentParser((Script, SFTConfig))
+            return HfArgumentParser((SFTConfig, Script))
+
+        a, b = make_parser(True).parse_args_into_dataclasses()
+        print(a.field, b.field)
+    """) == {"a": False, "b": False}

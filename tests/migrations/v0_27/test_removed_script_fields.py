@@ -25,6 +25,7 @@ def test_parsed_instance_reads_are_renamed():
 
         parser = TrlParser((ScriptArguments, PRMConfig, ModelConfig))
         script_args, training_args, model_config = parser.parse_args_and_config()
+        # TODO(trl-compat): ModelConfig.dtype defaults to "float32" since TRL 0.27 [removed-script-fields]
         torch_dtype = (
             model_config.dtype
             if model_config.dtype in ["auto", None]
@@ -150,9 +151,76 @@ def test_noops():
         parser = TrlParser(CLASSES)
         a, b = parser.parse_args_and_config()
         print(b.torch_dtype)
-        c, d, e = TrlParser((SFTConfig, ModelConfig)).parse_args_and_config(return_remaining_strings=True)
+        c, d, e = TrlParser((SFTConfig, ModelConfig)).parse_args_and_config()
         print(d.torch_dtype)
+        f, g = TrlParser((SFTConfig, ModelConfig)).parse_args_and_config(return_remaining_strings=True)
+        print(f.torch_dtype)
     """)
+    # TRL's script layout, but main() is also called with something else, passed on, or called with *args
+    noop(RULE, """\
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+
+        def main(script_args, training_args, model_args):
+            return model_args.torch_dtype
+
+        def other(model_args):
+            return model_args.torch_dtype
+
+        def third(model_args):
+            return model_args.torch_dtype
+
+        if __name__ == "__main__":
+            s, t, m = TrlParser((ScriptArguments, SFTConfig, ModelConfig)).parse_args_and_config()
+            main(s, t, m)
+            main(s, t, load_mine())
+            other(m)
+            run_later(other)
+            third(*[m])
+    """)
+    # make_parser() builds two different tuples: which one the output follows is not known
+    noop(RULE, """\
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+
+        def make_parser(full):
+            if full:
+                return TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+            return TrlParser((ScriptArguments, ModelConfig, SFTConfig))
+
+        s, t, m = make_parser(True).parse_args_and_config()
+        print(m.torch_dtype)
+    """)
+
+
+def test_trl_script_layout_main_and_make_parser():
+    # TRL's own scripts since 0.13 (trl/scripts/sft.py at v0.19.1): the parser comes from make_parser(), the
+    # output (with the leftover strings) goes to main() positionally, and main's parameters carry no annotation
+    out, _ = run(RULE, """\
+        import argparse
+        from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+
+        def main(script_args, training_args, model_args):
+            model_kwargs = dict(torch_dtype=model_args.torch_dtype)
+            return helper(model_args=model_args)
+
+        def helper(model_args=None):
+            return model_args.torch_dtype
+
+        def make_parser(subparsers: argparse._SubParsersAction = None):
+            dataclass_types = (ScriptArguments, SFTConfig, ModelConfig)
+            if subparsers is not None:
+                parser = subparsers.add_parser("sft", help="Run", dataclass_types=dataclass_types)
+            else:
+                parser = TrlParser(dataclass_types)
+            return parser
+
+        if __name__ == "__main__":
+            parser = make_parser()
+            script_args, training_args, model_args, _ = parser.parse_args_and_config(return_remaining_strings=True)
+            main(script_args, training_args, model_args)
+    """)
+    assert "model_kwargs = dict(torch_dtype=model_args.dtype)" in out
+    assert "    return model_args.dtype" in out  # helper(model_args=...) followed through main's parameter
+    assert "torch_dtype" not in out.replace("dict(torch_dtype=", "")
 
 
 def test_table_is_the_atlas():

@@ -40,6 +40,49 @@ def test_annotated_parameters():
     """)
 
 
+def test_unannotated_main_of_trl_scripts():
+    # trl/scripts/dpo.py since 0.13: main()'s parameters are what the parser's output passes, position by position
+    check(RULE, """\
+        from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+        def main(script_args, training_args, model_args):
+            return model_args.trust_remote_code
+
+        if __name__ == "__main__":
+            parser = TrlParser((ScriptArguments, DPOConfig, ModelConfig))
+            script_args, training_args, model_args = parser.parse_args_and_config()
+            main(script_args, training_args, model_args)
+    """, """\
+        from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+        def main(script_args, training_args, model_args):
+            return training_args.trust_remote_code
+
+        if __name__ == "__main__":
+            parser = TrlParser((ScriptArguments, DPOConfig, ModelConfig))
+            script_args, training_args, model_args = parser.parse_args_and_config()
+            main(script_args, training_args, model_args)
+    """)
+    # the call passes the training config under another name, by keyword: main's own parameter name is used
+    check(RULE, """\
+        from trl import DPOConfig, ModelConfig, TrlParser
+
+        def main(model_args, cfg=None):
+            return model_args.trust_remote_code
+
+        a, b = TrlParser((DPOConfig, ModelConfig)).parse_args_and_config()
+        main(b, cfg=a)
+    """, """\
+        from trl import DPOConfig, ModelConfig, TrlParser
+
+        def main(model_args, cfg=None):
+            return cfg.trust_remote_code
+
+        a, b = TrlParser((DPOConfig, ModelConfig)).parse_args_and_config()
+        main(b, cfg=a)
+    """)
+
+
 def test_no_config_with_the_field_is_marked():
     out, findings = run(RULE, """\
         from transformers import HfArgumentParser
