@@ -22,9 +22,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from migrations.base import Finding, ManifestMigration, RuleContext, same_marker, todo_text
 from migrations.kinds.requirements import (
@@ -53,6 +58,7 @@ class DependencyManifests(ManifestMigration):
             return text  # trlx, OpenRLHF-style trees: their transformers/accelerate pins are none of TRL's business
         table = {**metadata_floors(ctx.options.target_trl),
                  **floors_for(ctx.options.target_trl, transformers=ctx.options.target("transformers"))}
+        table = _with_needs(table, ctx.options.project_needs)
         self.flag_trl_references(text, filename, ctx)
         if filename == "pyproject.toml":
             new = _pyproject(self, text, table, ctx)
@@ -119,6 +125,26 @@ class DependencyManifests(ManifestMigration):
         if hashed:
             ctx.report(Finding(self.id, f"{rw.package}: the version changed on a hashed line; regenerate its hashes "
                                         "(e.g. pip-compile --generate-hashes)", line, 1, self.anchor, "manual", False))
+
+
+def _with_needs(table: dict[str, PackageFloor], needs: tuple[str, ...]) -> dict[str, PackageFloor]:
+    """The floor table raised by what the run's rewritten code needs (`peft>=0.17.0` beside the diffusion trainers):
+    a pin the manifest holds below such a need is raised like a floor, else the set would not install."""
+    out = dict(table)
+    for need in needs:
+        req = Requirement(need)
+        lower = [Version(s.version) for s in req.specifier if s.operator in (">=", "==", "~=")]
+        if not lower:
+            continue  # trl-compat itself: added, never raised
+        name, lowest = canonicalize_name(req.name), max(lower)
+        why = f"the migrated code uses compat.trl names that need {need}"
+        base = out.get(name)
+        if base is None:
+            out[name] = PackageFloor(name, req.specifier, lowest, why)
+        elif lowest > base.lowest:  # the need's lower bound replaces the floor's; an upper bound (`<5`) stays
+            upper = SpecifierSet(",".join(str(s) for s in base.specifier if s.operator in ("<", "<=", "!=")))
+            out[name] = replace(base, specifier=upper & req.specifier, lowest=lowest, why=why)
+    return out
 
 
 # -- does the manifest require trl? ------------------------------------------------------------------------------

@@ -419,8 +419,8 @@ def test_the_runner_tells_the_manifests_what_the_code_now_needs(tmp_path):
 
 def test_the_diffusion_trainers_bring_diffusers_into_a_manifest_that_lacks_it(tmp_path):
     """A DDPO script moved to `compat.trl` (the reference is built on diffusers, `compat._exports.NEEDS`): the
-    manifest gains trl-compat, diffusers and the peft diffusers imports beside; one that declares diffusers already
-    keeps its own pin."""
+    manifest gains trl-compat, diffusers and the peft diffusers imports beside; one that declares them already keeps
+    a pin that satisfies the need and has one below it raised (else the set would not install)."""
     from compat._exports import NEEDS
     from compat._version import __version__
     from compat.migrate import migrate_paths
@@ -439,10 +439,17 @@ def test_the_diffusion_trainers_bring_diffusers_into_a_manifest_that_lacks_it(tm
     assert needs_of("import trl\n", "import compat.trl\ncompat.trl.DDPOTrainer(c, r, p, s)\n") == [
         "trl-compat", diffusers, peft]
     assert needs_of("from compat.trl import DDPOTrainer\n", "from compat.trl import DDPOTrainer, SFTTrainer\n") == []
-    kept = "trl==1.16.0\ndiffusers==0.30.0\npeft==0.17.1\n"
+    kept = "trl==1.16.0\ndiffusers==0.42.1\npeft==0.17.1\n"
     result = migrate_source(kept, options=Options(project_needs=(diffusers, peft)), rules=[RULE],
                             path="repo/requirements.txt", verify_idempotent=True)
     assert result.text == kept
+    low = "trl==0.11.4\ndiffusers==0.30.0\npeft==0.12.0\n"
+    result = migrate_source(low, options=Options(project_needs=(diffusers, peft)), rules=[RULE],
+                            path="repo/requirements.txt", verify_idempotent=True)
+    assert result.text == f"trl==1.16.0\n{diffusers}\n{peft}\n"
+    assert [f.message for f in result.findings if f.message.startswith("peft")] == [
+        f"peft==0.12.0 is outside the supported range; rewritten to {peft[4:]} (the migrated code uses compat.trl "
+        f"names that need {peft})"]
 
 
 def test_a_transformers_4_target_writes_below_5_into_the_manifest():
