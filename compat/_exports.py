@@ -79,6 +79,7 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "BaseTrainer": (("compat._trainer_utils", "BaseTrainer"),),
     # trl.trainer.utils, moved to trl.experimental.utils in 0.27 without label_pad_token_id: the 0.26.2 class
     "DPODataCollatorWithPadding": (("compat._trainer_utils", "DPODataCollatorWithPadding"),),
+    "RewardDataCollatorWithPadding": (("compat._trainer_utils", "RewardDataCollatorWithPadding"),),
     "trl_sanitze_kwargs_for_tagging": (("compat.trl", "_trl_sanitze_kwargs_for_tagging"),),  # removed in 0.14
     # not a TRL name: transformers 5.15 removed TrainingArguments(warmup_ratio=); the keywords of the installed one
     "warmup": (("compat.trl", "_warmup"),),

@@ -8,6 +8,11 @@ points PPO-era imports here:
 * `DPODataCollatorWithPadding` (`trl.trainer.utils` until 0.26; the same code from 0.8 to 0.26.2): the 0.26.2 class.
   TRL 0.27+ keeps it as `trl.experimental.utils.DPODataCollatorWithPadding` without the `label_pad_token_id` field
   (the label padding is fixed at -100 there), so code passing `label_pad_token_id=` needs this copy;
+* `RewardDataCollatorWithPadding` (`trl.trainer.utils` until 0.26, no successor with its columns: 0.27's reward
+  trainer collates `chosen_input_ids` / `rejected_input_ids`): the 0.8.6 - 0.11.4 class, which has the `max_length`
+  field of 0.4 - 0.11 (later classes dropped it; `max_length=None`, its default, is what they did) and batches the
+  optional `margin` column as 0.8 - 0.23 did (0.24 - 0.26's class cannot be built: a deprecation `__init__` under
+  `@dataclass` passes the arguments to `object.__init__`);
 * the PPOv2 / RLOO generation helpers `batch_generation`, `generate`, `forward`, `truncate_response`,
   `print_rich_table`: in `trl.trainer.utils` until 0.26, in `trl.experimental.ppo.ppo_trainer` from 0.27 to 1.12,
   gone in 1.13. Their bodies are the same in 0.26.2 and 1.12.0 (read from both wheels); these are those bodies, with
@@ -50,7 +55,7 @@ from transformers.utils import ModelOutput, is_rich_available
 
 __all__ = [
     "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
-    "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
+    "RewardDataCollatorWithPadding", "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
     "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response",
     "compute_accuracy", "exact_div",
 ]
@@ -232,6 +237,57 @@ class DPODataCollatorWithPadding:
             else:
                 padded_batch[k] = [ex[k] for ex in features]
         return padded_batch
+
+
+@dataclass
+class RewardDataCollatorWithPadding:
+    """TRL 0.8.6 - 0.11.4 `trl.trainer.utils.RewardDataCollatorWithPadding`: pads the chosen and the rejected
+    sequences of a pairwise reward batch separately with `tokenizer.pad` (to the longest, or as `padding` /
+    `max_length` / `pad_to_multiple_of` say), sets `return_loss=True`, and stacks the `margin` column when the
+    features carry one."""
+
+    tokenizer: Any
+    padding: bool | str = True
+    max_length: int | None = None
+    pad_to_multiple_of: int | None = None
+    return_tensors: str = "pt"
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        features_chosen = []
+        features_rejected = []
+        margin = []
+        has_margin = "margin" in features[0]
+        for feature in features:
+            if (
+                "input_ids_chosen" not in feature
+                or "input_ids_rejected" not in feature
+                or "attention_mask_chosen" not in feature
+                or "attention_mask_rejected" not in feature
+            ):
+                raise ValueError(
+                    "The features should include `input_ids_chosen`, `attention_mask_chosen`, `input_ids_rejected` "
+                    "and `attention_mask_rejected`"
+                )
+            features_chosen.append({"input_ids": feature["input_ids_chosen"],
+                                    "attention_mask": feature["attention_mask_chosen"]})
+            features_rejected.append({"input_ids": feature["input_ids_rejected"],
+                                      "attention_mask": feature["attention_mask_rejected"]})
+            if has_margin:
+                margin.append(feature["margin"])
+        pad = {"padding": self.padding, "max_length": self.max_length, "pad_to_multiple_of": self.pad_to_multiple_of,
+               "return_tensors": self.return_tensors}
+        batch_chosen = self.tokenizer.pad(features_chosen, **pad)
+        batch_rejected = self.tokenizer.pad(features_rejected, **pad)
+        batch = {
+            "input_ids_chosen": batch_chosen["input_ids"],
+            "attention_mask_chosen": batch_chosen["attention_mask"],
+            "input_ids_rejected": batch_rejected["input_ids"],
+            "attention_mask_rejected": batch_rejected["attention_mask"],
+            "return_loss": True,
+        }
+        if has_margin:
+            batch["margin"] = torch.tensor(margin, dtype=torch.float)
+        return batch
 
 
 class AdaptiveKLController:

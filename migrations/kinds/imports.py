@@ -363,7 +363,9 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
     if not todo:
         return module
     body = list(module.body)
-    # append to an existing top-level `from mod import ...` (no star, no parenthesised multi-line layout change)
+    first_use = _first_uses(body, {n for names in todo.values() for n in names if n})
+    # append to an existing top-level `from mod import ...` (no star, no parenthesised multi-line layout change) that
+    # comes before every use of the name: a notebook imports in the cell of the trainer, after the config's cell
     for i, stmt in enumerate(body):
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
             continue
@@ -371,9 +373,15 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
         if isinstance(s, cst.ImportFrom) and not isinstance(s.names, cst.ImportStar) and s.lpar is None:
             mod = module_name(s)
             if mod in todo and todo[mod] and "" not in todo[mod]:
+                here = [n for n in todo[mod] if first_use.get(n, i) >= i]
+                if not here:
+                    continue
+                todo[mod] = [n for n in todo[mod] if n not in here]
+                if not todo[mod]:
+                    del todo[mod]
                 names = list(s.names)
                 last = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                extra = [cst.ImportAlias(name=build_dotted(n)) for n in todo.pop(mod)]
+                extra = [cst.ImportAlias(name=build_dotted(n)) for n in here]
                 for j in range(len(extra) - 1):
                     extra[j] = extra[j].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
                 body[i] = stmt.with_changes(body=[s.with_changes(names=[*names[:-1], last, *extra])])
@@ -392,6 +400,36 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
     if rest and not (rest[0].leading_lines and rest[0].leading_lines[0].comment is None):
         rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(), *rest[0].leading_lines])
     return module.with_changes(body=[*body[:at], *new_stmts, *rest])
+
+
+def _first_uses(body: Sequence[cst.BaseStatement], names: set[str]) -> dict[str, int]:
+    """name -> the index of the first top-level statement that uses it (an import statement is no use)."""
+    out: dict[str, int] = {}
+    if not names:
+        return out
+
+    class _Uses(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: set[str] = set()
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in names:
+                self.found.add(node.value)
+
+    for i, stmt in enumerate(body):
+        uses = _Uses()
+        stmt.visit(uses)
+        for name in uses.found:
+            out.setdefault(name, i)
+        if len(out) == len(names):
+            break
+    return out
 
 
 def insert_after_imports(module: cst.Module, stmts: Sequence[cst.BaseStatement], blank_after: int = 2) -> cst.Module:

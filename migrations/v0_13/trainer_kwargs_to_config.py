@@ -764,6 +764,9 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
             gone |= plan.defaulted
             self.note(original, f"{plan.trainer}({', '.join(k + '=' for k in sorted(plan.defaulted))}) dropped: "
                                 "passed with its TRL 0.x default, it did what leaving it out does")
+        # the inline config's argument, found by its position in the call as written (before keywords are dropped)
+        config_arg = args[next(i for i, a in enumerate(original.args) if a.value is plan.config_call)] \
+            if plan.inline else None
         if gone:
             args = [a for a in args if a.keyword is None or a.keyword.value not in gone]
         late_ok = bool(self._stmt_stack) and isinstance(self._stmt_stack[-1], cst.SimpleStatementLine)
@@ -776,7 +779,7 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
             unchanged = len(args) == len(updated.args) and all(a is b for a, b in zip(args, updated.args))
             return updated if unchanged else replace_args(updated, args)
         if plan.inline:
-            pos = next(i for i, a in enumerate(original.args) if a.value is plan.config_call)
+            pos = next(i for i, a in enumerate(args) if a is config_arg)
             inner = self._edit_config(plan, plan.config_call, args[pos].value)
             if "\n" in code(inner) and "\n" not in code(plan.config_call):
                 inner = _explode_nested(inner)

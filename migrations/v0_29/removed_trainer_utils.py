@@ -21,6 +21,8 @@ Read from the 0.28.0 and 0.29.0 wheels:
   PRM metric, gone in 0.27 from `trl.trainer.utils`, in 1.14 from `trl.experimental.prm`: the 1.13 function), also
   imported through `trl.trainer`, `trl.trainer.reward_trainer`, `trl.trainer.ppo_config`, ... (the atlas)
   -> the `compat.trl` copies (`compat._trainer_utils`);
+* `RewardDataCollatorWithPadding` (gone in 0.27, no successor taking its `input_ids_chosen` columns; also imported
+  through `trl.trainer.reward_trainer`) -> the `compat.trl` copy of the 0.8.6 - 0.11.4 class (`max_length=` kept);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
   `migrations.atlas`, names of 0.8 - 0.24 absent on 1.16): those TRL moved to `trl.experimental.utils` (or `trl`)
   with the same parameters on 1.13 and 1.16 are moved there (`first_true_indices`, `get_reward`, `pad_to_length`,
@@ -54,8 +56,8 @@ _MOVED = {
     "pad_to_length": "trl.experimental.utils", "peft_module_casting_to_bf16": "trl.experimental.utils",
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
-_NO_SUCCESSOR = ("OnPolicyConfig", "OnlineTrainerState", "PerPromptStatTracker", "RewardDataCollatorWithPadding",
-                 "decode_and_strip_padding", "flush_right", "neftune_post_forward_hook")
+_NO_SUCCESSOR = ("OnPolicyConfig", "OnlineTrainerState", "PerPromptStatTracker", "decode_and_strip_padding",
+                 "flush_right", "neftune_post_forward_hook")
 #: the PPO (v1) bookkeeping kept by trl-compat (compat._trainer_utils, tested against the wheels): name -> why, and the
 #: modules that exported it (atlas: `trl.trainer` and `trl.trainer.ppo_trainer` re-exported them)
 _PPO_COPIES = {
@@ -79,6 +81,9 @@ _HELPER_COPIES = {
     "compute_accuracy": ("gone from trl.trainer.utils in TRL 0.27 (trl.experimental.prm until 1.13); trl-compat "
                          "keeps the 1.13 function (tied reward pairs left out, as TRL does since 0.13)",
                          ("trl.trainer.utils", "trl.trainer", "trl.trainer.reward_trainer", "trl.trainer.prm_trainer")),
+    "RewardDataCollatorWithPadding": ("gone in TRL 0.27 (the reward trainer collates chosen_input_ids / "
+                                      "rejected_input_ids since); trl-compat keeps the 0.8.6 - 0.11.4 class "
+                                      "(max_length= included)", ("trl.trainer.utils", "trl.trainer.reward_trainer")),
 }
 # no supported TRL has them: name -> why the compat.trl copy (compat._trainer_utils) is the last TRL body
 _COPIED = {

@@ -171,6 +171,45 @@ def test_dpo_collator_matches_trl(version):
     assert out["chosen_labels"].tolist() == [[-100, 2, 3], [4, -7, -7]]
 
 
+@pytest.mark.parametrize("version", ["0.8.6", "0.11.4", "0.19.1"])
+def test_reward_collator_matches_trl(version):
+    """The 0.8.6 - 0.11.4 class against each release's own (0.19.1's has no `max_length`). 0.24 - 0.26 added a
+    deprecation `__init__` calling `object.__init__(*args)` under `@dataclass`: those classes cannot be built."""
+    import dataclasses
+    import warnings
+
+    from compat.tiny import tiny_tokenizer
+
+    namespace = {"torch": torch, "dataclass": dataclasses.dataclass, "warnings": warnings,
+                 "PreTrainedTokenizerBase": transformers.PreTrainedTokenizerBase, "Any": typing.Any,
+                 "Optional": typing.Optional, "Union": typing.Union, "List": typing.List, "Dict": typing.Dict}
+    theirs = _definitions(version, "trl/trainer/utils.py", {"RewardDataCollatorWithPadding"},
+                          namespace)["RewardDataCollatorWithPadding"]
+    tok = tiny_tokenizer()
+    features = [
+        {"input_ids_chosen": [5, 6, 7], "attention_mask_chosen": [1, 1, 1], "input_ids_rejected": [8],
+         "attention_mask_rejected": [1], "margin": 0.5},
+        {"input_ids_chosen": [9], "attention_mask_chosen": [1], "input_ids_rejected": [10, 11],
+         "attention_mask_rejected": [1, 1], "margin": -1.0},
+    ]
+    options = [{}, {"pad_to_multiple_of": 4}, {"padding": "max_length", **({"max_length": 5} if version != "0.19.1" else {})}]
+    for kwargs in options:
+        for feats in (features, [{k: v for k, v in f.items() if k != "margin"} for f in features]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                ref = theirs(tok, **kwargs)(feats)
+            ours = compat.trl.RewardDataCollatorWithPadding(tok, **kwargs)(feats)
+            assert ours.keys() == ref.keys()
+            for k in ours:
+                assert (torch.equal(ours[k], ref[k]) if isinstance(ref[k], torch.Tensor) else ours[k] == ref[k]), (k, kwargs)
+    out = compat.trl.RewardDataCollatorWithPadding(tok)(features)
+    pad = tok.pad_token_id
+    assert tok.padding_side == "left" and out["input_ids_rejected"].tolist() == [[pad, 8], [10, 11]]
+    assert out["margin"].dtype == torch.float32 and out["return_loss"] is True
+    with pytest.raises(ValueError, match="input_ids_chosen"):
+        compat.trl.RewardDataCollatorWithPadding(tok)([{"input_ids": [1]}])
+
+
 def test_sanitize_kwargs_for_tagging_matches_trl_0_13(monkeypatch):
     import importlib.util
 

@@ -49,6 +49,22 @@ def test_ensure_imports_adds_module_imports_once_with_a_blank_line_before_the_co
     assert ensure_imports(out, [("compat.trl", "")]).code == out.code  # already there: unchanged
 
 
+def test_ensure_imports_never_merges_into_an_import_below_a_use():
+    # a notebook: the config cell comes before the cell that imports the trainer (NameError if merged there)
+    mod = cst.parse_module("import os\ncfg = SFTConfig(output_dir=os.sep)\nfrom trl import SFTTrainer\nSFTTrainer(args=cfg)\n")
+    out = ensure_imports(mod, [("trl", "SFTConfig")])
+    assert out.code == ("import os\nfrom trl import SFTConfig\n\ncfg = SFTConfig(output_dir=os.sep)\n"
+                        "from trl import SFTTrainer\nSFTTrainer(args=cfg)\n")
+    # used only after the late import: merged there as before; two names split between the places
+    late = cst.parse_module("import os\nx = 1\nfrom trl import SFTTrainer\nSFTTrainer(args=SFTConfig(), c=DPOConfig)\n")
+    assert ensure_imports(late, [("trl", "SFTConfig")]).code == (
+        "import os\nx = 1\nfrom trl import SFTTrainer, SFTConfig\nSFTTrainer(args=SFTConfig(), c=DPOConfig)\n")
+    mixed = cst.parse_module("import os\ny = DPOConfig\nfrom trl import SFTTrainer\nSFTTrainer(args=SFTConfig())\n")
+    assert ensure_imports(mixed, [("trl", "SFTConfig"), ("trl", "DPOConfig")]).code == (
+        "import os\nfrom trl import DPOConfig\n\ny = DPOConfig\nfrom trl import SFTTrainer, SFTConfig\n"
+        "SFTTrainer(args=SFTConfig())\n")
+
+
 def test_drop_unused_import():
     mod = cst.parse_module("from compat.trl import dft_loss, other\nother()\n")
     assert drop_unused_import(mod, "compat.trl", "dft_loss").code == "from compat.trl import other\nother()\n"

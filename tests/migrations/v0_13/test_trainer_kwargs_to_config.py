@@ -364,6 +364,38 @@ def test_keywords_passed_with_their_0x_default_are_dropped():
     assert 'SFTConfig(output_dir="o", packing=0)' in out
 
 
+def test_a_dropped_keyword_before_an_inline_config():
+    # unsloth's notebooks (RLHF-Hackathon): `packing = False` (the 0.x default, dropped) precedes the inline
+    # `args = TrainingArguments(...)`; the config was looked up by its position before the drop (IndexError)
+    check(RULE, """\
+        from trl import SFTTrainer
+        from transformers import TrainingArguments
+
+        trainer = SFTTrainer(
+            model = model,
+            train_dataset = dataset,
+            dataset_text_field = "text",
+            packing = False,
+            args = TrainingArguments(output_dir = "outputs", gradient_checkpointing = True),
+        )
+    """, """\
+        from trl import SFTTrainer, SFTConfig
+
+        trainer = SFTTrainer(
+            model = model,
+            train_dataset = dataset,
+            args = SFTConfig(
+                output_dir = "outputs",
+                gradient_checkpointing = True,
+                dataset_text_field="text",
+                learning_rate=5e-05,
+                logging_steps=500,
+                bf16=False,
+            ),
+        )
+    """)
+
+
 @pytest.mark.parametrize("trainer", sorted(mod._SIGNATURE_DEFAULTS))
 def test_signature_defaults_match_every_0x_wheel(trainer):
     """The table holds the trainer signature's default in every release up to 0.12.2 that has the keyword (the

@@ -361,3 +361,30 @@ def test_exact_div_and_compute_accuracy_noops():
         def f(trl):
             return trl.trainer.utils.exact_div(4, 2)
     """)
+
+
+def test_reward_collator_moves_to_the_compat_copy():
+    """modpo's and text-to-sql-GDP's reward trainers (TRL 0.7 - 0.8): from trl.trainer.utils and reward_trainer."""
+    check(RULE, """\
+        from trl.trainer.utils import RewardDataCollatorWithPadding, disable_dropout_in_model
+        from trl.trainer.reward_trainer import RewardDataCollatorWithPadding as Collator
+
+        collator = RewardDataCollatorWithPadding(tokenizer, max_length=512)
+        other = Collator(tokenizer)
+    """, """\
+        from trl.trainer.utils import disable_dropout_in_model
+        from compat.trl import RewardDataCollatorWithPadding
+        from compat.trl import RewardDataCollatorWithPadding as Collator
+
+        collator = RewardDataCollatorWithPadding(tokenizer, max_length=512)
+        other = Collator(tokenizer)
+    """)
+    # a local class of that name is not TRL's
+    noop(RULE, """\
+        from dataclasses import dataclass
+        from trl.trainer.utils import disable_dropout_in_model
+
+        @dataclass
+        class RewardDataCollatorWithPadding:
+            tokenizer: object
+    """)
