@@ -60,6 +60,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
     "is_torch_greater_2_0": (("compat.trl", "_is_torch_greater_2_0"),),  # trl.import_utils, removed in 0.12
     "FDivergenceConstants": (("compat.trl", "_FDivergenceConstants"),),  # trl.trainer.dpo_config, removed in 0.29
+    # trl.trainer.rloo_trainer / ppov2_trainer / ppo_trainer (0.9.2 - 0.25), trl.experimental.ppo (0.26 - 1.12): 1.0
+    "INVALID_LOGPROB": (("compat.trl", "_INVALID_LOGPROB"),),
     # trl.trainer.utils: PeftSavingCallback removed in 0.7.5 (the 0.7.4 body); the PPOv2/RLOO generation helpers
     # moved to trl.experimental.ppo in 0.27 and removed in 1.13 (the 0.26.2 = 1.12.0 bodies)
     **{n: (("compat._trainer_utils", n),) for n in (

@@ -206,6 +206,11 @@ def _get_kbit_device_map() -> dict[str, int] | None:
     return None
 
 
+#: TRL 0.9.2 - 1.12.0 `INVALID_LOGPROB` (`trl.trainer.rloo_trainer`, `ppov2_trainer`, `ppo_trainer`, then
+#: `trl.experimental.ppo.ppo_trainer`; removed in 1.13): the log-prob the PPOv2 / RLOO loops write at padded positions.
+_INVALID_LOGPROB = 1.0
+
+
 class _FDivergenceConstants:
     """Copy of TRL 0.9 - 0.28 `trl.trainer.dpo_config.FDivergenceConstants` (removed in 0.29): the key and default of
     the alpha-divergence coefficient in `DPOConfig.f_divergence_params`."""

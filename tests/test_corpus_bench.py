@@ -151,3 +151,11 @@ def test_is_marked_numbers_notebook_cells_as_the_check_does(tmp_path):
     (tmp_path / "n.ipynb").write_text(json.dumps(nb))
     assert corpus.is_marked(tmp_path, "n.ipynb", {"line": 3, "cell": 2}, [{"line": 1, "cell": 2}])
     assert not corpus.is_marked(tmp_path, "n.ipynb", {"line": 1, "cell": 1}, [{"line": 1, "cell": 2}])
+
+
+def test_a_parse_error_of_the_source_as_written_is_told_apart():
+    err = {"line": None, "message": "error: cell 5: does not parse: invalid syntax (line 3)"}
+    assert corpus._source_error(err, [dict(err)])  # there before migration: the file as written
+    assert not corpus._source_error(err, [])  # the migration broke it: that is no excuse
+    other = {"line": 3, "message": "TRL 1.16.0 has no `trl.core`"}
+    assert not corpus._source_error(other, [other])

@@ -380,7 +380,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         if isinstance(value, cst.Attribute):
             assignment = self._single_attribute_assignment(value, plan.call)
         elif isinstance(value, cst.Name):
-            assignment = self._single_assignment(value)
+            assignment = self._single_assignment(value) or self._reaching_assignment(value, plan.call)
         else:
             return
         if assignment is None:
@@ -475,6 +475,53 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return parent.targets[0].target, parent.value
         return None
+
+    def _reaching_assignment(self, name: cst.Name, call: cst.Call) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
+        """(target, value) of the binding of `name` that every run reaching `call` made last, for a name bound more
+        than once (`args = parser.parse_args()` ... `args = TrainingArguments(...)` ... `SFTTrainer(args=args)`):
+        the last binding above the call is a plain `name = ...` statement, and the call sits in a later statement of
+        the same block (nested or not, in no other function), so that statement ran before the call whatever branch
+        came between; no other binding shares its line, and no loop between the block and the call holds a binding
+        after the call (its next round would see that one)."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        at = self.lazy_metadata(PositionProvider, call).start.line  # type: ignore[attr-defined]
+        lines: list[tuple[int, cst.CSTNode]] = []
+        for a in scope[name.value]:
+            if not hasattr(a, "node"):
+                continue  # a builtin
+            pos = self.lazy_metadata(PositionProvider, a.node, None)
+            if pos is None:
+                return None
+            lines.append((pos.start.line, a.node))
+        above = [(line, node) for line, node in lines if line < at]
+        if not above:
+            return None
+        last = max(line for line, _ in above)
+        nodes = [node for line, node in above if line == last]
+        if len(nodes) != 1:
+            return None
+        target = self.get_metadata(ParentNodeProvider, nodes[0], None)
+        assign = self.get_metadata(ParentNodeProvider, target, None) if isinstance(target, cst.AssignTarget) else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is nodes[0]):
+            return None
+        statement = self.get_metadata(ParentNodeProvider, assign, None)
+        block = self.get_metadata(ParentNodeProvider, statement, None) if statement is not None else None
+        if not isinstance(statement, cst.SimpleStatementLine) or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return None
+        later = any(line > at for line, _ in lines)
+        node: cst.CSTNode = call
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not block:
+            if parent is None or isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) \
+                    or (later and isinstance(parent, (cst.For, cst.While))):
+                return None
+            node, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
+        statements = list(block.body)
+        if not any(x is statement for x in statements[:next(i for i, x in enumerate(statements) if x is node)]):
+            return None
+        return assign.targets[0].target, assign.value
 
     def _bound_before(self, value: cst.BaseExpression, line: int) -> bool:
         """True when every name `value` reads is bound (or is a builtin/import) before `line`."""

@@ -21,6 +21,8 @@ Read from the 0.28.0 and 0.29.0 wheels:
   PRM metric, gone in 0.27 from `trl.trainer.utils`, in 1.14 from `trl.experimental.prm`: the 1.13 function), also
   imported through `trl.trainer`, `trl.trainer.reward_trainer`, `trl.trainer.ppo_config`, ... (the atlas)
   -> the `compat.trl` copies (`compat._trainer_utils`);
+* `INVALID_LOGPROB` (the PPOv2 / RLOO padding log-prob, 1.0 in every release from 0.9.2 to 1.12.0; the trainer
+  modules that defined or re-exported it, the atlas) -> the `compat.trl` constant;
 * `RewardDataCollatorWithPadding` (gone in 0.27, no successor taking its `input_ids_chosen` columns; also imported
   through `trl.trainer.reward_trainer`) -> the `compat.trl` copy of the 0.8.6 - 0.11.4 class (`max_length=` kept);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
@@ -77,7 +79,12 @@ _HELPER_COPIES = {
     "exact_div": ("gone from trl.trainer.utils in TRL 0.27 (trl.experimental.ppo until 1.12); trl-compat keeps the "
                   "1.12 function, 0.6 - 0.8's call form included",
                   ("trl.trainer.utils", "trl.trainer.ppo_config", "trl.trainer.ppo_trainer", "trl.trainer.ppov2_trainer",
-                   "trl.trainer.rloo_trainer")),
+                   "trl.trainer.rloo_trainer", "trl.experimental.ppo.ppo_trainer")),
+    # a constant, 1.0 in every release that had it (0.9.2 - 1.12.0): the log-prob written at padded positions
+    "INVALID_LOGPROB": ("gone from trl.trainer.rloo_trainer in TRL 0.22 (trl.experimental.ppo until 1.12); trl-compat "
+                        "keeps the constant (1.0 in every release)",
+                        ("trl.trainer.ppov2_trainer", "trl.trainer.rloo_config", "trl.trainer.rloo_trainer",
+                         "trl.trainer.ppo_trainer", "trl.experimental.ppo.ppo_trainer")),
     "compute_accuracy": ("gone from trl.trainer.utils in TRL 0.27 (trl.experimental.prm until 1.13); trl-compat "
                          "keeps the 1.13 function (tied reward pairs left out, as TRL does since 0.13)",
                          ("trl.trainer.utils", "trl.trainer", "trl.trainer.reward_trainer", "trl.trainer.prm_trainer")),
@@ -129,7 +136,7 @@ class RemovedTrainerUtils(SymbolMigration):
     summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
               "ones -> their new module, the rest marked"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import",
-                "KLController", "BaseTrainer", "exact_div", "compute_accuracy")
+                "KLController", "BaseTrainer", "exact_div", "compute_accuracy", "INVALID_LOGPROB")
     symbols = _table()
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:

@@ -676,3 +676,83 @@ def test_without_the_index_nothing_is_known_beyond_the_file():
         trainer = SFTTrainer(model=name, model_init_kwargs=kw, args=training_args)
         """)
     assert "# TODO(trl-compat): move model_init_kwargs= to args" in out
+
+
+def test_the_binding_that_reaches_the_trainer_of_a_name_bound_twice():
+    """`args` first holds argparse's namespace, then the TrainingArguments the trainer gets (a real script's layout,
+    asherps/DPO-RLHF_generalization train_sft.py): the later plain assignment of the same block reaches the call."""
+    check(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+
+        def main():
+            args = parser.parse_args()
+            hps = load(args.hyperparam_file)
+            if hps:
+                model = build(hps)
+            args = TrainingArguments(output_dir="o")
+            for _ in range(1):
+                trainer = SFTTrainer(model, args=args, dataset_text_field="prompt", packing=True)
+    """, """\
+        from trl import SFTTrainer, SFTConfig
+
+        def main():
+            args = parser.parse_args()
+            hps = load(args.hyperparam_file)
+            if hps:
+                model = build(hps)
+            args = SFTConfig(
+                output_dir="o",
+                dataset_text_field="prompt",
+                packing=True,
+                learning_rate=5e-05,
+                logging_steps=500,
+                gradient_checkpointing=False,
+                bf16=False,
+            )
+            for _ in range(1):
+                trainer = SFTTrainer(model, args=args)
+    """)
+
+
+@pytest.mark.parametrize("source", [
+    # the last binding above the call is in a branch: the other branch's binding may reach it
+    """\
+    args = parser.parse_args()
+    if x:
+        args = TrainingArguments(output_dir="o")
+    SFTTrainer(model, args=args, packing=True)
+    """,
+    # the call is in a block the assignment is not in front of (another branch)
+    """\
+    if x:
+        args = TrainingArguments(output_dir="o")
+    else:
+        args = other()
+        SFTTrainer(model, args=args, packing=True)
+    """,
+    # a loop around the call rebinds the name after it: the second round gets that value
+    """\
+    args = TrainingArguments(output_dir="o")
+    for i in range(2):
+        SFTTrainer(model, args=args, packing=True)
+        args = other()
+    """,
+    # read in a nested function, which may run after a later rebinding
+    """\
+    args = TrainingArguments(output_dir="o")
+    def go():
+        SFTTrainer(model, args=args, packing=True)
+    args = other()
+    """,
+    # two bindings on one line
+    """\
+    args = other(); args = TrainingArguments(output_dir="o")
+    SFTTrainer(model, args=args, packing=True)
+    """,
+], ids=["branch", "other-branch", "loop", "closure", "one-line"])
+def test_a_binding_that_may_not_reach_the_trainer_is_marked(source):
+    out, findings = run(RULE, "from transformers import TrainingArguments\nfrom trl import SFTTrainer\n"
+                        + textwrap.dedent(source), dedent=False)
+    assert "SFTConfig(" not in out and "packing=True" in out
+    assert [f for f in findings if f.severity == "manual" and "packing=" in f.message]

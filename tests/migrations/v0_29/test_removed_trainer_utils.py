@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from migrations.v0_29 import removed_trainer_utils as mod
 from migrations.v0_29.removed_trainer_utils import MIGRATION as RULE
 from tests.migrations._driver import check, noop, run
 
@@ -388,3 +389,53 @@ def test_reward_collator_moves_to_the_compat_copy():
         class RewardDataCollatorWithPadding:
             tokenizer: object
     """)
+
+
+def test_invalid_logprob_moves_from_every_module_that_had_it():
+    """The atlas's exporters of `INVALID_LOGPROB` (0.9.2 - 1.12.0) -> the `compat.trl` constant, on 1.16 and 1.13
+    (neither has it); `exact_div` through `trl.experimental.ppo.ppo_trainer` (0.26 - 1.12) likewise."""
+    for target in ("1.16.0", "1.13.0"):
+        out, findings = run(RULE, """\
+            from trl.trainer.rloo_trainer import INVALID_LOGPROB
+            from trl.experimental.ppo.ppo_trainer import INVALID_LOGPROB as BAD, exact_div
+
+            logprobs = torch.masked_fill(logprobs, padding_mask, INVALID_LOGPROB)
+            assert BAD == exact_div(2, 2)
+        """, target=target)
+        assert "from compat.trl import INVALID_LOGPROB\n" in out
+        assert "from compat.trl import INVALID_LOGPROB as BAD, exact_div\n" in out
+        assert "TODO(trl-compat)" not in out and "from trl" not in out
+
+
+def test_invalid_logprob_tables_are_the_atlas_exporters():
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    for name in ("INVALID_LOGPROB", "exact_div"):
+        exporters = {m for v in atlas.releases() for m in atlas.modules(v) if atlas.has(v, f"{m}.{name}")}
+        assert set(mod._HELPER_COPIES[name][1]) == exporters, name
+        assert not any(atlas.has(t, f"{m}.{name}") for t in ("1.13.0", "1.16.0") for m in exporters)
+
+
+def test_compat_invalid_logprob_is_every_wheels_constant():
+    """The value TRL's own modules define, read from the wheels where they are cached (`$TRL_COMPAT_WHEELS`)."""
+    import ast
+    import os
+    import zipfile
+    from pathlib import Path
+
+    import compat.trl
+
+    wheels = Path(os.environ.get("TRL_COMPAT_WHEELS", "/work/cache/wheels"))
+    found = {}
+    for version, path in (("0.9.6", "trl/trainer/rloo_trainer.py"), ("0.11.4", "trl/trainer/ppov2_trainer.py"),
+                          ("0.21.0", "trl/trainer/ppo_trainer.py"), ("1.12.0", "trl/experimental/ppo/ppo_trainer.py")):
+        wheel = wheels / f"trl-{version}-py3-none-any.whl"
+        if not wheel.is_file():
+            continue
+        for node in ast.parse(zipfile.ZipFile(wheel).read(path)).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["INVALID_LOGPROB"]:
+                found[version] = ast.literal_eval(node.value)
+    if not found:
+        pytest.skip(f"no TRL wheel at {wheels}")
+    assert set(found.values()) == {compat.trl.INVALID_LOGPROB} == {1.0}, found
