@@ -349,3 +349,21 @@ def test_a_thread_left_running_never_lowers_the_recursion_limit_under_another(tm
         t.join(10)
     assert seen == [50_000, 1000, 50_000]
     assert sys.getrecursionlimit() == start_limit
+
+
+def test_a_notebook_heavy_with_outputs_gets_a_larger_budget(tmp_path):
+    """A notebook's outputs are JSON the migrator never parses as code: 8 times the budget (here 300 kB of output
+    against 100 kB); a `.py` of the same size is still skipped."""
+    outputs = [{"output_type": "stream", "name": "stdout", "text": ["x" * 300_000]}]
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": outputs,
+                     "source": OLD_SFT.splitlines(keepends=True)}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "big.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    report = migrate_paths([str(tmp_path)], max_file_bytes=100_000, **ONLY)
+    assert not errors_of(report, "big.ipynb")
+    after = json.loads(path.read_text())
+    assert "".join(after["cells"][0]["source"]) == NEW_SFT and after["cells"][0]["outputs"] == outputs
+    path.write_text(json.dumps(nb | {"metadata": {"pad": "y" * 900_000}}))
+    (error,) = errors_of(migrate_paths([str(tmp_path)], max_file_bytes=100_000, **ONLY), "big.ipynb")
+    assert error.kind == "too-large"
