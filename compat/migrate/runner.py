@@ -147,6 +147,8 @@ NOTEBOOK_BUDGET_FACTOR = 8
 
 def _budget(path: str, max_bytes: int) -> int:
     return max_bytes * NOTEBOOK_BUDGET_FACTOR if path.lower().endswith(".ipynb") else max_bytes
+
+
 # Wall-clock seconds per file: far above any real file (the slowest real PPO-era file of the corpus takes a few seconds
 # alone), so only pathological input hits it; 30 s misfired on real files of the corpus on a loaded 2-core machine.
 TIME_BUDGET_S = 120.0
