@@ -455,10 +455,10 @@ def run_entry(entry: dict[str, Any], mirrors: Path | None, opts: argparse.Namesp
             still = {f: problem_text(a[f][0]) for f in trl if a.get(f)}
             # code that did not parse as written (an exercise notebook's `model = , # UPDATE HERE`) can carry no
             # marker: its parse errors, already there before migration, are counted apart (the file still fails)
-            unparseable = {f: [problem_text(p) for p in a[f] if _source_error(p, b.get(f) or [])] for f in still}
-            unparseable = {f: v for f, v in unparseable.items() if v}
-            unmarked = {f: [problem_text(p) for p in a[f] if not is_marked(root, f, p, marks.get(f, []))
-                            and not _source_error(p, b.get(f) or [])] for f in still}
+            source_errors = {f: [p for p in a[f] if _source_error(p, b.get(f) or [])] for f in still}
+            unparseable = {f: [problem_text(p) for p in v] for f, v in source_errors.items() if v}
+            unmarked = {f: [problem_text(p) for p in a[f] if p not in source_errors[f]
+                            and not is_marked(root, f, p, marks.get(f, []))] for f in still}
             unmarked = {f: v for f, v in unmarked.items() if v}
             result["check"][target] = {
                 "unparseable_source": unparseable,

@@ -80,8 +80,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="apply only safe rules (behaviour-preserving); unsafe ones are listed, not run")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors (and --diff/--check output)")
     parser.add_argument("--max-file-size", type=float, default=MAX_FILE_BYTES / 1e6, metavar="MB",
-                        help="skip (and name) files larger than this (default: %(default)g MB; a notebook, mostly outputs, "
-                             "may be 8 times that)")
+                        help="skip (and name) files larger than this (default: %(default)g MB; a notebook, "
+                             "mostly outputs, may be 8 times that)")
     parser.add_argument("--time-budget", type=float, default=TIME_BUDGET_S, metavar="SECONDS",
                         help="give up (and name) a file that takes longer than this (default: %(default)g s)")
     parser.add_argument("--force-read-only", action="store_true", help="rewrite read-only files too")

@@ -353,7 +353,7 @@ def test_a_thread_left_running_never_lowers_the_recursion_limit_under_another(tm
 
 def test_a_notebook_heavy_with_outputs_gets_a_larger_budget(tmp_path):
     """A notebook's outputs are JSON the migrator never parses as code: 8 times the budget (here 300 kB of output
-    against 100 kB); a `.py` of the same size is still skipped."""
+    against 100 kB); a notebook past 8 times the budget is still skipped."""
     outputs = [{"output_type": "stream", "name": "stdout", "text": ["x" * 300_000]}]
     nb = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": outputs,
                      "source": OLD_SFT.splitlines(keepends=True)}],
