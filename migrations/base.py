@@ -583,9 +583,15 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
         """Ask a human to do something about `node`: a marker above its statement and a manual finding."""
         anchor = self.rule.anchor if anchor is None else anchor
         line, col = self.position(node)
-        self.ctx.report(Finding(self.rule.id, message, line, col, anchor, "manual", False))
         if self._stmt_stack:
-            self._pending.setdefault(id(self._stmt_stack[-1]), []).append(todo_text(message, anchor, self.rule.id))
+            # one marker per message and statement: the same step asked twice in one statement (`m.v_head =
+            # m.v_head.to(...)`) is one manual step, in the report as in the file
+            pending = self._pending.setdefault(id(self._stmt_stack[-1]), [])
+            text = todo_text(message, anchor, self.rule.id)
+            if text in pending:
+                return
+            pending.append(text)
+        self.ctx.report(Finding(self.rule.id, message, line, col, anchor, "manual", False))
 
     # -- statement tracking -----------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:

@@ -26,11 +26,13 @@ factory no model is an instance of): where the wrapper goes, it reads `PreTraine
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg
-from migrations.kinds.imports import TrlRef, imports_trl
+from migrations.kinds.imports import TrlRef, drop_unused_import, imports_trl
 from migrations.kinds.symbols import REMOVED_TRL_MODULES, Replacement, SymbolTransformer
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
@@ -264,19 +266,46 @@ class _Transformer(SymbolTransformer):
         self.todo(node, "seq2seq value-head model: GRPOTrainer and OnlineDPOTrainer train causal LMs only; switch to a "
                   "decoder-only model (AutoModelForCausalLM)", "value-head-seq2seq")
 
-    def _type_check(self, node: cst.BaseExpression) -> None:
-        """`isinstance(m, <wrapper>)` / an annotation: the class becomes PreTrainedModel, never the factory."""
+    def _type_check(self, node: cst.BaseExpression, annotation: bool = False) -> None:
+        """`isinstance(m, <wrapper>)` / an annotation: the class becomes PreTrainedModel, never the factory. The
+        isinstance check is marked (it is now true of any model); an annotation, which no code of the file runs, is
+        reported only."""
         targets = node.elements if isinstance(node, cst.Tuple) else [node]
         for t in targets:
             value = t.value if isinstance(t, cst.Element) else t
+            if isinstance(value, cst.SimpleString) and annotation:
+                self._string_annotation(value)
+                continue
             if self._vh_class(value) in (CAUSAL, SEQ2SEQ) and dotted(value) not in self.class_aliases:
                 self._type_nodes.add(id(value))
-                self.todo(value, f"type check on {self._vh_class(value)}: now PreTrainedModel, true for any plain "
-                          "model; check what the branch meant", ANCHOR)
+                if annotation:
+                    self.note(value, f"annotation {self._vh_class(value)} -> PreTrainedModel (the class of the "
+                              "plain transformers models this file now builds)")
+                else:
+                    self.todo(value, f"type check on {self._vh_class(value)}: now PreTrainedModel, true for any "
+                              "plain model; check what the branch meant", ANCHOR)
+
+    def _string_annotation(self, node: cst.SimpleString) -> None:
+        """`m: "AutoModelForCausalLMWithValueHead"`: the string names the wrapper class; it reads PreTrainedModel."""
+        names = {ref.name for ref in self.trl_refs(node) if ref.name in (CAUSAL, SEQ2SEQ)}
+        if names:
+            self._type_nodes.add(id(node))
+            self.note(node, f"annotation \"{'/'.join(sorted(names))}\" -> \"PreTrainedModel\" (the class of the "
+                      "plain transformers models this file now builds)")
+
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.BaseExpression:
+        if not self._type_target(original_node):
+            return super().leave_SimpleString(original_node, updated_node)
+        value = updated_node.value
+        for name in (CAUSAL, SEQ2SEQ):
+            value = re.sub(rf"(?<![\w.]){name}\b", "PreTrainedModel", value)
+        self.changed = True
+        self.needed_imports.append(("transformers", "PreTrainedModel"))
+        return updated_node.with_changes(value=value)
 
     def visit_Annotation(self, node: cst.Annotation) -> None:
         if not self.keep:
-            self._type_check(node.annotation)
+            self._type_check(node.annotation, annotation=True)
 
     def _type_target(self, node: cst.CSTNode) -> bool:
         return id(node) in self._type_nodes
@@ -362,6 +391,11 @@ class ValueHeadModels(PythonMigration):
         transformer.own_heads = bool(scan.scan_heads)
         transformer.patched_wrapper = bool(scan.scan_patches)
         module = transformer.transform_module(wrapper)
+        for factory in ("AutoModelForCausalLM", "AutoModelForSeq2SeqLM"):
+            # the wrapper's import now names the factory; where the file only used the class in type checks and
+            # annotations (PreTrainedModel now), nothing reads it: the import the rule wrote goes
+            if not re.search(rf"\b{factory}\b", wrapper.module.code):
+                module = drop_unused_import(module, "transformers", factory)
         if transformer.own_heads and not keep:
             ctx.report(Finding(self.id, f"trl's ValueHead is built here ({', '.join(dict.fromkeys(scan.scan_heads))}"
                                f"): the import now names {KEPT_MODULE}.ValueHead (same head)", 1, 0, self.anchor,
