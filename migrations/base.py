@@ -557,6 +557,10 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
         self._wrapper: cst.MetadataWrapper | None = None
         self._stmt_stack: list[cst.CSTNode] = []
         self._pending: dict[int, list[str]] = {}
+        # markers of a statement the rule removed (an import it dropped): they go above the next statement left at
+        # the same depth or above (its next sibling, else the block's owner), else into the module's footer
+        self._carried: list[str] = []
+        self._carried_depth = 0
         self._first_stmt: cst.CSTNode | None = None
         self._header_comments: list[str] = []
 
@@ -611,6 +615,14 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._stmt_stack.pop()
             texts = self._pending.pop(id(original_node), None)
+            kept = isinstance(result, cst.CSTNode) or (isinstance(result, cst.FlattenSentinel) and bool(result.nodes))
+            if self._carried and len(self._stmt_stack) <= self._carried_depth and kept:
+                texts = [*self._carried, *(texts or [])]
+                self._carried = []
+            if texts and not kept:
+                self._carried.extend(texts)
+                self._carried_depth = len(self._stmt_stack)
+                return result
             if texts and original_node is self._first_stmt:
                 texts = [t for t in texts if not marker_present(self._header_comments, t)]
             if texts and isinstance(result, cst.CSTNode):
@@ -621,4 +633,10 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
                 first, *rest = result.nodes
                 result = cst.FlattenSentinel([add_todo_lines(first, texts), *rest])
                 self.changed = True
+        elif isinstance(original_node, cst.Module) and self._carried and isinstance(result, cst.Module):
+            present = [line.comment.value for line in result.footer if line.comment is not None]
+            new = [cst.EmptyLine(comment=cst.Comment(t)) for t in dict.fromkeys(self._carried)
+                   if not marker_present(present, t)]
+            self._carried = []
+            result = result.with_changes(footer=[*result.footer, *new])
         return result

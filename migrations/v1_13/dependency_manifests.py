@@ -78,7 +78,8 @@ class DependencyManifests(ManifestMigration):
         """A requirement the run's rewritten code needs (the runner says so through `Options.project_needs`:
         `trl-compat` once code imports `compat`, `diffusers>=...` once it uses the diffusion trainers of
         `compat.trl`), beside `trl`, when this manifest declares `trl` itself but not that package: in a requirements
-        file a line right after the `trl` one, in a PEP 621 array an element after it; elsewhere a manual step."""
+        file a line right after the `trl` one, in a PEP 621 array an element after it, in a Poetry table a line
+        after it; elsewhere a manual step."""
         declared = _Declared()
         scratch = RuleContext()
         if filename == "pyproject.toml":
@@ -257,7 +258,8 @@ def _requirements_add(text: str, requirement: str) -> str | None:
 
 
 def _pyproject_add(text: str, requirement: str) -> str | None:
-    """`requirement` after `trl` in the first PEP 621 / PEP 735 array that holds it (None when none does)."""
+    """`requirement` after `trl` in the first PEP 621 / PEP 735 array that holds it, else in a Poetry dependency
+    table (`_poetry_add`); None when neither declares trl."""
     import tomlkit
 
     doc = tomlkit.parse(text)
@@ -274,6 +276,34 @@ def _pyproject_add(text: str, requirement: str) -> str | None:
             if declared.names == {"trl"}:
                 array.insert(index + 1, requirement)
                 return tomlkit.dumps(doc)
+    return _poetry_add(text, requirement)
+
+
+_POETRY_DEPENDENCIES = re.compile(r"^\[tool\.poetry\.(?:group\.[\w.-]+\.)?dependencies\]\s*$")
+_POETRY_TRL = re.compile(r"^\s*[\"']?trl[\"']?\s*=")
+
+
+def _poetry_add(text: str, requirement: str) -> str | None:
+    """`requirement` as a `name = "constraint"` line right after the one-line `trl = ...` entry of the first Poetry
+    dependency table that declares it (`[tool.poetry.dependencies]` or a group's); None when none does."""
+    name, constraint = re.match(r"([A-Za-z0-9._-]+)(.*)", requirement).groups()  # type: ignore[union-attr]
+    lines = text.splitlines(keepends=True)
+    in_table = False
+    for n, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            in_table = bool(_POETRY_DEPENDENCIES.match(stripped))
+            continue
+        if not (in_table and _POETRY_TRL.match(line)):
+            continue
+        value = line.split("=", 1)[1].split("#", 1)[0]
+        if value.count("{") != value.count("}") or value.count("[") != value.count("]"):
+            return None  # a multi-line inline table: not written by hand here
+        newline = "\r\n" if line.endswith("\r\n") else "\n"
+        if not line.endswith(("\n", "\r")):
+            lines[n] += newline
+        lines.insert(n + 1, f'{name} = "{constraint.strip() or "*"}"{newline}')
+        return "".join(lines)
     return None
 
 

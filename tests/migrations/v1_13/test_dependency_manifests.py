@@ -392,6 +392,25 @@ def test_trl_compat_joins_the_pip_list_of_an_environment_yml():
     assert _needs(conda, "environment.yml").text == conda
 
 
+def test_trl_compat_joins_a_poetry_dependency_table():
+    """pykoi, sotopia-rl: `[tool.poetry.dependencies]` declares trl; trl-compat is added on the line after it (it
+    was a manual step with no marker in the file), in a group's table too; a multi-line constraint list stays
+    manual."""
+    from compat._version import __version__
+
+    text = ('[tool.poetry]\nname = "x"\n\n[tool.poetry.dependencies]\npython = ">=3.9"\ntrl = "0.7.4"\n'
+            'peft = "0.4.0"\n\n[tool.poetry.group.dev.dependencies]\npytest = "*"\n')
+    result = _needs(text, "pyproject.toml")
+    lines = result.text.splitlines()
+    assert lines[lines.index('trl = "==1.16.0"') + 1] == f'trl-compat = ">={__version__}"'
+    assert not [f for f in result.findings if f.severity == "manual"]
+    group = '[tool.poetry.group.rl.dependencies]\ntrl = {version = "0.7.4", optional = true}\n'
+    assert f'\ntrl-compat = ">={__version__}"\n' in _needs(group, "pyproject.toml").text
+    spread = ('[tool.poetry.dependencies]\ntrl = [\n    {version = "0.7.4", python = "<3.10"},\n'
+              '    {version = "0.8.6", python = ">=3.10"},\n]\n')
+    assert any(f.severity == "manual" and "add trl-compat" in f.message for f in _needs(spread, "pyproject.toml").findings)
+
+
 def test_trl_compat_in_other_formats_is_a_manual_step():
     result = _needs('from setuptools import setup\nsetup(name="x", install_requires=["trl>=1.16.0"])\n', "setup.py")
     assert "trl-compat" not in result.text

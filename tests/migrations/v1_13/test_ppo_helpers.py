@@ -65,6 +65,29 @@ def test_markers_on_an_import_whose_names_all_leave_stay_in_the_file():
     assert markers == len([f for f in findings if not f.changed]) == 2
 
 
+def test_the_marker_of_a_removed_import_goes_to_the_next_statement():
+    """chatglm-maths: `from trl.core import respond_to_batch, top_k_top_p_filtering` leaves whole (one name defined
+    locally, one dropped); the marker of the dropped name went with the statement, while the report listed it. It
+    now sits above the next statement, or the block's owner, or at the end of the module; a second run adds none."""
+    cases = {
+        "from trl.core import respond_to_batch, top_k_top_p_filtering\nimport torch\n\nout = respond_to_batch(m, q)\n":
+            "import torch",
+        "def f(x):\n    from trl.core import top_k_top_p_filtering\n\n\ny = 1\n": "    pass",
+        "def f(x):\n    if x:\n        from trl.core import top_k_top_p_filtering\n    return x\n": "        pass",
+        "import torch\nfrom trl.core import top_k_top_p_filtering\n": None,
+    }
+    for source, below in cases.items():
+        out, findings = run(RULE, source)
+        assert "from trl" not in out
+        lines = out.splitlines()
+        marker = next(i for i, line in enumerate(lines) if "trl.core.top_k_top_p_filtering was removed" in line)
+        assert lines[marker + 1] == below if below is not None else marker == len(lines) - 1, out
+        manual = [f for f in findings if f.severity == "manual"]
+        assert len(manual) == out.count("TODO(trl-compat)") == 1, out
+        again, _ = run(RULE, out)
+        assert again == out
+
+
 def test_helper_without_successor_is_flagged():
     out, findings = run(RULE, "from trl.core import top_k_top_p_filtering\n\nlogits = top_k_top_p_filtering(x)\n")
     assert "from trl.core" not in out
