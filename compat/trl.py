@@ -15,13 +15,14 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
 generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2; the PPO (v1) helpers `AdaptiveKLController`,
-`stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`). Three names are not TRL's:
+`stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`). Four names are not TRL's:
 `AutoModelForVision2Seq`, transformers' own class where the installed transformers has it (up to 4.57) and
 `AutoModelForImageTextToText` on 5.x, which maps every model type 4.56/4.57's Vision2Seq mapped to the same class
 (rule `auto-model-for-vision2seq`); `warmup` (`_warmup`), the
 warmup keywords of the installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed
-(rule `warmup-ratio`), and `length_grouping` (`_length_grouping`), its keyword for code written with
-`group_by_length=`, which transformers 5.2 removed (rule `group-by-length`).
+(rule `warmup-ratio`), `length_grouping` (`_length_grouping`), its keyword for code written with
+`group_by_length=`, which transformers 5.2 removed (rule `group-by-length`), and `tensorboard_dir`
+(`_tensorboard_dir`), the same for `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`).
 """
 
 from __future__ import annotations
@@ -193,6 +194,23 @@ def _length_grouping(group_by_length: bool) -> dict[str, Any]:
     if any(f.name == "group_by_length" for f in dataclasses.fields(TrainingArguments)):
         return {"group_by_length": group_by_length}
     return {"train_sampling_strategy": "group_by_length"} if group_by_length else {}
+
+
+def _tensorboard_dir(folder: str) -> dict[str, str]:
+    """`TrainingArguments(**tensorboard_dir(folder))`: the keyword of the installed transformers for code written
+    with `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`, which writes this only where `report_to=`
+    leaves TensorBoard off on 5.x).
+
+    Where the installed `TrainingArguments` still has the field (transformers <= 5.14) this returns the keyword as
+    it was written: the call is the original one. On 5.15+ nothing: only the TensorBoard callback read the field.
+    """
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    if any(f.name == "logging_dir" for f in dataclasses.fields(TrainingArguments)):
+        return {"logging_dir": folder}
+    return {}
 
 
 def _get_kbit_device_map() -> dict[str, int] | None:

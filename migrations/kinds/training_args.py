@@ -52,6 +52,7 @@ def is_training_config(qnames: Iterable[str]) -> bool:
 COMPAT_SPLATS: dict[str, frozenset[str]] = {
     "compat.trl.warmup": frozenset({"warmup_ratio", "warmup_steps"}),
     "compat.trl.length_grouping": frozenset({"group_by_length", "train_sampling_strategy"}),
+    "compat.trl.tensorboard_dir": frozenset({"logging_dir"}),
 }
 
 

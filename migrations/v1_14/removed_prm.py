@@ -20,8 +20,11 @@ class RemovedPRM(SymbolMigration):
     triggers = ("prm",)
     removed_modules = {_MOD: "trl.experimental.prm was removed in TRL 1.14; use compat.trl.PRMTrainer/PRMConfig"}
     symbols = {
-        f"{_MOD}.PRMTrainer": Moved("compat.trl", "PRMTrainer", "the reference PRM trainer on TRL >= 1.14"),
-        f"{_MOD}.PRMConfig": Moved("compat.trl", "PRMConfig"),
+        **{f"{m}.PRMTrainer": Moved("compat.trl", "PRMTrainer", "the reference PRM trainer on TRL >= 1.14")
+           for m in (_MOD, f"{_MOD}.prm_trainer")},
+        **{f"{m}.PRMConfig": Moved("compat.trl", "PRMConfig") for m in (_MOD, f"{_MOD}.prm_config", f"{_MOD}.prm_trainer")},
+        # the reward-accuracy metric of trl.trainer.utils, in this module since 0.27 (1.13.0's function)
+        f"{_MOD}.prm_trainer.compute_accuracy": Moved("compat.trl", "compute_accuracy", "TRL 1.13's function"),
     }
 
 

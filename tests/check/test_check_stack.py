@@ -26,7 +26,7 @@ EXAMPLES = textwrap.dedent("""\
     model = get_peft_model(prepare_model_for_int8_training(model), LoraConfig(r=8, lora_alpha=16))
     args = TrainingArguments("out", evaluation_strategy="steps", no_cuda=True)
     trainer = Trainer(model=model, args=args, tokenizer=tok)
-    config = GRPOConfig(output_dir="o", logging_dir="logs")
+    config = GRPOConfig(output_dir="o", logging_dir="logs", report_to="tensorboard")
     print(is_deepspeed_zero3_enabled())
 """)
 
@@ -60,7 +60,7 @@ def test_migrated_for_5_the_code_passes_on_4_56_2_and_5_x():
     options = Options(target_trl=Version("1.16.0"), targets=tuple((k, Version(v)) for k, v in NEWEST.items()))
     result = migrate_source(EXAMPLES, options=options, rules=select(options), path="train.py")
     assert result.ok, result.errors
-    # logging_dir= has no spelling for both: it is marked and stays flagged on 5.15+, nothing else
+    # logging_dir= read by TensorBoard has no spelling for both: it is marked and stays flagged on 5.15+, nothing else
     assert "# TODO(trl-compat): logging_dir= was removed in transformers 5.15" in result.text
     assert _problems(result.text, NEWEST) == {("unknown-keyword", "trl.GRPOConfig(logging_dir=)")}
     assert _problems(result.text, FLOOR) == set()

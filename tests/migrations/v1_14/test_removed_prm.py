@@ -53,8 +53,24 @@ def test_prm_module_alias_and_submodule_paths():
     """)
 
 
+def test_prm_trainer_module_names_and_compute_accuracy():
+    """The names 1.13's `trl.experimental.prm.prm_trainer` defines or re-exports from the package: `compute_accuracy`
+    (the reward metric of trl.trainer.utils until 0.26) goes to compat.trl's copy of the 1.13 function."""
+    check(PRM, """\
+        from trl.experimental.prm.prm_trainer import PRMConfig, PRMTrainer, compute_accuracy
+
+        trainer = PRMTrainer(model, args=PRMConfig(output_dir="x"), compute_metrics=compute_accuracy)
+    """, """\
+        from compat.trl import PRMConfig, PRMTrainer, compute_accuracy
+
+        trainer = PRMTrainer(model, args=PRMConfig(output_dir="x"), compute_metrics=compute_accuracy)
+    """)
+    src = "from trl.experimental.prm.prm_trainer import compute_accuracy\n"
+    assert run(PRM, src, target="1.13.0") == (src, [])
+
+
 def test_prm_unknown_name_gets_todo():
-    out, findings = run(PRM, "from trl.experimental.prm.prm_trainer import compute_accuracy\n")
+    out, findings = run(PRM, "from trl.experimental.prm.prm_trainer import score_steps\n")
     assert out.startswith("# TODO(trl-compat): trl.experimental.prm was removed in TRL 1.14")
     assert out.splitlines()[0].endswith(" [removed-prm]") and findings[0].anchor == "removed-prm"
     assert [f.severity for f in findings] == ["manual"]
