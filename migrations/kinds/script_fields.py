@@ -20,6 +20,7 @@ class is an `AttributeError` at run time there, which no keyword check sees. Thi
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -363,6 +364,23 @@ class _Transformer(MigrationTransformer):
         self.todo(original_node, self._message(gone, f"{gone.cls}.{gone.field}", self._hint(gone)))
         return updated_node
 
+    def _class_names(self, node: cst.BaseExpression, field: str, depth: int = 0) -> set[str]:
+        """The qualified names of the class `node` names; for a class this module defines once at its top level
+        (`class CustomPPOConfig(GRPOConfig)`, a base other rules may have rewritten) whose body does not declare
+        `field` itself, the names of its bases: it inherits the field, and the option, from them."""
+        names = imported_names(self, node)
+        if names or not isinstance(node, cst.Name) or depth > 3:
+            return names
+        scope = self.get_metadata(ScopeProvider, node, None)
+        found = [a.node for a in scope[node.value] if hasattr(a, "node")] if scope is not None else []
+        if len(found) != 1 or not isinstance(found[0], cst.ClassDef) or not isinstance(
+                self.get_metadata(ScopeProvider, found[0], None), cst.metadata.GlobalScope):
+            return set()
+        cls = found[0]
+        if re.search(rf"\b{re.escape(field)}\b", code(cls.body)):
+            return set()
+        return {q for base in cls.bases if base.keyword is None for q in self._class_names(base.value, field, depth + 1)}
+
     def _training_config(self, node: cst.Attribute, use: FieldUse) -> str | None:
         """The name the same parser's training config is unpacked into, when exactly one other class of the tuple is
         a TRL class with the field on every release from the target on, and that name means that unpacking here."""
@@ -373,7 +391,7 @@ class _Transformer(MigrationTransformer):
         holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
             has_field_from(q, use.gone.field, target) if q.startswith("trl.")
             else compat_has_field_from(q, use.gone.field, target)
-            for q in imported_names(self, c))]
+            for q in self._class_names(c, use.gone.field))]
         if len(holders) != 1:
             return None
         name, target = binding.names[holders[0]], binding.targets[holders[0]]

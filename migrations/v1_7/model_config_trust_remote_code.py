@@ -10,7 +10,9 @@ parser's output (resolved by qualified name, see `migrations.kinds.script_fields
   experimental path too), or a `compat.trl` config that has it on every such release whatever it resolves to
   there (TRL's class where the release has one, with the field in the atlas: `OnlineDPOConfig` at
   `trl.experimental.online_dpo`; else the reference one, declaring it: `BCOConfig`, `XPOConfig`, `NashMDConfig`,
-  `PRMConfig` on 1.14+, `kinds.script_fields.REFERENCE_CONFIG_FIELDS`), or a reference config imported from
+  `PRMConfig` on 1.14+, `kinds.script_fields.REFERENCE_CONFIG_FIELDS`), or a class the module defines once whose
+  bases are such a class and whose body does not declare the field (`class CustomPPOConfig(GRPOConfig)`, after
+  ppo-to-grpo rewrote its base), or a reference config imported from
   `reference_impl` that declares it (`reference_impl.OnlineDPOConfig`, what the Online DPO rules write), and the
   name it is unpacked into means that unpacking where it is read: the same
   `--trust_remote_code` option (default False), parsed into the object that owns it now. The rule runs after the
