@@ -209,6 +209,36 @@ def test_a_config_subclass_imported_from_the_project_is_a_config(tmp_path: Path)
     assert migrate_source(src, rules=[get("ppo-to-grpo")]).text == src
 
 
+def test_a_config_that_feeds_the_projects_own_trainer_stays_and_is_marked(tmp_path: Path) -> None:
+    """mnoukhov/async_rlhf: `src/ppov2_trainer.py` is a copy of TRL 0.9's PPOv2Trainer on `transformers.Trainer`
+    taking a `PPOv2Config`; `ppov2.py` parses that config and hands it to the copy. GRPOConfig has none of the
+    fields the copy reads (`total_episodes`, `num_mini_batches`, ...): both files were rewritten to GRPOConfig with no
+    marker. Now the config stays, marked at its import; a script on TRL's own PPOTrainer is still migrated."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("", encoding="utf-8")
+    trainer = ("from transformers import Trainer\nfrom trl.trainer.ppov2_config import PPOv2Config\n\n\n"
+               "class PPOv2Trainer(Trainer):\n    def __init__(self, config: PPOv2Config, policy) -> None:\n"
+               "        self.args = config\n        self.episodes = config.total_episodes\n")
+    script = ("from transformers import HfArgumentParser\nfrom trl import ModelConfig\n"
+              "from trl.trainer.ppov2_config import PPOv2Config\n\nfrom src.ppov2_trainer import PPOv2Trainer\n\n"
+              "config, model_config = HfArgumentParser((PPOv2Config, ModelConfig)).parse_args_into_dataclasses()\n"
+              "config.total_episodes = 2048\ntrainer = PPOv2Trainer(config=config, policy=None)\n")
+    (tmp_path / "src" / "ppov2_trainer.py").write_text(trainer, encoding="utf-8")
+    (tmp_path / "ppov2.py").write_text(script, encoding="utf-8")
+    report = migrate_paths([str(tmp_path)], rules=[get("ppo-to-grpo")], allow_dirty=True)
+    for path, source in ((tmp_path / "src" / "ppov2_trainer.py", trainer), (tmp_path / "ppov2.py", script)):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        marks = [n for n, line in enumerate(lines) if "PPOv2Config feeds this project's own trainer" in line]
+        assert len(marks) == 1 and lines[marks[0] + 1] == "from trl.trainer.ppov2_config import PPOv2Config\n"
+        assert "".join(lines[:marks[0]] + lines[marks[0] + 1:]) == source  # nothing else changed
+    manual = [f for e in report.files for f in e.findings if f.severity == "manual"]
+    assert len(manual) == 2 and all("(PPOv2Trainer, a transformers.Trainer subclass" in f.message for f in manual)
+    # TRL's own PPOTrainer beside a Trainer subclass of the project: the script is migrated as before
+    own = ("from transformers import Trainer\nfrom trl import PPOConfig, PPOTrainer\n\n\nclass Helper(Trainer):\n"
+           "    pass\n\n\nconfig = PPOConfig(learning_rate=1e-5)\n")
+    assert "GRPOConfig(" in _migrate_at(tmp_path / "x.py", own).text
+
+
 def test_fields_read_by_the_project_files_the_config_reaches_are_marked(tmp_path: Path) -> None:
     """outsmart-ai-detection: config.py builds `config = PPOConfig(model_name=...)`, model.py and dataset.py
     import it and read `config.model_name` (AttributeError on GRPOConfig, in files that import no TRL); babylm
