@@ -33,8 +33,8 @@ from packaging.version import Version
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import ensure_imports, imported_names
 
-__all__ = ["COMPAT_SPLATS", "TRAINING_ARGUMENTS", "FieldTransformer", "HelperSplatMigration", "binds_name",
-           "foreign_splat", "is_training_config", "pin_admits_none_before"]
+__all__ = ["COMPAT_SPLATS", "TRAINING_ARGUMENTS", "FieldTransformer", "HelperSplatMigration", "HelperSplatTransformer",
+           "binds_name", "foreign_splat", "is_training_config", "pin_admits_none_before"]
 
 TRAINING_ARGUMENTS = frozenset({
     "transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
@@ -131,6 +131,17 @@ class FieldTransformer(MigrationTransformer):
         if original_node.attr.value == self.field:
             self.todo(original_node, self.use_message)
         return updated_node
+
+
+class HelperSplatTransformer(MigrationTransformer):
+    """The transformer of a `HelperSplatMigration`: `plain` and `helper_ok` as the rule found them; set `needed`
+    when it wrote `**helper(...)`."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, plain: bool, helper_ok: bool) -> None:
+        super().__init__(rule, ctx)
+        self.plain, self.helper_ok, self.needed = plain, helper_ok, False
 
 
 class HelperSplatMigration(PythonMigration):

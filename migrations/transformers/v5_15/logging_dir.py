@@ -23,14 +23,13 @@ or a module that binds `tensorboard_dir` itself. A 4.x or 5.0 - 5.14 transformer
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
-from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import kwarg, literal_value, replace_args
 from migrations.kinds.imports import imported_names
 from migrations.kinds.training_args import (
     COMPAT_SPLATS,
     HelperSplatMigration,
+    HelperSplatTransformer,
     foreign_splat,
     is_training_config,
 )
@@ -56,13 +55,7 @@ def _tensorboard_off(report_to: cst.Arg | None) -> str | None:
     return None
 
 
-class _Transformer(MigrationTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
-
-    def __init__(self, rule: PythonMigration, ctx: RuleContext, plain: bool, helper_ok: bool) -> None:
-        super().__init__(rule, ctx)
-        self.plain, self.helper_ok, self.needed = plain, helper_ok, False
-
+class _Transformer(HelperSplatTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         folder = kwarg(updated_node, "logging_dir")
         if folder is None or not is_training_config(imported_names(self, original_node.func)):

@@ -32,9 +32,7 @@ target (`--target-transformers 4`, manifest `<5`) never runs the rule: `warmup_r
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
-from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import (
     kwarg,
     literal_value,
@@ -46,6 +44,7 @@ from migrations.kinds.imports import imported_names
 from migrations.kinds.training_args import (
     COMPAT_SPLATS,
     HelperSplatMigration,
+    HelperSplatTransformer,
     foreign_splat,
     is_training_config,
 )
@@ -55,13 +54,7 @@ _MARK = ("warmup_ratio= is gone in transformers 5.15, pass **warmup(ratio) from 
          "{why}; or warmup_steps=<ratio> once the manifest requires transformers>=5")
 
 
-class _Transformer(MigrationTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
-
-    def __init__(self, rule: PythonMigration, ctx: RuleContext, plain: bool, helper_ok: bool) -> None:
-        super().__init__(rule, ctx)
-        self.plain, self.helper_ok, self.needed = plain, helper_ok, False
-
+class _Transformer(HelperSplatTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         ratio = kwarg(updated_node, "warmup_ratio")
         if ratio is None or not is_training_config(imported_names(self, original_node.func)):

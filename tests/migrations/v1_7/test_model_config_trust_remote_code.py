@@ -87,7 +87,7 @@ def test_a_local_subclass_of_a_training_config_holds_the_field():
     """kyleliang919/C-Optim's ppo_tldr.py: `class CustomPPOConfig(PPOConfig)` (GRPOConfig once ppo-to-grpo ran) in the
     parser tuple inherits the field and the option; a subclass that declares the field itself, or a name bound twice,
     is not followed."""
-    check(RULE, """\
+    src = """\
         from dataclasses import dataclass
         from transformers import HfArgumentParser
         from trl import GRPOConfig, ModelConfig
@@ -99,19 +99,8 @@ def test_a_local_subclass_of_a_training_config_holds_the_field():
         parser = HfArgumentParser((Custom, ModelConfig))
         training_args, model_args = parser.parse_args_into_dataclasses()
         trust = model_args.trust_remote_code
-    """, """\
-        from dataclasses import dataclass
-        from transformers import HfArgumentParser
-        from trl import GRPOConfig, ModelConfig
-
-        @dataclass
-        class Custom(GRPOConfig):
-            sft_model_path: str = "m"
-
-        parser = HfArgumentParser((Custom, ModelConfig))
-        training_args, model_args = parser.parse_args_into_dataclasses()
-        trust = model_args.trust_remote_code
-    """.replace("model_args.trust_remote_code", "training_args.trust_remote_code"))
+    """
+    check(RULE, src, src.replace("model_args.trust_remote_code", "training_args.trust_remote_code"))
     for body in ('    trust_remote_code: bool = True\n', '    sft_model_path: str = "m"\nCustom = GRPOConfig\n'):
         out, findings = run(RULE, "from transformers import HfArgumentParser\nfrom trl import GRPOConfig, ModelConfig\n"
                                   f"class Custom(GRPOConfig):\n{body}"
