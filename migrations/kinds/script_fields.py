@@ -28,6 +28,7 @@ from typing import ClassVar, Literal
 
 import libcst as cst
 from libcst.metadata import (
+    GlobalScope,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -374,7 +375,7 @@ class _Transformer(MigrationTransformer):
         scope = self.get_metadata(ScopeProvider, node, None)
         found = [a.node for a in scope[node.value] if hasattr(a, "node")] if scope is not None else []
         if len(found) != 1 or not isinstance(found[0], cst.ClassDef) or not isinstance(
-                self.get_metadata(ScopeProvider, found[0], None), cst.metadata.GlobalScope):
+                self.get_metadata(ScopeProvider, found[0], None), GlobalScope):
             return set()
         cls = found[0]
         if re.search(rf"\b{re.escape(field)}\b", code(cls.body)):
