@@ -93,6 +93,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "length_grouping": (("compat.trl", "_length_grouping"),),
     # not a TRL name: transformers 5.15 removed TrainingArguments(logging_dir=); the keyword of the installed one
     "tensorboard_dir": (("compat.trl", "_tensorboard_dir"),),
+    # not a TRL name: transformers 4.50 removed its own AdamW (not torch.optim.AdamW's update): the 4.49.0 optimizer
+    "AdamW": (("compat._optim", "AdamW"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),

@@ -15,14 +15,15 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `FORMAT_MAPPING`), `compat._script_args` (`SFTScriptArguments`, `DPOScriptArguments`, `RewardScriptArguments`, TRL 0.12.2) and
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
 generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2; the PPO (v1) helpers `AdaptiveKLController`,
-`stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`). Four names are not TRL's:
+`stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`). Five names are not TRL's:
 `AutoModelForVision2Seq`, transformers' own class where the installed transformers has it (up to 4.57) and
 `AutoModelForImageTextToText` on 5.x, which maps every model type 4.56/4.57's Vision2Seq mapped to the same class
 (rule `auto-model-for-vision2seq`); `warmup` (`_warmup`), the
 warmup keywords of the installed transformers for code written with `warmup_ratio=`, which transformers 5.15 removed
 (rule `warmup-ratio`), `length_grouping` (`_length_grouping`), its keyword for code written with
 `group_by_length=`, which transformers 5.2 removed (rule `group-by-length`), and `tensorboard_dir`
-(`_tensorboard_dir`), the same for `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`).
+(`_tensorboard_dir`), the same for `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`), and
+`AdamW` (`compat._optim`), transformers' own optimizer of 4.49 and before, which 4.50 removed (rule `removed-adamw`).
 """
 
 from __future__ import annotations
