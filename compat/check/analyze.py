@@ -16,6 +16,12 @@ What is checked (each at its line and column in the text as it is):
   it takes (``too-many-positional``); every required parameter given (``missing-argument``, only for calls
   without ``*args``/``**kwargs`` splats). ``super().__init__(...)`` in a subclass of a TRL class and
   ``Base.__init__(self, ...)`` count as calls of the base's constructor.
+* option values a release rejects though the field stays (``VALUES_GONE``: ``optim="adamw_hf"`` on transformers
+  4.50+), wherever a literal sets the field: a keyword of a ``TrainingArguments`` / TRL config call or of
+  ``dict(...)``, a class-body default (``optim: str = field(default="adamw_hf")``, a script's argument dataclass),
+  an assignment to ``x.optim`` or ``x["optim"]``, a ``{"optim": ...}`` key, either branch of a conditional there; only
+  in a module that imports transformers or TRL (``removed-value``; the rule ``removed-optim-adamw-hf`` marks the same
+  sites).
 * reads of a field TRL's script dataclasses (``ModelConfig``, ``ScriptArguments``, ...) lost, on a name provably
   holding an instance: ``model_config.torch_dtype`` after ``TrlParser((..., ModelConfig)).parse_args_and_config()``
   (``missing-field``; the resolution of the rules, :mod:`migrations.kinds.script_fields`).
@@ -53,6 +59,16 @@ LABELS = {"trl": "TRL", "transformers": "transformers", "peft": "peft", "acceler
 #: `from_pretrained` keywords that a release rejects, read in the wheels (these methods take `**kwargs`, which the
 #: atlas does not follow): keyword -> (first release without it, its successor).
 FROM_PRETRAINED_GONE = {"transformers": {"use_auth_token": ("5.0.0", "token")}}
+#: values of a `TrainingArguments` field that a release rejects though the field stays (the atlas holds signatures,
+#: not enum members), read in the wheels: (field, value) -> (package, first release without it, what to do).
+#: `OptimizerNames.ADAMW_HF` is in transformers 4.49.0's `training_args.py` and not in 4.50.0's, where
+#: `TrainingArguments(optim="adamw_hf")` raises ValueError; its optimizer was transformers' own `AdamW` (rule
+#: `removed-adamw`), whose update is not torch's.
+VALUES_GONE = {("optim", "adamw_hf"): (
+    "transformers", "4.50.0",
+    '"adamw_torch" is torch.optim.AdamW, a different update (epsilon after the bias correction, decay before the '
+    "step): choose it, or keep 4.49's optimizer: Trainer(optimizer_cls_and_kwargs=(compat.trl.AdamW, "
+    '{"lr": args.learning_rate, "betas": (args.adam_beta1, args.adam_beta2), "eps": args.adam_epsilon}))')}
 
 
 @dataclass(frozen=True)
@@ -279,6 +295,16 @@ def _lookup(scope: _Scope, name: str) -> str | None:
     return None
 
 
+def _bound(scope: _Scope, name: str) -> bool:
+    """Whether `name` has a binding in `scope` or a scope it sees (else it is a builtin)."""
+    current: _Scope | None = scope
+    while current is not None:
+        if name in current.bindings and (current is scope or current.kind != "class"):
+            return True
+        current = current.parent
+    return False
+
+
 def _module_of(scope: _Scope) -> _Scope:
     while scope.parent is not None:
         scope = scope.parent
@@ -292,6 +318,97 @@ def _enclosing_class(scope: _Scope) -> _Scope | None:
         if parent is not None and parent.kind == "class":
             return parent
     return None
+
+
+def callee_of(call: ast.Call, scope: _Scope) -> tuple[str, int] | None:
+    """(qualified name in a checked package, positional arguments that are `self`) of what a call calls, or None."""
+    func = call.func
+    if (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+        cls = _enclosing_class(scope)
+        if cls is None or not isinstance(cls.node, ast.ClassDef) or not cls.node.bases:
+            return None
+        chain = _chain(cls.node.bases[0])
+        if chain is None:
+            return None
+        base = _lookup(cls.parent, chain[0].id) if cls.parent else None  # type: ignore[arg-type]
+        return (".".join([base, *(a.attr for a in chain[1])]), 0) if base else None
+    chain = _chain(func)
+    if chain is None:
+        return None
+    head, attrs = chain
+    qual = _lookup(scope, head.id)
+    if qual is None:
+        return None
+    names = [a.attr for a in attrs]
+    if names and names[-1] == "__init__":
+        return ".".join([qual, *names[:-1]]), 1
+    return ".".join([qual, *names]), 0
+
+
+def value_sites(tree: ast.AST, keys: set[tuple[str, str]]) -> Iterator[tuple[ast.Constant, str, str]]:
+    """(literal, field, value) for each literal that sets a field to one of `keys` (`VALUES_GONE`'s), in a module
+    that imports transformers or TRL: a keyword of a call of `TrainingArguments` / a TRL config (resolved by scope)
+    or of the builtin `dict`, a class-body default (`optim = ...`, `optim: str = field(default=...)`), an assignment
+    to `x.optim` / `x["optim"]`, a `{"optim": ...}` key; a conditional expression there is followed into both
+    branches. The rule `removed-optim-adamw-hf` marks the statements holding these."""
+    from migrations.kinds.training_args import is_training_config
+
+    c = _Collector(frozenset({ROOT, "transformers"}))
+    c.visit(tree)
+    if not c.imports:
+        return
+    fields = {key for key, _ in keys}
+    scopes = {id(call): scope for call, scope in c.calls}
+
+    def literals(field: str, value: ast.expr | None) -> Iterator[tuple[ast.Constant, str, str]]:
+        if isinstance(value, ast.IfExp):
+            yield from literals(field, value.body)
+            yield from literals(field, value.orelse)
+        elif isinstance(value, ast.Constant) and isinstance(value.value, str) and (field, value.value) in keys:
+            yield value, field, value.value
+
+    def default(value: ast.expr | None) -> ast.expr | None:
+        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) and \
+                (value.func.id if isinstance(value.func, ast.Name) else value.func.attr) == "field":
+            return next((k.value for k in value.keywords if k.arg == "default"), None)
+        return value
+
+    def target_field(target: ast.expr) -> str | None:
+        if isinstance(target, ast.Attribute):
+            return target.attr
+        if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+            return target.slice.value if isinstance(target.slice.value, str) else None
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and id(node) in scopes:
+            if isinstance(node.func, ast.Name) and node.func.id == "dict":
+                configures = not _bound(scopes[id(node)], "dict")
+            else:
+                callee = callee_of(node, scopes[id(node)])
+                configures = callee is not None and is_training_config([callee[0]])
+            if configures:
+                for kw in node.keywords:
+                    if kw.arg in fields:
+                        yield from literals(kw.arg, kw.value)
+        elif isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in fields:
+                    yield from literals(stmt.target.id, default(stmt.value))
+                elif isinstance(stmt, ast.Assign):
+                    for t in stmt.targets:
+                        if isinstance(t, ast.Name) and t.id in fields:
+                            yield from literals(t.id, stmt.value)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                name = target_field(t)
+                if name in fields:
+                    yield from literals(name, node.value)
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value in fields:
+                    yield from literals(k.value, v)
 
 
 # ----------------------------------------------------------------------------------------------------- checking
@@ -410,6 +527,7 @@ class Checker:
         problems.extend(self._calls(collector, cell))
         problems.extend(self._compat_imports(tree, cell))
         problems.extend(self._script_fields(text, cell))
+        problems.extend(self._removed_values(tree, text, cell))
         problems.sort(key=lambda p: (p.line, p.column, p.code, p.name))
         return problems
 
@@ -461,6 +579,21 @@ class Checker:
                           f"{gone.cls} in {self._label(path)} has no field `{gone.field}` ({why}): "
                           f"{fix_hint(gone)}", since, cell)
 
+    def _removed_values(self, tree: ast.AST, text: str, cell: int | None) -> Iterator[Problem]:
+        """Literals that set a field to a value the target's library rejects (`VALUES_GONE`, `value_sites`)."""
+        if not any(value in text for _field, value in VALUES_GONE):
+            return
+        releases = {package: release for package, (_atlas, release) in self.packages.items()}
+        releases.setdefault("transformers", self.transformers)  # the TRL target's companion unless one is given
+        gone = {key: entry for key, entry in VALUES_GONE.items() if entry[0] in releases
+                and Version(releases[entry[0]]) >= Version(entry[1])}
+        for node, key, value in value_sites(tree, set(gone)):
+            package, since, hint = gone[(key, value)]
+            release = releases[package]
+            yield self._problem(node, "removed-value", f"{package}.TrainingArguments({key}={value!r})",
+                                f"{LABELS[package]} {release} has no {key}={value!r} (TrainingArguments raises "
+                                f"ValueError): removed in {since}; {hint}", since, cell)
+
     def _compat_imports(self, tree: ast.AST, cell: int | None) -> Iterator[Problem]:
         """`from compat.trl import NAME` (and `compat.losses`): NAME must be one trl-compat exports (what migrated
         code imports; read from `compat._exports`, so nothing is imported or resolved)."""
@@ -491,34 +624,9 @@ class Checker:
                     yield self._missing(attr, nxt, cell)
                 break
 
-    def _callee(self, call: ast.Call, scope: _Scope) -> tuple[str, int] | None:
-        """(TRL qualified name, positional arguments that are `self`) of what a call calls, or None."""
-        func = call.func
-        if (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
-                and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
-            cls = _enclosing_class(scope)
-            if cls is None or not isinstance(cls.node, ast.ClassDef) or not cls.node.bases:
-                return None
-            chain = _chain(cls.node.bases[0])
-            if chain is None:
-                return None
-            base = _lookup(cls.parent, chain[0].id) if cls.parent else None  # type: ignore[arg-type]
-            return (".".join([base, *(a.attr for a in chain[1])]), 0) if base else None
-        chain = _chain(func)
-        if chain is None:
-            return None
-        head, attrs = chain
-        qual = _lookup(scope, head.id)
-        if qual is None:
-            return None
-        names = [a.attr for a in attrs]
-        if names and names[-1] == "__init__":
-            return ".".join([qual, *names[:-1]]), 1
-        return ".".join([qual, *names]), 0
-
     def _calls(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
         for call, scope in c.calls:
-            callee = self._callee(call, scope)
+            callee = callee_of(call, scope)
             if callee is None:
                 continue
             qual, skip = callee
