@@ -2,8 +2,11 @@
 
 One scanner for ``trl-compat check`` and ``python -m compat.migrate`` (which lists what is left after every run). In
 Python it reads comment tokens only (``tokenize``), so a string that mentions the marker is not one; notebooks are
-scanned cell by cell (line numbers within the cell); any other text file (requirements, pyproject, setup.cfg) line
-by line, for a ``#`` comment holding the marker. Cheap: a file without the marker text is not tokenized.
+scanned cell by cell (line numbers within the cell); Markdown in its fenced code blocks only (where the migrator
+writes them: above a command), so prose that names the marker is not one; any other text file (requirements,
+pyproject, shell launchers, launcher YAML) line by line, for a ``#`` comment holding the marker. Cheap: a file without
+the marker text is not tokenized. ``MARKER_FILE_PATTERNS`` names the files other than Python and notebooks that
+rules write markers into, so the check reads every file the migrator may have marked.
 
 A marker's rule is read from its trailing ``[rule-id]`` (the format trl-compat writes: ``# TODO(trl-compat): <summary>
 [rule-id]``, at most 100 columns), a leading ``[rule-id]``, or, for markers of earlier trl-compat versions (``...
@@ -12,6 +15,7 @@ A marker's rule is read from its trailing ``[rule-id]`` (the format trl-compat w
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import json
 import re
@@ -19,6 +23,27 @@ import tokenize
 from dataclasses import dataclass
 
 MARKER_TAG = "TODO(trl-compat)"
+
+#: The files other than Python and notebooks that migration rules rewrite, and so may mark: every manifest rule's
+#: `patterns` (dependency manifests, shell launchers and Markdown fences, accelerate / DeepSpeed launcher configs).
+#: `tests/check/test_marker_files.py` holds this to the rules.
+MARKER_FILE_PATTERNS = (
+    "requirements*.txt", "*requirements.txt", "*-requirements-*.txt", "constraints*.txt", "requirements/*.txt",
+    "requirements/*.in", "reqs/*.txt", "pyproject.toml", "setup.cfg", "setup.py", "environment.yml",
+    "environment.yaml", "environment-*.yml", "environment_*.yml", "*.sh", "*.md", "*.yaml", "*.yml",
+    "*ds*.json", "*deepspeed*.json", "*zero*.json", "*DS*.json", "*Zero*.json",
+)
+
+
+def matches_patterns(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether `path` matches one of these fnmatch globs: one without a `/` matches the base name
+    (`requirements*.txt`), one with a `/` the path's trailing components (`requirements/*.txt`)."""
+    parts = path.replace("\\", "/").split("/")
+    for pattern in patterns:
+        depth = pattern.count("/") + 1
+        if len(parts) >= depth and fnmatch.fnmatch("/".join(parts[-depth:]), pattern):
+            return True
+    return False
 _MARKER = re.compile(r"#\s*TODO\(trl-compat\):?\s*(?P<body>.*)$")
 _RULE = re.compile(r"^\[(?P<rule>[A-Za-z0-9_.:-]+)\]\s*")
 _TRAILING_RULE = re.compile(r"\s\[(?P<rule>[A-Za-z0-9_.:-]+)\]\s*$")
@@ -84,6 +109,25 @@ def scan_lines(text: str, cell: int | None = None) -> list[Marker]:
     return found
 
 
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def scan_markdown(text: str) -> list[Marker]:
+    """Markers in Markdown: comment lines (`# TODO(trl-compat): ...`) inside fenced code blocks only."""
+    if MARKER_TAG not in text:
+        return []
+    found = []
+    fenced = False
+    for n, line in enumerate(text.splitlines(), 1):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif fenced and line.lstrip().startswith("#") and MARKER_TAG in line:
+            marker = _marker(line, n, 0, None)
+            if marker is not None:
+                found.append(marker)
+    return found
+
+
 def notebook_code_cells(text: str) -> list[tuple[int, str]]:
     """(cell index, source) of every code cell of a notebook's JSON text; ValueError if it is not a notebook."""
     data = json.loads(text)
@@ -99,7 +143,7 @@ def notebook_code_cells(text: str) -> list[tuple[int, str]]:
 
 
 def scan_text(path: str, text: str) -> list[Marker]:
-    """Markers in a file's text, by kind (Python, notebook, anything else)."""
+    """Markers in a file's text, by kind (Python, notebook, Markdown, anything else)."""
     if MARKER_TAG not in text:
         return []
     if path.endswith((".py", ".pyi")):
@@ -110,6 +154,8 @@ def scan_text(path: str, text: str) -> list[Marker]:
         except ValueError:
             return scan_lines(text)
         return [m for i, source in cells for m in scan_python(source, cell=i)]
+    if path.endswith(".md"):
+        return scan_markdown(text)
     return scan_lines(text)
 
 

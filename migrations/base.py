@@ -21,7 +21,6 @@ by another package's release: same derivation, `library` = the folder.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import io
 import re
@@ -36,6 +35,7 @@ from libcst._metadata_dependent import LazyValue
 from libcst.metadata import PositionProvider
 from packaging.version import Version
 
+from compat.markers import matches_patterns
 from migrations import libcst_speedups
 from migrations.kinds.local_classes import LocalClasses
 
@@ -85,11 +85,26 @@ class Options:
     # runner from the files it walks; None for a single source (`migrate_source`): nothing is known beyond the file
     local_classes: LocalClasses | None = None
 
+    @property
+    def atlas_trl(self) -> str:
+        """The target TRL as the atlas spells a release it holds, for looking up fields and signatures: `1.16` (as
+        typed after `--target-trl`) is `"1.16.0"`; a patch release the atlas lacks (`1.14.2`), the newest it holds
+        below it."""
+        return _atlas_trl(self.target_trl)
+
     def target(self, library: str) -> Version | None:
         """The version a run targets for `library` ("trl" or a library folder's name); None when not given."""
         if library == "trl":
             return self.target_trl
         return next((version for name, version in self.targets if name == library), None)
+
+
+@functools.lru_cache(maxsize=8)
+def _atlas_trl(target: Version) -> str:
+    from migrations.atlas import Atlas
+
+    releases = Atlas.load("trl").releases()
+    return next((r for r in reversed(releases) if Version(r) <= target), releases[0])
 
 
 @dataclass(frozen=True)
@@ -312,12 +327,7 @@ class ManifestMigration(Migration):
     patterns: ClassVar[tuple[str, ...]] = ()
 
     def matches(self, path: str) -> bool:
-        parts = path.replace("\\", "/").split("/")
-        for pattern in self.patterns:
-            depth = pattern.count("/") + 1
-            if len(parts) >= depth and fnmatch.fnmatch("/".join(parts[-depth:]), pattern):
-                return True
-        return False
+        return matches_patterns(path, self.patterns)
 
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
         raise NotImplementedError

@@ -4,7 +4,7 @@ For every Python file and notebook code cell under the given paths, every TRL im
 against the target TRL release's API from the atlas (:mod:`migrations.atlas`; see :mod:`compat.check.analyze` for
 exactly what is checked), so it works without that TRL installed and never imports torch, transformers or trl.
 Unresolved ``# TODO(trl-compat):`` markers (:mod:`compat.markers`) are listed on every run, in Python files,
-notebooks and manifests. :func:`check_paths` is the programmatic entry; :mod:`compat.check.cli` the command line.
+notebooks, manifests and every other file a rule may mark (shell launchers, Markdown fences, launcher configs). :func:`check_paths` is the programmatic entry; :mod:`compat.check.cli` the command line.
 """
 
 from __future__ import annotations
@@ -20,14 +20,21 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from compat.markers import MARKER_TAG, Marker, notebook_code_cells, scan_lines, scan_python
+from compat.markers import (
+    MARKER_FILE_PATTERNS,
+    MARKER_TAG,
+    Marker,
+    matches_patterns,
+    notebook_code_cells,
+    scan_python,
+    scan_text,
+)
 
 from .analyze import Checker, Problem
 
 __all__ = ["CheckReport", "FileResult", "Problem", "Target", "check_paths", "check_source", "choose_target"]
 
 SCHEMA = "trl-compat/check-report/1"
-_MANIFEST = re.compile(r"^(requirements.*\.txt|pyproject\.toml|setup\.cfg|environment\.ya?ml)$")
 #: An absolute TRL import statement somewhere (`from trl...`, `import trl`, `import os, trl.x as t`, or of a checked
 #: library, or `from compat.trl` / `compat.losses`); a file without one cannot reach those names (relative imports and
 #: strings do not count), so it is not parsed.
@@ -230,7 +237,7 @@ def check_source(path: str, text: str, checker: Checker) -> FileResult:
     elif path.endswith((".py", ".pyi")):
         units = [(None, text)]
     else:
-        result.markers = scan_lines(text)
+        result.markers = scan_text(path, text)
         return result
     for cell, source in units:
         if MARKER_TAG in source:
@@ -275,7 +282,7 @@ def check_source(path: str, text: str, checker: Checker) -> FileResult:
 
 
 def _wanted(path: str) -> bool:
-    return path.endswith((".py", ".pyi", ".ipynb")) or bool(_MANIFEST.match(os.path.basename(path)))
+    return path.endswith((".py", ".pyi", ".ipynb")) or matches_patterns(path, MARKER_FILE_PATTERNS)
 
 
 def check_paths(paths: Sequence[str], target: Target, *, exclude: Iterable[str] = (),

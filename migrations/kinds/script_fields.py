@@ -388,7 +388,7 @@ class _Transformer(MigrationTransformer):
         binding = use.binding
         if binding is None or len(binding.classes) < 2:
             return None
-        target = self.ctx.options.target_trl.base_version
+        target = self.ctx.options.atlas_trl
         holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
             has_field_from(q, use.gone.field, target) if q.startswith("trl.")
             else compat_has_field_from(q, use.gone.field, target)
@@ -495,7 +495,7 @@ class ScriptFieldFlags(CommandFlagsMigration):
         except SyntaxError:
             return None
         classes = [s for kind, q in parser_classes(tree) or () if kind == "trl" and (s := _short(q))]
-        accepted = parser_fields(tree, ctx.options.target_trl.base_version) if classes else None
+        accepted = parser_fields(tree, ctx.options.atlas_trl) if classes else None
         if accepted is None:
             return None
         removed = removed_fields()

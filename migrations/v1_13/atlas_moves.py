@@ -249,7 +249,7 @@ class AtlasMoves(SymbolMigration):
         pass when an import names a removed TRL name or module (`_gone`). On most files none of them runs, and the
         rule costs a walk over the import statements."""
         view = copy.copy(self)
-        view.target = _atlas().release(ctx.options.target_trl)
+        view.target = ctx.options.atlas_trl
         module = SymbolMigration.transform(view, wrapper, ctx)
         if module is wrapper.module:
             text = ctx.module_code(wrapper)

@@ -1,10 +1,10 @@
 """ppo-cli-flags: PPO config flags in shell launch scripts of a PPO script whose parser now holds GRPOConfig.
 
-`python ppo.py --log_with wandb --ppo_epochs 2` (or `accelerate launch ... ppo.py ...`) in a `*.sh` next to a script
-that parses `PPOConfig` with `HfArgumentParser` / `TrlParser`: after `ppo-to-grpo` that parser holds `GRPOConfig`
-(or `OnlineDPOConfig`), and a flag it does not accept stops the run ("Some specified arguments are not used by the
-HfArgumentParser"). For each command line calling such a script (resolved next to the shell file or at the repository
-root, read as committed):
+`python ppo.py --log_with wandb --ppo_epochs 2` (or `accelerate launch ... ppo.py ...`) in a `*.sh` or a fenced block
+of a Markdown file, next to a script that parses `PPOConfig` with `HfArgumentParser` / `TrlParser`: after
+`ppo-to-grpo` that parser holds `GRPOConfig` (or `OnlineDPOConfig`), and a flag it does not accept stops the run
+("Some specified arguments are not used by the HfArgumentParser"). For each command line calling such a script
+(resolved next to the shell file or at the repository root, read as committed):
 
 * the flags the migrated parser accepts are computed: the script is migrated in memory by `ppo-to-grpo` and the
   fields of every class its parser is given are read (the script's own dataclasses from the migrated text, TRL's
@@ -39,7 +39,7 @@ class PPOCliFlags(CommandFlagsMigration):
               "setting, else marked"
     triggers = ("--",)
     requires = (".py",)
-    patterns = ("*.sh",)
+    patterns = ("*.sh", "*.md")  # shell launchers, and the fenced commands of a README
     order = 62
 
     def judge(self, word: str, flags: list[str], here: Path, ctx: RuleContext) -> Verdict | None:
@@ -88,7 +88,7 @@ def _accepted_flags(word: str, here: Path, options: Options) -> set[str] | None:
         tree = ast.parse(result.text)
     except SyntaxError:
         return None
-    return parser_fields(tree, options.target_trl.base_version)
+    return parser_fields(tree, options.atlas_trl)
 
 
 MIGRATION = PPOCliFlags()

@@ -37,7 +37,7 @@ class TrlApiLeftovers(PythonMigration):
         options = ctx.options
         libraries = tuple((name, str(version)) for name, version in options.targets if name != "trl")
         try:
-            problems = checker(str(options.target_trl), libraries).check(module.code)
+            problems = checker(options.atlas_trl, libraries).check(module.code)
         except (SyntaxError, RecursionError, MemoryError, ValueError):
             return module
         lines: dict[int, list[str]] = {}

@@ -207,3 +207,21 @@ def test_pre_commit_hook_definition():
     for name in ("a/train.py", "nb.ipynb", "requirements-dev.txt", "pyproject.toml", "setup.cfg", "environment.yml"):
         assert files.search(name), name
     assert not files.search("README.md")
+
+
+def test_every_spelling_of_a_target_migrates_alike(tmp_path, capsys, monkeypatch):
+    # `--target-trl 1.16` once left the launcher and script-field rules idle: they looked the release "1.16" up in
+    # the atlas, which spells it "1.16.0". A patch release (1.14.2) is looked up as itself.
+    from tests.migrations.v1_13.test_ppo_cli_flags import LAUNCH, PPO_SCRIPT
+
+    outputs = {}
+    for spelling in ("1.16", "1.16.0", "1.14", "1.14.0"):
+        repo = git_repo(tmp_path / spelling)
+        (repo / "ppo.py").write_text(PPO_SCRIPT)
+        (repo / "run.sh").write_text(LAUNCH)
+        commit_all(repo)
+        code, _, _ = cli(str(repo), "--target-trl", spelling, cwd=repo, capsys=capsys, monkeypatch=monkeypatch)
+        assert code in (0, 1)
+        outputs[spelling] = {p: (repo / p).read_text() for p in ("ppo.py", "run.sh")}
+    assert outputs["1.16"] == outputs["1.16.0"] and outputs["1.14"] == outputs["1.14.0"]
+    assert "--report_to=wandb" in outputs["1.16"]["run.sh"] and "TODO(trl-compat)" in outputs["1.16"]["run.sh"]

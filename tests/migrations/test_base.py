@@ -72,3 +72,17 @@ def test_dedupe_header_todos() -> None:
     mod = cst.parse_module(f"{marker}\nimport trl\n")
     stmt = mod.body[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(marker))])
     assert dedupe_header_todos(mod.with_changes(body=[stmt])).code == mod.code
+
+
+def test_atlas_trl_spells_the_target_as_the_atlas_does():
+    from packaging.version import Version
+
+    from migrations.atlas import Atlas
+    from migrations.base import Options
+
+    releases = Atlas.load("trl").releases()
+    assert Options(target_trl=Version("1.16")).atlas_trl == "1.16.0" in releases
+    assert Options(target_trl=Version("1.14.2")).atlas_trl == "1.14.2" in releases
+    newest = Version(releases[-1])
+    past = Version(f"{newest.major}.{newest.minor}.{newest.micro + 7}")  # a patch the atlas does not hold yet
+    assert Options(target_trl=past).atlas_trl == releases[-1]

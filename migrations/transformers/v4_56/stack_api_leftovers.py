@@ -114,7 +114,7 @@ class StackApiLeftovers(PythonMigration):
         floors, targets = _ends(options, ctx.path)
         if not targets:
             return module
-        trl = str(options.target_trl)
+        trl = options.atlas_trl
         found: dict[tuple[int, str, str], str] = {}  # (line, code, name) -> message; the target's message wins
         try:
             if floors != targets:

@@ -264,7 +264,7 @@ class Reads:
         from migrations.atlas import Atlas
 
         atlas = Atlas.load("trl")
-        release = self.ctx.options.target_trl.base_version
+        release = self.ctx.options.atlas_trl
         name = "trl.GRPOConfig" if self.grpo else "trl.experimental.online_dpo.OnlineDPOConfig"
         if release not in atlas.releases() or not atlas.has(release, name):
             return {}

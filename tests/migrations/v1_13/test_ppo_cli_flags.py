@@ -97,3 +97,15 @@ def test_commands_of_other_scripts_and_missing_scripts_are_left_alone(tmp_path: 
     text = "python other.py --log_with wandb\npython $SCRIPT --ppo_epochs 2\n# python ppo.py --ppo_epochs 2\n"
     result = migrate(text, sh)
     assert result.text == text and not result.findings
+
+
+def test_readme_fences_are_migrated_and_prose_is_not(tmp_path: Path) -> None:
+    (tmp_path / "ppo.py").write_text(PPO_SCRIPT)
+    prose = "Run `python ppo.py --ppo_epochs 2 --init_kl_coef 0.1` to train.\n"
+    text = f"# PPO\n\n{prose}\n```bash\n{LAUNCH.split(chr(10), 2)[2]}```\n"
+    result = migrate(text, tmp_path / "README.md")
+    lines = result.text.splitlines()
+    assert prose.rstrip() in lines  # outside a fence: not a command
+    fence = lines.index("```bash")
+    assert lines[fence + 1].startswith("# TODO(trl-compat): --init_kl_coef: not accepted by ppo.py")
+    assert "    --num_iterations 2 \\" in lines and "    --report_to=wandb \\" in lines
