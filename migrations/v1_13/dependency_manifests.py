@@ -100,16 +100,38 @@ class DependencyManifests(ManifestMigration):
             new = _pyproject_add(text, requirement)
         elif filename.endswith((".yml", ".yaml")):
             new = _environment_yml_add(text, requirement)
-        elif filename in ("setup.cfg", "setup.py"):
-            new = None
+        elif filename == "setup.py":
+            new = _setup_py_add(text, requirement)
+        elif filename == "setup.cfg":
+            new = _setup_cfg_add(text, requirement)
         else:
             new = _requirements_add(text, requirement)
         if new is None:
-            ctx.report(Finding(self.id, f"add {requirement} next to trl: {why}", 0, 1, self.anchor, "manual", False))
-            return text
+            return self.mark_missing(text, filename, ctx, f"add {requirement} next to trl: {why}")
         line = next((n for n, ln in enumerate(new.splitlines(), 1) if requirement in ln), 0)
         ctx.report(Finding(self.id, f"added {requirement}: {why}", line, 1, self.anchor, "info", True))
         return new
+
+    def mark_missing(self, text: str, filename: str, ctx: RuleContext, message: str) -> str:
+        """A requirement that could not be written in this manifest's layout (a Poetry constraint list, a
+        `setup.cfg` value on one line with others): a manual finding, with its marker on the line above the first
+        one declaring trl (a comment line in every manifest format), where the file still parses with it; else at
+        line 0."""
+        lines = text.splitlines(keepends=True)
+        at = _trl_line(text, filename)
+        marker = todo_text(message, self.anchor, self.id)
+        if at is not None:
+            if at and same_marker(lines[at - 1], marker):
+                ctx.report(Finding(self.id, message, at, 1, self.anchor, "manual", False))
+                return text
+            indent = re.match(r"[ \t]*", lines[at]).group(0)  # type: ignore[union-attr]
+            newline = "\r\n" if lines[at].endswith("\r\n") else "\n"
+            new = "".join([*lines[:at], indent + marker + newline, *lines[at:]])
+            if _still_parses(new, filename):
+                ctx.report(Finding(self.id, message, at + 1, 1, self.anchor, "manual", False))
+                return new
+        ctx.report(Finding(self.id, message, 0, 1, self.anchor, "manual", False))
+        return text
 
     def flag_trl_references(self, text: str, filename: str, ctx: RuleContext) -> None:
         """A manual finding for every line installing `trl` from a VCS, URL, archive or path (requirements files get
@@ -124,8 +146,11 @@ class DependencyManifests(ManifestMigration):
         for message in rw.outcome.messages:
             ctx.report(Finding(self.id, message, line, 1, self.anchor, severity, True))
         if hashed:
-            ctx.report(Finding(self.id, f"{rw.package}: the version changed on a hashed line; regenerate its hashes "
-                                        "(e.g. pip-compile --generate-hashes)", line, 1, self.anchor, "manual", False))
+            ctx.report(Finding(self.id, _hash_message(rw.package), line, 1, self.anchor, "manual", False))
+
+
+def _hash_message(package: str) -> str:
+    return f"{package}: the version changed on a hashed line; regenerate its hashes (e.g. pip-compile --generate-hashes)"
 
 
 def _with_needs(table: dict[str, PackageFloor], needs: tuple[str, ...]) -> dict[str, PackageFloor]:
@@ -257,6 +282,144 @@ def _requirements_add(text: str, requirement: str) -> str | None:
     return None
 
 
+#: A line declaring `trl` in some manifest format: `trl>=0.8`, `"trl==0.7.4",`, `trl = "0.7.4"`, `- trl`.
+_TRL_DECLARATION = re.compile(r"""(?:^|[\s"'\[,-])trl\s*(?:[<>=!~\[;@"',]|$)""", re.IGNORECASE)
+
+
+def _trl_line(text: str, filename: str) -> int | None:
+    """The index of the first non-comment line declaring trl (for setup.py the line of the string literal the
+    setup() call reads), or None."""
+    if filename == "setup.py":
+        found = _setup_trl_string(text)
+        return found[1].start.line - 1 if found else None
+    for n, line in enumerate(text.splitlines()):
+        if not line.lstrip().startswith("#") and _TRL_DECLARATION.search(line):
+            return n
+    return None
+
+
+def _still_parses(text: str, filename: str) -> bool:
+    """Whether an edited manifest is still well formed in its format (Python and TOML are parsed; the line-based
+    formats take a comment line anywhere)."""
+    if filename.endswith(".py"):
+        try:
+            cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            return False
+    elif filename.endswith(".toml"):
+        import tomlkit
+
+        try:
+            tomlkit.parse(text)
+        except Exception:  # noqa: BLE001 - tomlkit raises many kinds of parse errors
+            return False
+    return True
+
+
+def _setup_trl_string(text: str) -> tuple[cst.SimpleString, cst.metadata.CodeRange] | None:
+    """The first (in source order) requirement string literal of `setup()` that declares trl, with its range."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return None
+    finder = _SetupStrings()
+    module.visit(finder)
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    found = []
+    for node, where in positions.items():
+        if id(node) not in finder.targets or not isinstance(node.evaluated_value, str):
+            continue
+        declared = _Declared()
+        rewrite_requirement(node.evaluated_value, declared)
+        if declared.names == {"trl"}:
+            found.append((where.start.line, where.start.column, node, where))
+    if not found:
+        return None
+    _, _, node, where = min(found, key=lambda f: (f[0], f[1]))
+    return node, where
+
+
+def _setup_py_add(text: str, requirement: str) -> str | None:
+    """`requirement` as a string element right after the `trl` one of `setup()`'s requirement lists: on a line of
+    its own, indented and quoted like it, where the trl string has its own line (a comma after it added if it had
+    none); else `, "requirement"` right after it on its line. None when no list literal holds trl."""
+    found = _setup_trl_string(text)
+    if found is None:
+        return None
+    node, where = found
+    if where.start.line != where.end.line:
+        return None
+    quote = node.quote if len(node.quote) == 1 else '"'
+    if quote in requirement:
+        return None
+    element = f"{quote}{requirement}{quote}"
+    lines = text.splitlines(keepends=True)
+    n = where.start.line - 1
+    line = lines[n]
+    before, after = line[:where.start.column], line[where.end.column:]
+    body_after = after.rstrip("\r\n")
+    if not before.strip() and re.fullmatch(r"\s*,?\s*(#.*)?", body_after):
+        newline = line[len(line.rstrip("\r\n")):] or "\n"
+        if body_after.lstrip().startswith(","):
+            lines.insert(n + 1, f"{before}{element},{newline}")
+        else:
+            lines[n] = line[:where.end.column] + "," + after
+            lines.insert(n + 1, f"{before}{element}{newline}")
+        if not line.endswith(("\n", "\r")):
+            lines[n] += newline
+    else:
+        lines[n] = f"{line[:where.end.column]}, {element}{after}"
+    new = "".join(lines)
+    added = _setup_trl_string(new)
+    return new if added is not None and _still_parses(new, "setup.py") else None
+
+
+def _setup_cfg_add(text: str, requirement: str) -> str | None:
+    """`requirement` on a line of its own right after the `trl` line of `[options] install_requires` or an
+    `[options.extras_require]` value, indented like the value's lines. None when trl shares its line with other
+    requirements or no such value declares it."""
+    lines = text.splitlines(keepends=True)
+    section = ""
+    in_value = False
+    for n, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        m = _SECTION.match(body)
+        if m:
+            section, in_value = m.group("name").strip(), False
+            continue
+        key = _KEY.match(body)
+        if key and not body[:1].isspace():
+            in_value = (section == "options" and key.group("key") == "install_requires") or (
+                section == "options.extras_require")
+            if not in_value:
+                continue
+            segment, indent = key.group("value"), None
+        elif in_value and body[:1].isspace():
+            segment, indent = body, re.match(r"\s*", body).group(0)  # type: ignore[union-attr]
+        else:
+            if body.strip() and not body[:1].isspace():
+                in_value = False
+            continue
+        if not _is_requirement(segment):
+            continue
+        declared = _Declared()
+        rewrite_requirement(segment[:_requirement_end(segment)], declared)
+        if declared.names != {"trl"}:
+            continue
+        if ";" in segment.split("#", 1)[0] and indent is None:
+            return None  # `install_requires = trl; numpy`: a one-line list, not rewritten by hand
+        if indent is None:
+            following = lines[n + 1] if n + 1 < len(lines) else ""
+            indent = re.match(r"[ \t]+", following).group(0) if re.match(r"[ \t]+\S", following) else "    "
+        newline = "\r\n" if line.endswith("\r\n") else "\n"
+        if not line.endswith(("\n", "\r")):
+            lines[n] = line + newline
+        lines.insert(n + 1, indent + requirement + newline)
+        return "".join(lines)
+    return None
+
+
 def _pyproject_add(text: str, requirement: str) -> str | None:
     """`requirement` after `trl` in the first PEP 621 / PEP 735 array that holds it, else in a Poetry dependency
     table (`_poetry_add`); None when neither declares trl."""
@@ -353,6 +516,11 @@ def _requirements_txt(rule: DependencyManifests, text: str, table: dict[str, Pac
             continue
         out[start] = rw.text + first[end:]
         rule.report(ctx, rw, start + 1, hashed=hashed)
+        if hashed:  # the manual step of `report` gets its marker (a comment line is fine inside --require-hashes)
+            marker = todo_text(_hash_message(rw.package), rule.anchor, rule.id)
+            if not (start and same_marker(lines[start - 1], marker)):
+                newline = "\r\n" if first.endswith("\r\n") else "\n"
+                out[start] = marker + newline + out[start]
     return "".join(out)
 
 

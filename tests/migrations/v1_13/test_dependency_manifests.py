@@ -44,8 +44,12 @@ numpy<2
 
 
 def test_requirements_txt_only_specifiers_change():
+    """Only specifiers change, and the one manual step (a pin on a hashed line) has its marker above that line."""
     result = migrate(REQUIREMENTS, "requirements.txt")
-    assert changed_lines(REQUIREMENTS, result.text) == [
+    lines = result.text.splitlines(keepends=True)
+    marker = next(n for n, line in enumerate(lines) if line.startswith("# TODO(trl-compat)"))
+    assert "the version changed on a hashed line" in lines[marker] and lines[marker + 1].startswith("deepspeed>=0.18.6")
+    assert changed_lines(REQUIREMENTS, "".join(lines[:marker] + lines[marker + 1:])) == [
         ("trl==0.11.4    # pinned for PPO\n", "trl==1.16.0    # pinned for PPO\n"),
         ('transformers>=4.40,<5 ; python_version >= "3.9"\n', 'transformers>=4.56.2,<5 ; python_version >= "3.9"\n'),
         ("peft~=0.10.0\n", "peft>=0.13.0\n"),
@@ -411,10 +415,51 @@ def test_trl_compat_joins_a_poetry_dependency_table():
     assert any(f.severity == "manual" and "add trl-compat" in f.message for f in _needs(spread, "pyproject.toml").findings)
 
 
-def test_trl_compat_in_other_formats_is_a_manual_step():
-    result = _needs('from setuptools import setup\nsetup(name="x", install_requires=["trl>=1.16.0"])\n', "setup.py")
-    assert "trl-compat" not in result.text
-    assert any(f.severity == "manual" and "add trl-compat" in f.message for f in result.findings)
+def test_trl_compat_joins_the_setup_py_lists():
+    """reward-bench's setup.py: `"trl>=0.8.2",  # comment` on its own line of `install_requires`; trl-compat was a
+    manual step with no marker in the file. It is now an element of its own after trl's (same indent and quotes,
+    the comment stays with trl), or `, "trl-compat..."` after it in a one-line list."""
+    from compat._version import __version__
+
+    text = ('from setuptools import setup\nsetup(\n    install_requires=[\n        "torch",\n'
+            '        "trl>=0.8.2",  # fixed an import error\n    ],\n)\n')
+    result = _needs(text, "setup.py")
+    assert result.text.splitlines()[4:7] == ['        "trl>=1.16.0",  # fixed an import error',
+                                             f'        "trl-compat>={__version__}",', "    ],"]
+    assert not [f for f in result.findings if f.severity == "manual"]
+    last = _needs("from setuptools import setup\nsetup(install_requires=[\n    'peft',\n    'trl'\n])\n", "setup.py")
+    assert last.text.splitlines()[2:5] == ["    'peft',", "    'trl>=1.16.0',", f"    'trl-compat>={__version__}'"]
+    inline = _needs('from setuptools import setup\nsetup(name="x", install_requires=["trl>=1.16.0", "peft"])\n',
+                    "setup.py")
+    assert f'install_requires=["trl>=1.16.0", "trl-compat>={__version__}", "peft"]' in inline.text
+    named = _needs('from setuptools import setup\nREQS = ["trl==0.7.4"]\nsetup(install_requires=REQS)\n', "setup.py")
+    assert f'REQS = ["trl==1.16.0", "trl-compat>={__version__}"]' in named.text
+
+
+def test_trl_compat_joins_a_setup_cfg_value():
+    from compat._version import __version__
+
+    text = "[metadata]\nname = x\n[options]\ninstall_requires =\n  torch\n  trl==0.7.4\n  peft\n"
+    assert _needs(text, "setup.cfg").text == ("[metadata]\nname = x\n[options]\ninstall_requires =\n  torch\n"
+                                              f"  trl==1.16.0\n  trl-compat>={__version__}\n  peft\n")
+    one = _needs("[options]\ninstall_requires = trl>=1.16.0\n", "setup.cfg")
+    assert one.text == f"[options]\ninstall_requires = trl>=1.16.0\n    trl-compat>={__version__}\n"
+
+
+def test_trl_compat_that_cannot_be_written_is_marked_above_trl():
+    """Where the layout takes no new requirement by hand (a Poetry constraint list, a `;`-joined setup.cfg line),
+    the manual step has its marker above the trl line, so the report and the tree hold the same steps; a second
+    run adds no second marker."""
+    spread = ('[tool.poetry.dependencies]\ntrl = [\n    {version = "0.7.4", python = "<3.10"},\n'
+              '    {version = "0.8.6", python = ">=3.10"},\n]\n')
+    result = _needs(spread, "pyproject.toml")
+    lines = result.text.splitlines()
+    assert lines[1].startswith("# TODO(trl-compat): add trl-compat>=") and lines[2] == "trl = ["
+    assert [f.line for f in result.findings if f.severity == "manual"] == [2]
+    again = _needs(result.text, "pyproject.toml")
+    assert again.text == result.text
+    joined = _needs("[options]\ninstall_requires = trl>=1.16.0; numpy\n", "setup.cfg")
+    assert joined.text.splitlines()[1].startswith("# TODO(trl-compat): add trl-compat>=")
 
 
 def test_the_runner_tells_the_manifests_what_the_code_now_needs(tmp_path):
