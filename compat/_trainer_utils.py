@@ -26,6 +26,12 @@ points PPO-era imports here:
   (`trl.trainer.utils` until 0.28, the 0.28.0 bodies), and the PPO-era trainer base `BaseTrainer`
   (`trl.trainer.base`, exported by `trl.trainer`, until 0.13: the 0.13.0 class; TRL 0.24 - 0.29's
   `trl.trainer.base_trainer.BaseTrainer` is another class, a `transformers.Trainer`, and is not this one);
+* the on-policy trainers' state `OnlineTrainerState` (a `TrainerState` with an `episode` counter; the same dataclass
+  in `trl.trainer.utils` from 0.10 to 0.26 and in `trl.experimental.ppo.ppo_trainer` from 0.27 to 1.12, gone in 1.13)
+  and the old `prepare_deepspeed(model, per_device_train_batch_size, fp16=False, bf16=False)` (`trl.trainer.utils`
+  from 0.9.2 to 1.0.0, the same code throughout; TRL 1.1 kept only `trl.models.utils.prepare_deepspeed(model,
+  accelerator)`, which takes other arguments): the 1.0.0 bodies, for the projects that keep their own copy of
+  TRL's PPOv2 / RLOO trainer;
 * two small helpers with no successor: `exact_div` (`trl.trainer.utils` until 0.26, `trl.experimental.ppo` until
   1.12: the 1.12.0 function, which also takes the 0.6 - 0.8 call form with the operand names) and `compute_accuracy`
   (the reward / PRM evaluation metric, `trl.trainer.utils` until 0.26, `trl.experimental.prm` until 1.13: the 1.13.0
@@ -50,14 +56,14 @@ import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
 from huggingface_hub import PyTorchModelHubMixin
-from transformers import GenerationConfig, TrainerCallback, is_torch_npu_available, is_torch_xpu_available
+from transformers import GenerationConfig, TrainerCallback, TrainerState, is_torch_npu_available, is_torch_xpu_available
 from transformers.utils import ModelOutput, is_rich_available
 
 __all__ = [
     "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
     "RewardDataCollatorWithPadding", "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
     "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response",
-    "compute_accuracy", "exact_div",
+    "compute_accuracy", "exact_div", "OnlineTrainerState", "prepare_deepspeed",
 ]
 
 
@@ -518,3 +524,61 @@ def compute_accuracy(eval_pred: Any) -> dict[str, float]:
         predictions = np.argmax(predictions[~tied], axis=1)
         labels = labels[~tied]
     return {"accuracy": np.array(predictions == labels, dtype=float).mean().item()}
+
+
+@dataclass
+class OnlineTrainerState(TrainerState):
+    """TRL 0.10 - 1.12 `OnlineTrainerState` (`trl.trainer.utils` until 0.26, `trl.experimental.ppo.ppo_trainer` from
+    0.27; the same dataclass throughout): the `transformers.TrainerState` of the PPOv2 / RLOO trainers, with the
+    zero-based index of the current rollout episode."""
+
+    episode: int = 0
+
+
+def prepare_deepspeed(model: torch.nn.Module, per_device_train_batch_size: int, fp16: bool = False,
+                      bf16: bool = False) -> torch.nn.Module:
+    """TRL 0.9.2 - 1.0.0 `trl.trainer.utils.prepare_deepspeed` (the same code in every release that had it): wrap a
+    frozen model (a reference or reward model) in a DeepSpeed engine for inference beside the trained one.
+
+    The DeepSpeed config is the Accelerator's (`AcceleratorState().deepspeed_plugin`). Under ZeRO-1/2 the model gets
+    a fresh minimal config: `train_micro_batch_size_per_gpu` (also written into the plugin's config, as TRL did),
+    no gradient prescaling, and bf16 or fp16 as asked. Under ZeRO-3 the plugin's own config is used, with the bucket
+    sizes set from the model's hidden size (written into the plugin's config too). The engine is returned in eval
+    mode. TRL 1.1+ has `trl.models.utils.prepare_deepspeed(model, accelerator)` instead, which reads the precision
+    from the accelerator."""
+    import deepspeed
+    from accelerate.state import AcceleratorState
+
+    deepspeed_plugin = AcceleratorState().deepspeed_plugin
+    config_kwargs = deepspeed_plugin.deepspeed_config
+    if config_kwargs["zero_optimization"]["stage"] != 3:
+        config_kwargs["train_micro_batch_size_per_gpu"] = per_device_train_batch_size
+        config_kwargs = {
+            "train_micro_batch_size_per_gpu": config_kwargs["train_micro_batch_size_per_gpu"],
+            "prescale_gradients": False,
+            "wall_clock_breakdown": False,
+        }
+        if bf16:
+            config_kwargs["bf16"] = {"enabled": True}
+        elif fp16:
+            config_kwargs["fp16"] = {"enabled": True}
+    else:
+        if hasattr(model, "config"):
+            hidden_size = (
+                max(model.config.hidden_sizes)
+                if getattr(model.config, "hidden_sizes", None)
+                else getattr(model.config, "hidden_size", None)
+            )
+            if hidden_size is not None and config_kwargs["zero_optimization"]["stage"] == 3:
+                # TRL's note: stage3_prefetch_bucket_size 0 can make DeepSpeed print "Invalidate trace cache @ step 0:
+                # expected module 1, but got module 0"; that is expected, not an error
+                config_kwargs.update(
+                    {
+                        "zero_optimization.reduce_bucket_size": hidden_size * hidden_size,
+                        "zero_optimization.stage3_param_persistence_threshold": 10 * hidden_size,
+                        "zero_optimization.stage3_prefetch_bucket_size": 0,
+                    }
+                )
+    model, *_ = deepspeed.initialize(model=model, config=config_kwargs)
+    model.eval()
+    return model

@@ -23,6 +23,9 @@ Read from the 0.28.0 and 0.29.0 wheels:
   -> the `compat.trl` copies (`compat._trainer_utils`);
 * `INVALID_LOGPROB` (the PPOv2 / RLOO padding log-prob, 1.0 in every release from 0.9.2 to 1.12.0; the trainer
   modules that defined or re-exported it, the atlas) -> the `compat.trl` constant;
+* `OnlineTrainerState` (the PPOv2 / RLOO trainers' `TrainerState` with an `episode` counter, the same dataclass in
+  `trl.trainer.utils` 0.10 - 0.26, the trainer modules that re-exported it and `trl.experimental.ppo.ppo_trainer`
+  until 1.12; the atlas) -> the `compat.trl` copy;
 * `RewardDataCollatorWithPadding` (gone in 0.27, no successor taking its `input_ids_chosen` columns; also imported
   through `trl.trainer.reward_trainer`) -> the `compat.trl` copy of the 0.8.6 - 0.11.4 class (`max_length=` kept);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
@@ -58,7 +61,7 @@ _MOVED = {
     "pad_to_length": "trl.experimental.utils", "peft_module_casting_to_bf16": "trl.experimental.utils",
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
-_NO_SUCCESSOR = ("OnPolicyConfig", "OnlineTrainerState", "PerPromptStatTracker", "decode_and_strip_padding",
+_NO_SUCCESSOR = ("OnPolicyConfig", "PerPromptStatTracker", "decode_and_strip_padding",
                  "flush_right", "neftune_post_forward_hook")
 #: the PPO (v1) bookkeeping kept by trl-compat (compat._trainer_utils, tested against the wheels): name -> why, and the
 #: modules that exported it (atlas: `trl.trainer` and `trl.trainer.ppo_trainer` re-exported them)
@@ -88,6 +91,11 @@ _HELPER_COPIES = {
     "compute_accuracy": ("gone from trl.trainer.utils in TRL 0.27 (trl.experimental.prm until 1.13); trl-compat "
                          "keeps the 1.13 function (tied reward pairs left out, as TRL does since 0.13)",
                          ("trl.trainer.utils", "trl.trainer", "trl.trainer.reward_trainer", "trl.trainer.prm_trainer")),
+    # the PPOv2 / RLOO trainers' state, the same dataclass in every exporter (0.10.1 - 1.12.0)
+    "OnlineTrainerState": ("gone from trl.trainer.utils in TRL 0.27 (trl.experimental.ppo until 1.12); trl-compat "
+                           "keeps the 1.12 dataclass (a TrainerState with an episode counter)",
+                           ("trl.trainer.utils", "trl.trainer.ppov2_trainer", "trl.trainer.rloo_trainer",
+                            "trl.trainer.ppo_trainer", "trl.experimental.ppo.ppo_trainer")),
     "RewardDataCollatorWithPadding": ("gone in TRL 0.27 (the reward trainer collates chosen_input_ids / "
                                       "rejected_input_ids since); trl-compat keeps the 0.8.6 - 0.11.4 class "
                                       "(max_length= included)", ("trl.trainer.utils", "trl.trainer.reward_trainer")),
@@ -136,7 +144,7 @@ class RemovedTrainerUtils(SymbolMigration):
     summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
               "ones -> their new module, the rest marked"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import",
-                "KLController", "BaseTrainer", "exact_div", "compute_accuracy", "INVALID_LOGPROB")
+                "KLController", "BaseTrainer", "exact_div", "compute_accuracy", "INVALID_LOGPROB", "OnlineTrainerState")
     symbols = _table()
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:

@@ -421,3 +421,53 @@ def test_compute_accuracy_warns_about_ties(caplog):
         out = compat.trl.compute_accuracy((predictions, np.zeros(3, dtype=np.int64)))
     assert out == {"accuracy": 0.5}
     assert "There are 1 out of 3 instances where the predictions for both options are equal" in caplog.text
+
+
+@pytest.mark.parametrize("version, path", [("0.11.4", "trl/trainer/utils.py"), ("0.26.2", "trl/trainer/utils.py"),
+                                           ("1.12.0", "trl/experimental/ppo/ppo_trainer.py")])
+def test_online_trainer_state_is_trls_dataclass(version, path):
+    """The PPOv2 / RLOO trainers' state: TRL's own class, executed on the installed transformers, has the same fields
+    and defaults, and saves and loads the same JSON."""
+    import dataclasses
+
+    theirs = _definitions(version, path, {"OnlineTrainerState"},
+                          {"dataclass": dataclasses.dataclass, "TrainerState": transformers.TrainerState})
+    theirs = theirs["OnlineTrainerState"]
+    ours = compat.trl.OnlineTrainerState
+    assert issubclass(ours, transformers.TrainerState)
+    assert [(f.name, f.default) for f in dataclasses.fields(ours)] == \
+        [(f.name, f.default) for f in dataclasses.fields(theirs)]
+    kwargs = {"episode": 12, "global_step": 3, "is_world_process_zero": True}
+    assert dataclasses.asdict(ours(**kwargs)) == dataclasses.asdict(theirs(**kwargs))
+    assert ours().episode == 0
+
+
+def _code_of(function: ast.FunctionDef) -> tuple[str, str]:
+    """A function's parameters and statements as `ast.dump`s, without its docstring, its import statements (TRL
+    imports `AcceleratorState` at module level, the copy inside the function) and annotations."""
+    args = ast.dump(ast.arguments(
+        posonlyargs=[], args=[ast.arg(a.arg) for a in function.args.args], vararg=None, kwonlyargs=[], kw_defaults=[],
+        kwarg=None, defaults=function.args.defaults))
+    body = [s for s in function.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return args, ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+@pytest.mark.parametrize("version", ["0.9.6", "0.11.4", "0.12.2", "0.19.1", "0.26.2", "1.0.0"])
+def test_prepare_deepspeed_is_trls_code(version):
+    """The old `prepare_deepspeed(model, per_device_train_batch_size, fp16, bf16)`: the same parameters, defaults and
+    statements as TRL's in every release that had it (docstrings, annotations and the place of the imports aside).
+    A real `deepspeed.initialize` needs a distributed launch, which these tests do not make."""
+    import inspect as inspect_
+
+    import compat._trainer_utils
+
+    theirs = next(n for n in ast.parse(_source(version, "trl/trainer/utils.py")).body
+                  if isinstance(n, ast.FunctionDef) and n.name == "prepare_deepspeed")
+    ours = next(n for n in ast.parse(inspect_.getsource(compat._trainer_utils)).body
+                if isinstance(n, ast.FunctionDef) and n.name == "prepare_deepspeed")
+    assert _code_of(ours) == _code_of(theirs)
+    from accelerate.state import AcceleratorState  # what the copy reads, on the installed accelerate
+
+    assert isinstance(inspect_.getattr_static(AcceleratorState, "deepspeed_plugin"), property)

@@ -407,11 +407,37 @@ def test_invalid_logprob_moves_from_every_module_that_had_it():
         assert "TODO(trl-compat)" not in out and "from trl" not in out
 
 
+def test_online_trainer_state_moves_to_the_compat_copy():
+    """aligning-to-what's and C-Optim's copies of TRL's PPOv2 / RLOO trainers build `OnlineTrainerState(...)`: every
+    exporter of the atlas moves to compat.trl, unmarked, on 1.16 and 1.13; a local class of that name stays."""
+    for target in ("1.16.0", "1.13.0"):
+        out, findings = run(RULE, """\
+            from trl.trainer.utils import OnlineTrainerState, disable_dropout_in_model
+            from trl.trainer.rloo_trainer import OnlineTrainerState as State
+
+            state = OnlineTrainerState(is_local_process_zero=True, is_world_process_zero=True)
+            other = State()
+        """, target=target)
+        assert "from trl.trainer.utils import disable_dropout_in_model\n" in out
+        assert "from compat.trl import OnlineTrainerState\n" in out
+        assert "from compat.trl import OnlineTrainerState as State\n" in out
+        assert "TODO(trl-compat)" not in out
+        assert not [f for f in findings if f.severity == "manual"]
+    noop(RULE, """\
+        from dataclasses import dataclass
+        from transformers import TrainerState
+
+        @dataclass
+        class OnlineTrainerState(TrainerState):
+            episode: int = 0
+    """)
+
+
 def test_invalid_logprob_tables_are_the_atlas_exporters():
     from migrations.atlas import Atlas
 
     atlas = Atlas.load("trl")
-    for name in ("INVALID_LOGPROB", "exact_div"):
+    for name in ("INVALID_LOGPROB", "exact_div", "OnlineTrainerState"):
         exporters = {m for v in atlas.releases() for m in atlas.modules(v) if atlas.has(v, f"{m}.{name}")}
         assert set(mod._HELPER_COPIES[name][1]) == exporters, name
         assert not any(atlas.has(t, f"{m}.{name}") for t in ("1.13.0", "1.16.0") for m in exporters)
