@@ -12,6 +12,8 @@ TRITON := triton==3.9.0
 STACK := trl==1.16.0 transformers==5.24.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 deepspeed==0.19.8 \
 	diffusers==0.42.1
 PYTEST_ARGS ?=
+# Old TRL / peft wheels the differential tests read (tests/wheels.txt): downloaded, never installed
+WHEELS ?= .cache/wheels
 
 .PHONY: install demo test doctor matrix ci bench import-cost clean
 
@@ -26,8 +28,13 @@ install: $(VENV)/.installed
 demo: install
 	$(PY) -m compat.demo
 
-test: install
-	$(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
+$(WHEELS)/.downloaded: tests/wheels.txt
+	mkdir -p $(WHEELS)
+	grep -v '^#' tests/wheels.txt | xargs -n 1 $(PY) -m pip download -q --no-deps --only-binary=:all: -d $(WHEELS)
+	touch $@
+
+test: install $(WHEELS)/.downloaded
+	TRL_COMPAT_WHEELS=$(abspath $(WHEELS)) $(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
 
 # The doctor: the installed stack against the floors of its TRL line (exit 1 on violations).
 doctor: install
@@ -49,4 +56,4 @@ import-cost: install
 	$(PY) benchmarks/import_cost.py -n 30
 
 clean:
-	rm -rf $(VENV) .tox .pytest_cache .hypothesis
+	rm -rf $(VENV) .tox .pytest_cache .hypothesis .cache

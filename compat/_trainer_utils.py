@@ -32,6 +32,16 @@ points PPO-era imports here:
   from 0.9.2 to 1.0.0, the same code throughout; TRL 1.1 kept only `trl.models.utils.prepare_deepspeed(model,
   accelerator)`, which takes other arguments): the 1.0.0 bodies, for the projects that keep their own copy of
   TRL's PPOv2 / RLOO trainer;
+* the PPOv2 / RLOO v1 configs, for projects that keep their own copy of those trainers: `OnPolicyConfig`
+  (`trl.trainer.utils` 0.10 - 0.26, `trl.experimental.ppo` until 0.26) and `PPOv2Config` (0.9.2 - 0.12.2). Their
+  fields changed once, in 0.11 (`sanity_check`, `non_eos_penalty`, `penalty_reward_value` and PPOv2's `base_model`,
+  `num_updates` dropped; `missing_eos_penalty`, `dataset_num_proc`, `num_total_batches` added); every other field
+  kept its default from the first release to the last (the atlas, held by a test). These copies have the fields of
+  both lines with those defaults, so code written for either reads and sets what it did; the parser accepts the
+  flags of both;
+* `neftune_post_forward_hook` (`trl.trainer.utils`, also imported through `trl.trainer.sft_trainer`, 0.7.3 - 0.11.4,
+  the same code throughout; transformers kept its own copy in `transformers.trainer_utils` only until 5.1): the
+  0.11.4 function;
 * two small helpers with no successor: `exact_div` (`trl.trainer.utils` until 0.26, `trl.experimental.ppo` until
   1.12: the 1.12.0 function, which also takes the 0.6 - 0.8 call form with the operand names) and `compute_accuracy`
   (the reward / PRM evaluation metric, `trl.trainer.utils` until 0.26, `trl.experimental.prm` until 1.13: the 1.13.0
@@ -50,20 +60,28 @@ import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
 from huggingface_hub import PyTorchModelHubMixin
-from transformers import GenerationConfig, TrainerCallback, TrainerState, is_torch_npu_available, is_torch_xpu_available
+from transformers import (
+    GenerationConfig,
+    TrainerCallback,
+    TrainerState,
+    TrainingArguments,
+    is_torch_npu_available,
+    is_torch_xpu_available,
+)
 from transformers.utils import ModelOutput, is_rich_available
 
 __all__ = [
     "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
     "RewardDataCollatorWithPadding", "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
     "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response",
-    "compute_accuracy", "exact_div", "OnlineTrainerState", "prepare_deepspeed",
+    "compute_accuracy", "exact_div", "OnlineTrainerState", "prepare_deepspeed", "neftune_post_forward_hook",
+    "OnPolicyConfig", "PPOv2Config",
 ]
 
 
@@ -582,3 +600,73 @@ def prepare_deepspeed(model: torch.nn.Module, per_device_train_batch_size: int, 
     model, *_ = deepspeed.initialize(model=model, config=config_kwargs)
     model.eval()
     return model
+
+
+def neftune_post_forward_hook(module: torch.nn.Module, input: Any, output: torch.Tensor) -> torch.Tensor:
+    """TRL 0.7.3 - 0.11.4 `trl.trainer.utils.neftune_post_forward_hook` (the same code throughout): NEFTune's noise
+    (Jain et al., 2023), a forward hook on an embedding layer. In training mode the embeddings get uniform noise in
+    `[-alpha / sqrt(L * d), alpha / sqrt(L * d)]` (L the sequence length, d the embedding size, alpha
+    `module.neftune_noise_alpha`); in eval mode they pass unchanged. Use: `embed.neftune_noise_alpha = 5.0;
+    embed.register_forward_hook(neftune_post_forward_hook)`."""
+    if module.training:
+        dims = torch.tensor(output.size(1) * output.size(2))
+        mag_norm = module.neftune_noise_alpha / torch.sqrt(dims)
+        output = output + torch.zeros_like(output).uniform_(-mag_norm, mag_norm)
+    return output
+
+
+@dataclass
+class OnPolicyConfig(TrainingArguments):
+    """TRL 0.10 - 0.26 `trl.trainer.utils.OnPolicyConfig` (0.9's `OnpolicyRuntimeConfig` fields included): the base
+    config of the PPOv2 and RLOO v1 trainers. The batch sizes below `world_size` are filled in by the trainer.
+
+    The fields of 0.11 - 0.26 (the same defaults throughout), then the three that 0.11 dropped, with their 0.9 - 0.10
+    defaults. `world_size` is a field here, as in TRL, hiding `TrainingArguments.world_size` until the trainer sets
+    it."""
+
+    run_name: str | None = None
+    dataset_num_proc: int | None = None
+    num_mini_batches: int = 1
+    total_episodes: int | None = None
+    local_rollout_forward_batch_size: int = 64
+    num_sample_generations: int = 10
+    response_length: int = 53
+    stop_token: Literal["eos"] | None = None
+    stop_token_id: int | None = None
+    temperature: float = 0.7
+    missing_eos_penalty: float | None = None
+    sft_model_path: str = "EleutherAI/pythia-160m"
+    world_size: int | None = None
+    num_total_batches: int | None = None
+    micro_batch_size: int | None = None
+    local_batch_size: int | None = None
+    batch_size: int | None = None
+    local_mini_batch_size: int | None = None
+    mini_batch_size: int | None = None
+    # TRL 0.9 - 0.10 only
+    sanity_check: bool = False
+    penalty_reward_value: int = -1
+    non_eos_penalty: bool = False
+
+
+@dataclass
+class PPOv2Config(OnPolicyConfig):
+    """TRL 0.9.2 - 0.12.2 `PPOv2Config` (`trl.trainer.ppov2_config`; 0.12 kept it as an alias of the new `PPOConfig`):
+    the PPOv2 trainer's config, for projects that keep their own copy of that trainer.
+
+    `exp_name` defaults to what 0.9 - 0.11 computed, the name of TRL's module (`ppov2_config`); 0.12's alias said
+    `ppo_config`. `base_model` and `num_updates` are 0.9 - 0.10's."""
+
+    exp_name: str = "ppov2_config"
+    reward_model_path: str = "EleutherAI/pythia-160m"
+    num_ppo_epochs: int = 4
+    whiten_rewards: bool = False
+    kl_coef: float = 0.05
+    cliprange: float = 0.2
+    vf_coef: float = 0.1
+    cliprange_value: float = 0.2
+    gamma: float = 1.0
+    lam: float = 0.95
+    # TRL 0.9 - 0.10 only
+    base_model: str = "EleutherAI/pythia-160m"
+    num_updates: int | None = None

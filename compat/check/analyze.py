@@ -527,6 +527,7 @@ class Checker:
         problems.extend(self._calls(collector, cell))
         problems.extend(self._compat_imports(tree, cell))
         problems.extend(self._script_fields(text, cell))
+        problems.extend(self._training_fields(text, cell))
         problems.extend(self._removed_values(tree, text, cell))
         problems.sort(key=lambda p: (p.line, p.column, p.code, p.name))
         return problems
@@ -578,6 +579,19 @@ class Checker:
             yield Problem(line, column, "missing-field", f"{path}.{gone.field}",
                           f"{gone.cls} in {self._label(path)} has no field `{gone.field}` ({why}): "
                           f"{fix_hint(gone)}", since, cell)
+
+    def _training_fields(self, text: str, cell: int | None) -> Iterator[Problem]:
+        """Uses of a field the target's training config lacks (`training_args.max_seq_length` on a parsed SFTConfig,
+        `config.sft_model_path` on an RLOOConfig) on a name provably holding an instance
+        (`migrations.kinds.config_reads`: TRL's own fields only; those of TrainingArguments are the stack's)."""
+        from migrations.kinds.config_reads import training_field_reads
+
+        for line, column, path, gone in training_field_reads(text, self.target):
+            since, why = self._gone(path, gone.field)
+            yield Problem(line, column, "missing-field", f"{path}.{gone.field}",
+                          f"{gone.cls} in {self._label(path)} has no field `{gone.field}` ({why}; last in "
+                          f"{gone.last}): an AttributeError where it is read, and the parser rejects "
+                          f"--{gone.field}", since, cell)
 
     def _removed_values(self, tree: ast.AST, text: str, cell: int | None) -> Iterator[Problem]:
         """Literals that set a field to a value the target's library rejects (`VALUES_GONE`, `value_sites`)."""

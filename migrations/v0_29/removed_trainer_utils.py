@@ -26,6 +26,10 @@ Read from the 0.28.0 and 0.29.0 wheels:
 * `OnlineTrainerState` (the PPOv2 / RLOO trainers' `TrainerState` with an `episode` counter, the same dataclass in
   `trl.trainer.utils` 0.10 - 0.26, the trainer modules that re-exported it and `trl.experimental.ppo.ppo_trainer`
   until 1.12; the atlas) -> the `compat.trl` copy;
+* `OnPolicyConfig` (the base config of the PPOv2 / RLOO v1 trainers, 0.10 - 0.26; the modules that re-exported it)
+  -> the `compat.trl` copy, whose fields are those of every release with their unchanged defaults;
+* `neftune_post_forward_hook` (NEFTune's embedding hook, `trl.trainer.utils` and `trl.trainer.sft_trainer` 0.7.3 -
+  0.11.4, the same code) -> the `compat.trl` copy;
 * `RewardDataCollatorWithPadding` (gone in 0.27, no successor taking its `input_ids_chosen` columns; also imported
   through `trl.trainer.reward_trainer`) -> the `compat.trl` copy of the 0.8.6 - 0.11.4 class (`max_length=` kept);
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
@@ -61,8 +65,7 @@ _MOVED = {
     "pad_to_length": "trl.experimental.utils", "peft_module_casting_to_bf16": "trl.experimental.utils",
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
-_NO_SUCCESSOR = ("OnPolicyConfig", "PerPromptStatTracker", "decode_and_strip_padding",
-                 "flush_right", "neftune_post_forward_hook")
+_NO_SUCCESSOR = ("PerPromptStatTracker", "decode_and_strip_padding", "flush_right")
 #: the PPO (v1) bookkeeping kept by trl-compat (compat._trainer_utils, tested against the wheels): name -> why, and the
 #: modules that exported it (atlas: `trl.trainer` and `trl.trainer.ppo_trainer` re-exported them)
 _PPO_COPIES = {
@@ -96,6 +99,15 @@ _HELPER_COPIES = {
                            "keeps the 1.12 dataclass (a TrainerState with an episode counter)",
                            ("trl.trainer.utils", "trl.trainer.ppov2_trainer", "trl.trainer.rloo_trainer",
                             "trl.trainer.ppo_trainer", "trl.experimental.ppo.ppo_trainer")),
+    # the PPOv2 / RLOO v1 config base (0.10.1 - 0.26.2): one class with the fields of every release (0.11 changed
+    # three), each with the default it always had
+    "OnPolicyConfig": ("gone from trl.trainer.utils in TRL 0.27; trl-compat keeps the class, with the fields of "
+                       "0.10 - 0.26", ("trl.trainer.utils", "trl.trainer.ppov2_config", "trl.trainer.rloo_config",
+                                       "trl.trainer.ppo_config", "trl.experimental.ppo.ppo_config")),
+    # NEFTune's embedding hook (0.7.3 - 0.11.4, the same code; SFTTrainer took neftune_noise_alpha= from 0.7.3)
+    "neftune_post_forward_hook": ("removed from TRL in 0.12 (transformers.trainer_utils kept a copy until 5.1); "
+                                  "trl-compat keeps the 0.11 function",
+                                  ("trl.trainer.utils", "trl.trainer.sft_trainer")),
     "RewardDataCollatorWithPadding": ("gone in TRL 0.27 (the reward trainer collates chosen_input_ids / "
                                       "rejected_input_ids since); trl-compat keeps the 0.8.6 - 0.11.4 class "
                                       "(max_length= included)", ("trl.trainer.utils", "trl.trainer.reward_trainer")),
@@ -144,7 +156,8 @@ class RemovedTrainerUtils(SymbolMigration):
     summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
               "ones -> their new module, the rest marked"
     triggers = ("cap_exp", "get_exp_cap", "RunningMoments", "FDivergence", "trainer.utils", "trainer import",
-                "KLController", "BaseTrainer", "exact_div", "compute_accuracy", "INVALID_LOGPROB", "OnlineTrainerState")
+                "KLController", "BaseTrainer", "exact_div", "compute_accuracy", "INVALID_LOGPROB", "OnlineTrainerState",
+                "neftune_post_forward_hook", "OnPolicyConfig")
     symbols = _table()
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:

@@ -447,3 +447,75 @@ def test_removed_script_dataclass_fields_on_parsed_instances(c116):
         a, m = TrlParser((SFTConfig, ModelConfig)).parse_args_and_config()
         print(m.torch_dtype)
         """)) if p.code == "missing-field"]
+
+
+def test_removed_training_config_fields_on_parsed_and_annotated_instances(c116):
+    """aligning-to-what's train/rloo.py (a TRL 0.9 RLOO script feeding the project's own RLOO v1 trainer) read
+    `config.sft_model_path` from `TrlParser((RLOOConfig, ModelConfig))`: an AttributeError on 1.16 that the check
+    did not see. TRL's own fields only; TrainingArguments' fields, properties and methods are not judged here."""
+    code = """\
+        from transformers import HfArgumentParser
+        from trl import DPOConfig, ModelConfig, RLOOConfig, SFTConfig, TrlParser
+
+        config, model_config = TrlParser((RLOOConfig, ModelConfig)).parse_args_into_dataclasses()
+        policy = load(config.sft_model_path)
+        k = config.rloo_k
+        fine = config.num_generations, config.output_dir, config.world_size, config.to_dict()
+        sft = SFTConfig(output_dir="out")
+        n = sft.max_seq_length
+        sft.max_length = n
+
+        def train(args: DPOConfig, other):
+            return args.max_target_length, args.beta, other.max_target_length
+        """
+    found = [p for p in c116.check(textwrap.dedent(code)) if p.code == "missing-field"]
+    assert [(p.line, p.column, p.name) for p in found] == [
+        (5, 15, "trl.RLOOConfig.sft_model_path"), (6, 5, "trl.RLOOConfig.rloo_k"),
+        (9, 5, "trl.SFTConfig.max_seq_length"), (13, 12, "trl.DPOConfig.max_target_length")]
+    assert found[1].since == "0.25.0" and "RLOOConfig in TRL 1.16.0 has no field `rloo_k`" in found[1].message
+    # the release the code was written for has every one of them
+    assert not [p for p in Checker("0.11.4").check(textwrap.dedent(code)) if p.code == "missing-field"]
+
+
+def test_training_config_reads_not_followed(c116):
+    """A local class of the same name, a project subclass (it may declare the field), a rebound name, an attribute
+    of something else: left alone."""
+    code = """\
+        from dataclasses import dataclass
+        from trl import DPOConfig, TrlParser
+
+        @dataclass
+        class MyConfig(DPOConfig):
+            max_target_length: int = 128
+
+        mine, = TrlParser((MyConfig,)).parse_args_into_dataclasses()
+        a = mine.max_target_length
+        args = DPOConfig(output_dir="o")
+        args = load()
+        b = args.max_target_length
+        c = trainer.args.max_target_length
+        """
+    assert not [p for p in c116.check(textwrap.dedent(code)) if p.code == "missing-field"]
+    local = """\
+        class RLOOConfig:
+            sft_model_path = "x"
+        config = RLOOConfig()
+        print(config.sft_model_path)
+        """
+    assert not [p for p in c116.check(textwrap.dedent(local)) if p.code == "missing-field"]
+
+
+def test_training_config_classes_are_trls_own():
+    """The classes come from the atlas: TRL's configs under every path they were exported, not peft's
+    MultitaskPromptTuningConfig that 0.8 re-exported, and not the PPO configs (ppo-to-grpo follows their reads)."""
+    from migrations.kinds.config_reads import config_classes, removed_config_fields
+
+    classes = config_classes()
+    assert classes["trl.trainer.dpo_config.DPOConfig"] == "DPOConfig" and classes["trl.RLOOConfig"] == "RLOOConfig"
+    assert "trl.MultitaskPromptTuningConfig" not in classes
+    assert not any(n in ("PPOConfig", "PPOv2Config", "ModelConfig") for n in classes.values())
+    gone = removed_config_fields("trl.SFTConfig", "1.16.0")
+    assert gone["max_seq_length"].last == "0.19.1" and "output_dir" not in gone and "max_length" not in gone
+    assert "max_seq_length" not in removed_config_fields("trl.SFTConfig", "0.19.1")
+    # 0.11's OnPolicyConfig declared world_size; on 1.16 TrainingArguments answers it as a property
+    assert "world_size" not in removed_config_fields("trl.RLOOConfig", "1.16.0")

@@ -471,3 +471,78 @@ def test_prepare_deepspeed_is_trls_code(version):
     from accelerate.state import AcceleratorState  # what the copy reads, on the installed accelerate
 
     assert isinstance(inspect_.getattr_static(AcceleratorState, "deepspeed_plugin"), property)
+
+
+@pytest.mark.parametrize("version", ["0.7.4", "0.9.6", "0.11.4"])
+def test_neftune_hook_matches_trl(version):
+    """TRL's NEFTune hook and the copy, on the same embedding and seed: the same noise in training mode (and within
+    the written-out bound alpha / sqrt(L * d)), none in eval mode."""
+    theirs = _definitions(version, "trl/trainer/utils.py", {"neftune_post_forward_hook"},
+                          {"torch": torch})["neftune_post_forward_hook"]
+    embedding = torch.nn.Embedding(11, 6)
+    embedding.neftune_noise_alpha = 5.0
+    ids = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]])
+    clean = embedding(ids)
+    for training in (True, False):
+        embedding.train(training)
+        outputs = []
+        for hook in (compat.trl.neftune_post_forward_hook, theirs):
+            handle = embedding.register_forward_hook(hook)
+            torch.manual_seed(0)
+            outputs.append(embedding(ids))
+            handle.remove()
+        assert torch.equal(outputs[0], outputs[1])
+        noise = (outputs[0] - clean).abs().max().item()
+        if training:
+            assert 0 < noise <= 5.0 / (4 * 6) ** 0.5 + 1e-6
+        else:
+            assert noise == 0
+
+
+@pytest.mark.parametrize("name, path", [("PPOv2Config", "trl.trainer.ppov2_config.PPOv2Config"),
+                                        ("OnPolicyConfig", "trl.trainer.utils.OnPolicyConfig")])
+def test_on_policy_configs_have_every_releases_fields_and_defaults(name, path):
+    """Held against the API atlas (read from every wheel): each TRL-declared field of every release that had the
+    class is a field of the copy with that release's default, and the copy has no field no release had. The one
+    exception, documented: 0.12's PPOv2Config alias computed `exp_name` from another module's name."""
+    import ast as ast_
+    import dataclasses
+
+    from migrations.atlas import Atlas
+    from migrations.kinds.leftovers import _training_arguments_fields
+
+    atlas = Atlas.load("trl")
+    inherited = _training_arguments_fields() - {"run_name"}  # OnPolicyConfig redeclares run_name
+    ours = {f.name: f.default for f in dataclasses.fields(getattr(compat.trl, name))}
+    declared: set[str] = set()
+    releases = [r for r in atlas.releases() if atlas.has(r, path)]
+    assert releases
+    for release in releases:
+        for field, info in (atlas.config_fields(release, path) or {}).items():
+            if field in inherited:
+                continue
+            declared.add(field)
+            if field == "exp_name":  # `os.path.basename(__file__)[:-3]` of the module that declared it
+                assert "basename(__file__)" in info.default, release
+                assert info.origin.endswith(("ppov2_config.PPOv2Config", "ppo_config.PPOConfig")), release
+                if not release.startswith("0.12."):  # declared in ppo_config.py there, not ppov2_config.py
+                    assert ours[field] == "ppov2_config", release
+                continue
+            assert ours[field] == ast_.literal_eval(info.default), (release, field)
+    assert {f for f in ours if f not in _training_arguments_fields() or f == "run_name"} == declared
+
+
+def test_on_policy_configs_build_and_parse():
+    """On the installed transformers: built with defaults (world_size a field, None until a trainer sets it) and
+    parsed from a command line of either TRL line."""
+    from transformers import HfArgumentParser
+
+    config = compat.trl.PPOv2Config(output_dir="out")
+    assert isinstance(config, transformers.TrainingArguments) and config.world_size is None
+    assert (config.exp_name, config.total_episodes, config.kl_coef) == ("ppov2_config", None, 0.05)
+    parsed, = HfArgumentParser((compat.trl.PPOv2Config,)).parse_args_into_dataclasses(
+        ["--output_dir", "o", "--total_episodes", "64", "--non_eos_penalty", "--missing_eos_penalty", "1.0",
+         "--stop_token", "eos"])
+    assert (parsed.total_episodes, parsed.non_eos_penalty, parsed.missing_eos_penalty, parsed.stop_token) == \
+        (64, True, 1.0, "eos")
+    assert issubclass(compat.trl.PPOv2Config, compat.trl.OnPolicyConfig)

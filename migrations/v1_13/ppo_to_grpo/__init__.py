@@ -37,6 +37,7 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import dotted
 from migrations.kinds.imports import imports_trl, module_name, star_imports
+from migrations.kinds.symbols import Moved, SymbolMigration
 from migrations.kinds.trainer_subclasses import imported_subclasses, subclasses_in
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
 from migrations.v1_13.ppo_to_grpo.fields import PPO_ONLY_FIELDS
@@ -124,15 +125,35 @@ def _own_trainers(code: str, path: str | None) -> list[str]:
     return sorted({*subclasses_in(tree, _HF_TRAINER, None, imported), *imported})
 
 
+#: every path TRL's PPOv2Config was importable under (0.9.2 - 0.13.0, the atlas; a test holds the two equal)
+PPOV2_CONFIG_PATHS = ("trl.PPOv2Config", "trl.trainer.PPOv2Config", "trl.trainer.ppov2_config.PPOv2Config",
+                      "trl.trainer.ppov2_trainer.PPOv2Config")
+
+
+class _KeptPPOv2Config(SymbolMigration):
+    """PPOv2Config -> `compat.trl.PPOv2Config`, the fields and defaults of every release that had it, where the
+    config feeds the project's own trainer (called from `_mark_configs_of_own_trainers` only: elsewhere the config
+    becomes GRPOConfig)."""
+
+    symbols = {p: Moved("compat.trl", "PPOv2Config", "PPOv2Config (removed in TRL 0.13) feeds this project's own "
+                        "trainer, which reads its PPO fields: trl-compat keeps the class (the fields of 0.9 - 0.12 "
+                        "with their defaults)") for p in PPOV2_CONFIG_PATHS}
+
+
 def _mark_configs_of_own_trainers(rule: PythonMigration, wrapper: cst.MetadataWrapper, ctx: RuleContext,
                                   own: list[str]) -> cst.Module:
     """A module whose PPO config feeds the project's own Trainer subclass, not TRL's PPO trainer: that trainer reads
     PPO fields (`total_episodes`, `num_ppo_epochs`, `whiten_rewards`, ...) that GRPOConfig lacks, so GRPOConfig would
-    break it without a sign. The config stays as written; each import of it is marked."""
+    break it without a sign. `PPOv2Config` moves to the `compat.trl` copy (one class for 0.9 - 0.12, its fields did
+    not change meaning); `PPOConfig`, which names two different classes across TRL releases (the step-loop config
+    until 0.11, PPOv2's successor from 0.12), stays as written and each import of it is marked."""
+    module = _KeptPPOv2Config().transform(wrapper, ctx)
+    if module is not wrapper.module:
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     message = (f"{{name}} feeds this project's own trainer ({', '.join(own)}, a transformers.Trainer subclass: a copy "
                "of TRL's PPO trainer?), which reads PPO fields GRPOConfig does not have: not rewritten. TRL 1.13 "
-               "removed PPO: keep a copy of this config class (with OnPolicyConfig) from the TRL release the code "
-               "pinned in the project, or port the trainer to GRPOTrainer")
+               "removed PPO: keep a copy of this config class from the TRL release the code pinned in the project "
+               "(on compat.trl.OnPolicyConfig, its base from 0.10 on), or port the trainer to GRPOTrainer")
 
     class _Mark(MigrationTransformer):
         def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:

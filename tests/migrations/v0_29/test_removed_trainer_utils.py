@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from migrations.v0_29 import removed_trainer_utils as mod
@@ -226,7 +228,7 @@ def test_fdivergence_values_match_the_wheels():
 
     from migrations.v0_29.removed_trainer_utils import FDIV_VALUES
 
-    wheels = Path("/work/cache/wheels")
+    wheels = Path(os.environ.get("TRL_COMPAT_WHEELS", "/work/cache/wheels"))
     for version in ("0.9.6", "0.12.2", "0.20.0", "0.28.0"):
         wheel = wheels / f"trl-{version}-py3-none-any.whl"
         if not wheel.is_file():
@@ -408,18 +410,19 @@ def test_invalid_logprob_moves_from_every_module_that_had_it():
 
 
 def test_online_trainer_state_moves_to_the_compat_copy():
-    """aligning-to-what's and C-Optim's copies of TRL's PPOv2 / RLOO trainers build `OnlineTrainerState(...)`: every
-    exporter of the atlas moves to compat.trl, unmarked, on 1.16 and 1.13; a local class of that name stays."""
+    """aligning-to-what's and C-Optim's copies of TRL's PPOv2 / RLOO trainers build `OnlineTrainerState(...)` and
+    subclass `OnPolicyConfig`: every exporter of the atlas moves to compat.trl, unmarked, on 1.16 and 1.13; a local
+    class of that name stays."""
     for target in ("1.16.0", "1.13.0"):
         out, findings = run(RULE, """\
-            from trl.trainer.utils import OnlineTrainerState, disable_dropout_in_model
+            from trl.trainer.utils import OnPolicyConfig, OnlineTrainerState, disable_dropout_in_model
             from trl.trainer.rloo_trainer import OnlineTrainerState as State
 
             state = OnlineTrainerState(is_local_process_zero=True, is_world_process_zero=True)
             other = State()
         """, target=target)
         assert "from trl.trainer.utils import disable_dropout_in_model\n" in out
-        assert "from compat.trl import OnlineTrainerState\n" in out
+        assert "from compat.trl import OnPolicyConfig, OnlineTrainerState\n" in out
         assert "from compat.trl import OnlineTrainerState as State\n" in out
         assert "TODO(trl-compat)" not in out
         assert not [f for f in findings if f.severity == "manual"]
@@ -433,11 +436,24 @@ def test_online_trainer_state_moves_to_the_compat_copy():
     """)
 
 
+def test_neftune_hook_moves_to_the_compat_copy():
+    """A custom SFT trainer of TRL 0.9 (plan-gen's custom_sft_trainer.py) registers TRL's NEFTune hook itself."""
+    out, findings = run(RULE, """\
+        from trl.trainer.utils import neftune_post_forward_hook
+        from trl.trainer.sft_trainer import neftune_post_forward_hook as hook
+
+        handle = embeddings.register_forward_hook(neftune_post_forward_hook)
+    """)
+    assert "from compat.trl import neftune_post_forward_hook\n" in out
+    assert "from compat.trl import neftune_post_forward_hook as hook\n" in out
+    assert "TODO(trl-compat)" not in out and not [f for f in findings if f.severity == "manual"]
+
+
 def test_invalid_logprob_tables_are_the_atlas_exporters():
     from migrations.atlas import Atlas
 
     atlas = Atlas.load("trl")
-    for name in ("INVALID_LOGPROB", "exact_div", "OnlineTrainerState"):
+    for name in ("INVALID_LOGPROB", "exact_div", "OnlineTrainerState", "neftune_post_forward_hook", "OnPolicyConfig"):
         exporters = {m for v in atlas.releases() for m in atlas.modules(v) if atlas.has(v, f"{m}.{name}")}
         assert set(mod._HELPER_COPIES[name][1]) == exporters, name
         assert not any(atlas.has(t, f"{m}.{name}") for t in ("1.13.0", "1.16.0") for m in exporters)
@@ -446,7 +462,6 @@ def test_invalid_logprob_tables_are_the_atlas_exporters():
 def test_compat_invalid_logprob_is_every_wheels_constant():
     """The value TRL's own modules define, read from the wheels where they are cached (`$TRL_COMPAT_WHEELS`)."""
     import ast
-    import os
     import zipfile
     from pathlib import Path
 

@@ -209,11 +209,13 @@ def test_a_config_subclass_imported_from_the_project_is_a_config(tmp_path: Path)
     assert migrate_source(src, rules=[get("ppo-to-grpo")]).text == src
 
 
-def test_a_config_that_feeds_the_projects_own_trainer_stays_and_is_marked(tmp_path: Path) -> None:
+def test_a_config_that_feeds_the_projects_own_trainer_is_kept(tmp_path: Path) -> None:
     """mnoukhov/async_rlhf: `src/ppov2_trainer.py` is a copy of TRL 0.9's PPOv2Trainer on `transformers.Trainer`
     taking a `PPOv2Config`; `ppov2.py` parses that config and hands it to the copy. GRPOConfig has none of the
     fields the copy reads (`total_episodes`, `num_mini_batches`, ...): both files were rewritten to GRPOConfig with no
-    marker. Now the config stays, marked at its import; a script on TRL's own PPOTrainer is still migrated."""
+    marker. The config now moves to the compat.trl copy (the fields of 0.9 - 0.12), unmarked; `PPOConfig` (two
+    different classes across TRL releases) stays, marked at its import; a script on TRL's own PPOTrainer is still
+    migrated."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "__init__.py").write_text("", encoding="utf-8")
     trainer = ("from transformers import Trainer\nfrom trl.trainer.ppov2_config import PPOv2Config\n\n\n"
@@ -227,16 +229,33 @@ def test_a_config_that_feeds_the_projects_own_trainer_stays_and_is_marked(tmp_pa
     (tmp_path / "ppov2.py").write_text(script, encoding="utf-8")
     report = migrate_paths([str(tmp_path)], rules=[get("ppo-to-grpo")], allow_dirty=True)
     for path, source in ((tmp_path / "src" / "ppov2_trainer.py", trainer), (tmp_path / "ppov2.py", script)):
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        marks = [n for n, line in enumerate(lines) if "PPOv2Config feeds this project's own trainer" in line]
-        assert len(marks) == 1 and lines[marks[0] + 1] == "from trl.trainer.ppov2_config import PPOv2Config\n"
-        assert "".join(lines[:marks[0]] + lines[marks[0] + 1:]) == source  # nothing else changed
-    manual = [f for e in report.files for f in e.findings if f.severity == "manual"]
-    assert len(manual) == 2 and all("(PPOv2Trainer, a transformers.Trainer subclass" in f.message for f in manual)
+        out = path.read_text(encoding="utf-8")
+        assert out == source.replace("from trl.trainer.ppov2_config import PPOv2Config\n",
+                                     "from compat.trl import PPOv2Config\n")
+    assert not [f for e in report.files for f in e.findings if f.severity == "manual"]
+    again = migrate_paths([str(tmp_path)], rules=[get("ppo-to-grpo")], allow_dirty=True, mode="check")
+    assert not [f for f in again.files if f.status == "changed"]  # a second run changes nothing
+    # PPOConfig feeding the project's trainer: kept and marked (the step-loop config until 0.11, PPOv2's after)
+    classic = trainer.replace("from trl.trainer.ppov2_config import PPOv2Config", "from trl import PPOConfig") \
+        .replace("config: PPOv2Config", "config: PPOConfig")
+    out = _migrate_at(tmp_path / "src" / "classic_trainer.py", classic)
+    lines = out.text.splitlines(keepends=True)
+    marks = [n for n, line in enumerate(lines) if "PPOConfig feeds this project's own trainer" in line]
+    assert len(marks) == 1 and lines[marks[0] + 1] == "from trl import PPOConfig\n"
+    assert "".join(lines[:marks[0]] + lines[marks[0] + 1:]) == classic
     # TRL's own PPOTrainer beside a Trainer subclass of the project: the script is migrated as before
     own = ("from transformers import Trainer\nfrom trl import PPOConfig, PPOTrainer\n\n\nclass Helper(Trainer):\n"
            "    pass\n\n\nconfig = PPOConfig(learning_rate=1e-5)\n")
     assert "GRPOConfig(" in _migrate_at(tmp_path / "x.py", own).text
+
+
+def test_ppov2_config_paths_are_the_atlas_exporters() -> None:
+    from migrations.atlas import Atlas
+    from migrations.v1_13.ppo_to_grpo import PPOV2_CONFIG_PATHS
+
+    atlas = Atlas.load("trl")
+    exporters = {f"{m}.PPOv2Config" for v in atlas.releases() for m in atlas.modules(v) if atlas.has(v, f"{m}.PPOv2Config")}
+    assert set(PPOV2_CONFIG_PATHS) == exporters
 
 
 def test_fields_read_by_the_project_files_the_config_reaches_are_marked(tmp_path: Path) -> None:

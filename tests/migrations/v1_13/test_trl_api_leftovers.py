@@ -41,6 +41,26 @@ def test_on_1_13_too():
     assert "TRL 1.13.0 takes no `max_length=`" in findings[0].message
 
 
+def test_removed_config_field_reads_are_marked():
+    """aligning-to-what's train/rloo.py: the RLOO v1 fields read from a parsed RLOOConfig that feeds the project's own
+    copy of the v1 trainer (no rule rewrites them: the copy reads the old names too) get a marker, one per
+    statement."""
+    out, findings = run(RULE, """\
+        from trl import ModelConfig, RLOOConfig, TrlParser
+
+        config, model_config = TrlParser((RLOOConfig, ModelConfig)).parse_args_into_dataclasses()
+        reward_model = RewardModelWrapper(config.reward_model_path)
+        policy = load(config.sft_model_path, config.sft_model_path)
+        episodes = config.num_train_epochs
+    """)
+    lines = out.splitlines()
+    marks = [i for i, ln in enumerate(lines) if "TODO(trl-compat)" in ln]
+    assert [lines[i + 1] for i in marks] == ["reward_model = RewardModelWrapper(config.reward_model_path)",
+                                              "policy = load(config.sft_model_path, config.sft_model_path)"]
+    assert "RLOOConfig in TRL 1.16.0 has no field `reward_model_path`" in lines[marks[0]]
+    assert len(findings) == 2 and all(f.severity == "manual" for f in findings)
+
+
 def test_noops():
     # already marked (by any rule), valid on the target, a TrainingArguments field (the library rules' business), a
     # local class named like TRL's
