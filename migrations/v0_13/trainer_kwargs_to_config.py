@@ -19,6 +19,10 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   assigned to the config object right before the trainer is built (`training_args.beta = 0.1`), which is what the old
   trainer did with its keyword (it overrode the config);
 * no `args` at all: `args=<Config>(output_dir="tmp_trainer", ...)` (the output dir transformers' Trainer used);
+* `args = make_args(cfg)` where `make_args` is a module-level function of the same file, defined above the trainer
+  call and called nowhere else, whose only `return` is such a call (train-test-regime's `create_training_args`):
+  that call is edited (switched to the config class, defaults written out), literal values are moved into it, any
+  other value is assigned to the returned object before the trainer is built;
 * `args=self.x` with `self.x = TrainingArguments(...)` / a config call earlier in the same function, the only binding
   of any `.x` in the module: as a name bound once;
 * `args` unpacked from a parser of the trainer's own config (`HfArgumentParser((ScriptArguments, SFTConfig))`): the
@@ -397,6 +401,14 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return
         if not isinstance(value, cst.Name):
             return
+        factory = self._factory_config(assigned, plan.call)
+        if factory is not None:
+            plan.config_call = factory
+            plan.switch = self._config_kind(factory.func) == "TrainingArguments"
+            plan.late = [m for m in plan.moves if not _literal(m[2])]  # other names are not in the function's scope
+            if plan.late:
+                plan.attr_target = value.value
+            return
         parsed = self._parsed_class(assigned, target, value.value)
         if parsed is None:
             plan.hint = self._local_arguments_hint(plan, self._parsed_class(assigned, target, value.value, loose=True))
@@ -412,6 +424,51 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         # `beta=training_args.beta` (the option parsed into the config, see old-script-arguments) moves nothing
         plan.late = [m for m in plan.moves if code(m[2]).strip() != f"{value.value}.{m[0]}"]
         plan.drop |= {kw for fld, kw, v in plan.moves if code(v).strip() == f"{value.value}.{fld}"}
+
+    def _factory_config(self, assigned: cst.BaseExpression, trainer_call: cst.Call) -> cst.Call | None:
+        """`args = make_args(...)`: the config call that `make_args` returns, when it is a function defined once at
+        the module's top level above the trainer call, its name appears nowhere else in the module but in this call
+        (no other caller gets the switched class unnoticed), and its only `return` (outside nested functions and
+        classes) gives a config call."""
+        if not isinstance(assigned, cst.Call) or not isinstance(assigned.func, cst.Name) or self._module is None:
+            return None
+        name = assigned.func.value
+        defs = [s for s in self._module.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+        if len(defs) != 1:
+            return None
+        fn = defs[0]
+        uses: list[cst.Name] = []
+        returns: list[cst.Return] = []
+
+        class _Walk(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value == name:
+                    uses.append(node)
+
+        class _Returns(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is fn
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Return(self, node: cst.Return) -> None:
+                returns.append(node)
+
+        self._module.visit(_Walk())
+        fn.visit(_Returns())
+        if len(uses) != 2 or not any(u is fn.name for u in uses) or not any(u is assigned.func for u in uses):
+            return None
+        if len(returns) != 1 or not isinstance(returns[0].value, cst.Call) \
+                or self._config_kind(returns[0].value.func) is None:
+            return None
+        position = self.lazy_metadata(PositionProvider, fn).start.line  # type: ignore[attr-defined]
+        if position >= self.lazy_metadata(PositionProvider, trainer_call).start.line:  # type: ignore[attr-defined]
+            return None  # the config call must be rewritten before the trainer call is
+        return returns[0].value
 
     def _config_kind(self, func: cst.BaseExpression) -> str | None:
         q = self.qnames(func)
@@ -657,6 +714,18 @@ class _AttributeBindings(cst.CSTVisitor):
         if any(self._hit(t) for t in targets):
             self.bindings.append(node)
         return True
+
+
+def _literal(value: cst.BaseExpression) -> bool:
+    """A value that means the same anywhere in the module (`"text"`, `4096`, `-1`, `None`, `(1, 2)`): it can move
+    into another function's call."""
+    import ast
+
+    try:
+        ast.literal_eval(code(value).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _keywordize(trainer: str, call: cst.Call) -> list[cst.Arg] | None:

@@ -756,3 +756,70 @@ def test_a_binding_that_may_not_reach_the_trainer_is_marked(source):
                         + textwrap.dedent(source), dedent=False)
     assert "SFTConfig(" not in out and "packing=True" in out
     assert [f for f in findings if f.severity == "manual" and "packing=" in f.message]
+
+
+_FACTORY = """\
+    from transformers import TrainingArguments
+    from trl import SFTTrainer
+
+
+    def create_training_args(cfg):
+        return TrainingArguments(
+            output_dir=cfg["output_dir"],
+            learning_rate=2e-4,
+        )
+
+
+    def train_model(cfg, model, tokenizer, train_dataset, seq_len):
+        training_args = create_training_args(cfg)
+        trainer = SFTTrainer(
+            model=model,
+            args=training_args,
+            train_dataset=train_dataset,
+            dataset_text_field="text",
+            max_seq_length=seq_len,
+        )
+        trainer.train()
+"""
+
+
+def test_the_config_a_module_function_returns():
+    """train-test-regime's scripts/lora_unsloth_train.py: `training_args = create_training_args(cfg)`, a function of
+    the file returning `TrainingArguments(...)`. Its call is the config: switched to SFTConfig with the defaults
+    written out, the literal moved into it, the value only the caller sees assigned before the trainer."""
+    out, findings = run(RULE, _FACTORY)
+    tree = ast.parse(out)
+    factory = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "create_training_args")
+    config = factory.body[0].value
+    assert config.func.id == "SFTConfig"
+    keywords = {k.arg: ast.unparse(k.value) for k in config.keywords}
+    assert keywords["dataset_text_field"] == "'text'" and keywords["learning_rate"] == "0.0002"
+    assert {"logging_steps", "gradient_checkpointing", "bf16"} <= keywords.keys()  # TrainingArguments' defaults
+    assert "    training_args.max_length = seq_len\n    trainer = SFTTrainer(" in out
+    trainer = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "SFTTrainer")
+    assert {k.arg for k in trainer.keywords} == {"model", "args", "train_dataset"}
+    assert "TODO(trl-compat)" not in out and not [f for f in findings if f.severity == "manual"]
+
+
+_DEF = 'def create_training_args(cfg):\n    return TrainingArguments(\n        output_dir=cfg["output_dir"],\n' \
+    '        learning_rate=2e-4,\n    )\n'
+
+
+@pytest.mark.parametrize("change", [
+    # called twice: the other caller would get the switched class too
+    lambda s: s + "\nother = create_training_args({})\n",
+    # defined below the trainer call
+    lambda s: s.replace(_DEF, "") + "\n\n" + _DEF,
+    # two returns
+    lambda s: s.replace("    return TrainingArguments(", "    if cfg is None:\n        return None\n"
+                        "    return TrainingArguments("),
+    # imported from another module, not defined here
+    lambda s: s.replace("def create_training_args(cfg):", "def unused(cfg):")
+    .replace("from trl import SFTTrainer", "from trl import SFTTrainer\nfrom mylib import create_training_args"),
+])
+def test_a_function_that_may_not_be_the_only_source_is_not_followed(change):
+    source = change(textwrap.dedent(_FACTORY))
+    assert source != textwrap.dedent(_FACTORY)
+    out, findings = run(RULE, source)
+    assert "SFTConfig" not in out
+    assert any("move dataset_text_field=, max_seq_length= to args" in f.message for f in findings)
