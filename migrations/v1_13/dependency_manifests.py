@@ -380,38 +380,23 @@ def _setup_cfg_add(text: str, requirement: str) -> str | None:
     `[options.extras_require]` value, indented like the value's lines. None when trl shares its line with other
     requirements or no such value declares it."""
     lines = text.splitlines(keepends=True)
-    section = ""
-    in_value = False
-    for n, line in enumerate(lines):
-        body = line.rstrip("\r\n")
-        m = _SECTION.match(body)
-        if m:
-            section, in_value = m.group("name").strip(), False
-            continue
-        key = _KEY.match(body)
-        if key and not body[:1].isspace():
-            in_value = (section == "options" and key.group("key") == "install_requires") or (
-                section == "options.extras_require")
-            if not in_value:
-                continue
-            segment, indent = key.group("value"), None
-        elif in_value and body[:1].isspace():
-            segment, indent = body, re.match(r"\s*", body).group(0)  # type: ignore[union-attr]
-        else:
-            if body.strip() and not body[:1].isspace():
-                in_value = False
-            continue
+    for n, value_start in _setup_cfg_values(lines):
+        line = lines[n]
+        segment = line[value_start:].rstrip("\r\n")
         if not _is_requirement(segment):
             continue
         declared = _Declared()
         rewrite_requirement(segment[:_requirement_end(segment)], declared)
         if declared.names != {"trl"}:
             continue
-        if ";" in segment.split("#", 1)[0] and indent is None:
+        on_key_line = value_start > 0 and not line[:value_start].isspace()
+        if on_key_line and ";" in segment.split("#", 1)[0]:
             return None  # `install_requires = trl; numpy`: a one-line list, not rewritten by hand
-        if indent is None:
+        if on_key_line:
             following = lines[n + 1] if n + 1 < len(lines) else ""
             indent = re.match(r"[ \t]+", following).group(0) if re.match(r"[ \t]+\S", following) else "    "
+        else:
+            indent = re.match(r"\s*", segment).group(0)  # type: ignore[union-attr]
         newline = "\r\n" if line.endswith("\r\n") else "\n"
         if not line.endswith(("\n", "\r")):
             lines[n] = line + newline
@@ -610,8 +595,9 @@ _SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]")
 _KEY = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)\s*[=:]\s*(?P<value>.*)$")
 
 
-def _setup_cfg(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
-    lines = text.splitlines(keepends=True)
+def _setup_cfg_values(lines: list[str]) -> Iterator[tuple[int, int]]:
+    """(line index, column where the requirement text starts) of every line of `[options] install_requires` and of
+    the `[options.extras_require]` values: the key's own line from its value, each continuation line from 0."""
     section = ""
     in_value = False
     for n, line in enumerate(lines):
@@ -622,18 +608,20 @@ def _setup_cfg(rule: DependencyManifests, text: str, table: dict[str, PackageFlo
             continue
         key = _KEY.match(body)
         if key and not body[:1].isspace():
-            relevant = (section == "options" and key.group("key") == "install_requires") or (
+            in_value = (section == "options" and key.group("key") == "install_requires") or (
                 section == "options.extras_require")
-            in_value = relevant
-            if not relevant:
-                continue
-            value_start = key.start("value")
+            if in_value:
+                yield n, key.start("value")
         elif in_value and body[:1].isspace():
-            value_start = 0
-        else:
-            if body.strip() and not body[:1].isspace():
-                in_value = False
-            continue
+            yield n, 0
+        elif body.strip() and not body[:1].isspace():
+            in_value = False
+
+
+def _setup_cfg(rule: DependencyManifests, text: str, table: dict[str, PackageFloor], ctx: RuleContext) -> str:
+    lines = text.splitlines(keepends=True)
+    for n, value_start in _setup_cfg_values(lines):
+        line = lines[n]
         segment = line[value_start:]
         if not _is_requirement(segment):
             continue
