@@ -103,6 +103,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "tensorboard_dir": (("compat.trl", "_tensorboard_dir"),),
     # not a TRL name: transformers 4.50 removed its own AdamW (not torch.optim.AdamW's update): the 4.49.0 optimizer
     "AdamW": (("compat._optim", "AdamW"),),
+    # not a TRL name: the trainer's config with the keywords TRL 0.13 took from the trainers, as 0.9 - 0.12 built it
+    "trainer_config": (("compat.trl", "_trainer_config"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),

@@ -16,7 +16,7 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
 generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2; the PPO (v1) helpers `AdaptiveKLController`,
 `stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`,
-`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`). Five names are not TRL's:
+`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`). Six names are not TRL's:
 `AutoModelForVision2Seq`, transformers' own class where the installed transformers has it (up to 4.57) and
 `AutoModelForImageTextToText` on 5.x, which maps every model type 4.56/4.57's Vision2Seq mapped to the same class
 (rule `auto-model-for-vision2seq`); `warmup` (`_warmup`), the
@@ -24,7 +24,9 @@ warmup keywords of the installed transformers for code written with `warmup_rati
 (rule `warmup-ratio`), `length_grouping` (`_length_grouping`), its keyword for code written with
 `group_by_length=`, which transformers 5.2 removed (rule `group-by-length`), and `tensorboard_dir`
 (`_tensorboard_dir`), the same for `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`), and
-`AdamW` (`compat._optim`), transformers' own optimizer of 4.49 and before, which 4.50 removed (rule `removed-adamw`).
+`AdamW` (`compat._optim`), transformers' own optimizer of 4.49 and before, which 4.50 removed (rule `removed-adamw`),
+and `trainer_config` (`_trainer_config`), the trainer's config built with the keywords TRL 0.13 took from the trainers,
+for an `args` the migration cannot see (rule `trainer-kwargs-to-config`).
 """
 
 from __future__ import annotations
@@ -213,6 +215,45 @@ def _tensorboard_dir(folder: str) -> dict[str, str]:
     if any(f.name == "logging_dir" for f in dataclasses.fields(TrainingArguments)):
         return {"logging_dir": folder}
     return {}
+
+
+def _trainer_config(config: type, args: Any, **fields: Any) -> Any:
+    """`SFTTrainer(args=trainer_config(SFTConfig, training_args, max_length=n))`: the trainer's TRL config with the
+    keywords TRL 0.13 removed from the trainers, for an `args` the migration cannot see built (a parameter, another
+    module's object; rule `trainer-kwargs-to-config`).
+
+    TRL 0.9 - 0.12 took those keywords and wrote them on the config (`args.max_seq_length = max_seq_length`), after
+    turning a plain `TrainingArguments` into the config as `SFTConfig(**args.to_dict())` with the redacted `*_token`
+    values put back (0.12.2's SFTTrainer; TRL 1.16's does the same for a TrainingArguments). This builds that config
+    the same way, with the keywords passed to the constructor, so the config's `__post_init__` sees them as it would
+    on the command line (`DPOConfig` turns a `loss_type` string into a list there):
+
+    * an instance of `config` (or of a subclass): a new object of its class, its values and the keywords;
+    * a `transformers.TrainingArguments` / `Seq2SeqTrainingArguments` itself: a `config` with its values and the
+      keywords (the TrainingArguments values, `learning_rate` ..., stay; the config's own fields take its defaults);
+    * None: `config(output_dir="tmp_trainer", **fields)`, the config TRL 0.9 - 0.12 built for no `args`;
+    * anything else (a TrainingArguments subclass of the project's own with fields the config lacks): `TypeError`
+      naming the class, rather than a config that silently loses those fields.
+
+    The object passed in is not changed (0.x set the attributes on it in place): code that reads the keyword's value
+    back from it after building the trainer reads the trainer's `args` instead.
+    """
+    from transformers import Seq2SeqTrainingArguments, TrainingArguments
+
+    if args is None:
+        return config(output_dir="tmp_trainer", **fields)
+    if isinstance(args, config):
+        cls = type(args)
+    elif type(args) in (TrainingArguments, Seq2SeqTrainingArguments):
+        cls = config
+    else:
+        raise TypeError(f"trainer_config: args is a {type(args).__module__}.{type(args).__qualname__}, neither a "
+                        f"{config.__name__} nor a transformers TrainingArguments: base that class on "
+                        f"trl.{config.__name__} and set {', '.join(fields) or 'the fields'} on it")
+    values = args.to_dict()
+    values.update({k: getattr(args, k) for k in values if k.endswith("_token")})  # to_dict redacts them
+    values.update(fields)
+    return cls(**values)
 
 
 def _get_kbit_device_map() -> dict[str, int] | None:

@@ -54,6 +54,7 @@ where they are with a marker saying what happened to them. DPOTrainer's 0.x posi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from packaging.version import Version
@@ -83,7 +84,7 @@ from migrations.kinds.cst import (
     replace_args,
     side_effect_free,
 )
-from migrations.kinds.imports import ensure_imports
+from migrations.kinds.imports import code_words, ensure_imports, top_level_imports
 from migrations.atlas import Atlas
 from migrations.kinds.local_classes import LocalClasses
 from migrations.kinds.options import ARGUMENT_PARSERS as _PARSER
@@ -292,6 +293,7 @@ class _Plan:
     defaulted: set[str] = field(default_factory=set)  # trainer keywords passed with their 0.x default: dropped
     parsed: bool = False  # `args` is unpacked from a parser of the trainer's own config class (no switch needed)
     hint: str | None = None  # what the marker says instead of the generic "move ... to args" (a local config class)
+    unseen: bool = False  # `args` is a parameter without annotation or an attribute the file never assigns
 
 
 class _Planner(LazyMetadata, cst.CSTVisitor):
@@ -388,6 +390,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         else:
             return
         if assignment is None:
+            plan.unseen = self._unannotated_or_foreign(value)
             return
         target, assigned = assignment
         if isinstance(assigned, cst.Call) and self._config_kind(assigned.func) is not None \
@@ -424,6 +427,20 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         # `beta=training_args.beta` (the option parsed into the config, see old-script-arguments) moves nothing
         plan.late = [m for m in plan.moves if code(m[2]).strip() != f"{value.value}.{m[0]}"]
         plan.drop |= {kw for fld, kw, v in plan.moves if code(v).strip() == f"{value.value}.{fld}"}
+
+    def _unannotated_or_foreign(self, value: cst.Name | cst.Attribute) -> bool:
+        """`args` holds an object the file never builds: an attribute assigned nowhere in it (`self.args`), or a name
+        that is only a parameter without annotation (or an import): what it holds is decided elsewhere. A name
+        assigned in the file (its binding not one the rule follows), an annotated parameter: False."""
+        if isinstance(value, cst.Attribute):
+            if self._module is None:
+                return False
+            assigned = re.compile(rf"\.{re.escape(value.attr.value)}\s*(?:=(?!=)|:[^\n]*=)")
+            return assigned.search(self._module.code) is None
+        scope = self.get_metadata(ScopeProvider, value, None)
+        found = [a for a in scope[value.value] if hasattr(a, "node")] if scope is not None else []
+        return len(found) == 1 and (isinstance(found[0].node, cst.Param) and found[0].node.annotation is None
+                                    or isinstance(found[0].node, (cst.Import, cst.ImportFrom)))
 
     def _factory_config(self, assigned: cst.BaseExpression, trainer_call: cst.Call) -> cst.Call | None:
         """`args = make_args(...)`: the config call that `make_args` returns, when it is a function defined once at
@@ -803,6 +820,8 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
         self.by_parser = {id(p.parser_class): p for p in plans if p.parser_class is not None}
         self.needed: list[tuple[str, str]] = []
         self.before_stmt: dict[int, list[cst.BaseStatement]] = {}
+        self.words: set[str] = set()  # the module's words (set by the rule): names a helper call may not take
+        self.imported: set[tuple[str, str]] = set()  # its top-level `from mod import name` bindings
 
     # the config call (inline or assigned): append the moved keywords
     def _edit_config(self, plan: _Plan, original: cst.Call, updated: cst.Call) -> cst.Call:
@@ -889,6 +908,9 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
         if plan.moves and ((plan.config_call is None and not plan.create and plan.parser_class is None
                             and not plan.parsed)
                            or (plan.late and not late_ok)):
+            wrapped = self._wrap_unseen_args(plan, original, args) if not plan.late else None
+            if wrapped is not None:
+                return replace_args(updated, wrapped)
             keys = ", ".join(f"{kw}=" for _, kw, _ in plan.moves)
             self.todo(original, plan.hint or f"move {keys} to args, a trl.{config} ({plan.trainer} takes none of "
                                              "them since TRL 0.13)")
@@ -920,6 +942,32 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
                               and a.keyword.value in plan.drop)
             self.note(original, f"{plan.trainer}({moved}) moved into {config}")
         return replace_args(updated, keep)
+
+    def _wrap_unseen_args(self, plan: _Plan, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg] | None:
+        """`args=training_args` the rule cannot see built (a parameter, another module's object): the moved keywords
+        go to `args=trainer_config(SFTConfig, training_args, max_length=...)` (`compat.trl`), the config TRL 0.9 -
+        0.12 built from that object and the keywords; None (the call is marked) when `args=` is not a parameter
+        without annotation or an attribute the file never assigns (`plan.unseen`), a moved value or the `args` value may have side effects, the plan has a hint of its own (a local
+        config class to rebase), or the file already uses the name `trainer_config` or a config name not TRL's."""
+        config = _CONFIG[plan.trainer]
+        pos = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "args"), None)
+        if not plan.unseen or plan.hint is not None or pos is None or not isinstance(args[pos].value, (cst.Name, cst.Attribute)) or \
+                not side_effect_free(args[pos].value) or not all(side_effect_free(v) for _, _, v in plan.moves):
+            return None
+        if "trainer_config" in self.words or (config in self.words and ("trl", config) not in self.imported):
+            return None
+        moved = {kw for _, kw, _ in plan.moves}
+        call = cst.Call(func=cst.Name("trainer_config"), args=[
+            cst.Arg(cst.Name(config)), cst.Arg(args[pos].value), *(make_kwarg(f, v) for f, _, v in plan.moves)])
+        call = replace_args(call, list(call.args))
+        if len(code(call)) > 60:
+            call = _explode_nested(call)
+        self.needed += [("trl", config), ("compat.trl", "trainer_config")]
+        self.note(original, f"{plan.trainer}({', '.join(k + '=' for _, k, _ in plan.moves)}) moved into "
+                            f"args=trainer_config({config}, {code(args[pos].value)}, ...): the config TRL 0.9 - 0.12 "
+                            "built from that object and the keywords")
+        return [a.with_changes(value=call) if i == pos else a for i, a in enumerate(args)
+                if a.keyword is None or a.keyword.value not in moved]
 
     def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
         plan = self.by_parser.get(id(original_node.value))
@@ -956,6 +1004,8 @@ class TrainerKwargsToConfig(PythonMigration):
         if not planner.plans and not planner.super_calls:
             return wrapper.module
         t = _Transformer(self, ctx, planner.plans, planner.super_calls)
+        t.words = code_words(ctx.module_code(wrapper))
+        t.imported = top_level_imports(wrapper.module)
         module = wrapper.visit(t)
         if t.needed:
             module = ensure_imports(module, t.needed)

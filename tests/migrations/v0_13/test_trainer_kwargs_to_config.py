@@ -204,7 +204,7 @@ def test_invisible_args_and_gone_keywords_are_marked():
         from trl import SFTTrainer, DPOTrainer
 
         def build(args, model):
-            return SFTTrainer(model, args=args, packing=True)
+            return SFTTrainer(model, args=args(), packing=True)
 
         DPOTrainer(model, args=make_args(), max_prompt_length=128, beta=0.2)
     """)
@@ -215,6 +215,44 @@ def test_invisible_args_and_gone_keywords_are_marked():
     marker = lines[lines.index("DPOTrainer(model, args=make_args(), beta=0.2)") - 2]
     assert marker.startswith("# TODO(trl-compat): DPOTrainer(max_prompt_length=) dropped"), marker
     assert sum(f.severity == "manual" for f in findings) == 3
+
+
+def test_unseen_args_object_gets_the_keywords_through_trainer_config():
+    """`args=` a parameter (dhs-llm-workshop, openfedllm: built in another function or module): the keywords go
+    to `compat.trl.trainer_config(<the config>, args, ...)`, the config TRL 0.9 - 0.12 built from that object."""
+    check(RULE, """\
+        from trl import DPOTrainer, SFTTrainer
+
+        def build(model, training_args, script_args, ds):
+            sft = SFTTrainer(model=model, args=training_args, max_seq_length=script_args.seq_length, train_dataset=ds)
+            return DPOTrainer(model, None, args=self.args, beta=script_args.beta, train_dataset=ds)
+    """, """\
+        from trl import DPOTrainer, SFTTrainer, SFTConfig, DPOConfig
+        from compat.trl import trainer_config
+
+        def build(model, training_args, script_args, ds):
+            sft = SFTTrainer(
+                model=model,
+                args=trainer_config(
+                    SFTConfig,
+                    training_args,
+                    max_length=script_args.seq_length,
+                ),
+                train_dataset=ds,
+            )
+            return DPOTrainer(
+                model,
+                None,
+                args=trainer_config(DPOConfig, self.args, beta=script_args.beta),
+                train_dataset=ds,
+            )
+    """)
+    # marked instead: a value that may have side effects, the helper's name taken, a config name not TRL's
+    for src in ("from trl import SFTTrainer\nSFTTrainer(m, args=a, packing=pick())\n",
+                "from trl import SFTTrainer\ntrainer_config = 1\nSFTTrainer(m, args=a, packing=p)\n",
+                "from trl import SFTTrainer\nfrom mylib import SFTConfig\nSFTTrainer(m, args=a, packing=p)\n"):
+        out, findings = run(RULE, src)
+        assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
 
 
 def test_gone_keyword_with_a_call_value_is_kept_and_marked():
