@@ -40,7 +40,9 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   deriving from `TrainingArguments` but not from the TRL config gets a marker naming it: TRL 1.x SFTTrainer rebuilds
   it as `SFTConfig(**args.to_dict())` (its own fields fail, attributes set on it are lost), DPO/RewardTrainer read
   config fields from it, so the fix is to base that class on the TRL config;
-* an `args` the rule cannot see (a parameter, another module): a marker at the call, nothing moved;
+* an `args` the file never builds (a parameter without annotation, `self.args` assigned nowhere in the file):
+  `args=trainer_config(SFTConfig, args, max_length=...)` from `compat.trl`, the config TRL 0.9 - 0.12 built from
+  that object and the keywords; any other `args` the rule cannot follow: a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
   signature forwards the keyword; where it should go is the subclass author's decision). Its 0.x positionals past
   the shared prefix are passed by keyword first (`super().__init__(model, ref_model, beta, ...)` ->
@@ -947,12 +949,14 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
         """`args=training_args` the rule cannot see built (a parameter, another module's object): the moved keywords
         go to `args=trainer_config(SFTConfig, training_args, max_length=...)` (`compat.trl`), the config TRL 0.9 -
         0.12 built from that object and the keywords; None (the call is marked) when `args=` is not a parameter
-        without annotation or an attribute the file never assigns (`plan.unseen`), a moved value or the `args` value may have side effects, the plan has a hint of its own (a local
-        config class to rebase), or the file already uses the name `trainer_config` or a config name not TRL's."""
+        without annotation or an attribute the file never assigns (`plan.unseen`), a moved value or the `args` value
+        may have side effects, the plan has a hint of its own (a local config class to rebase), or the file already
+        uses the name `trainer_config` or a config name not TRL's."""
         config = _CONFIG[plan.trainer]
         pos = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "args"), None)
-        if not plan.unseen or plan.hint is not None or pos is None or not isinstance(args[pos].value, (cst.Name, cst.Attribute)) or \
-                not side_effect_free(args[pos].value) or not all(side_effect_free(v) for _, _, v in plan.moves):
+        if not plan.unseen or plan.hint is not None or pos is None:
+            return None
+        if not side_effect_free(args[pos].value) or not all(side_effect_free(v) for _, _, v in plan.moves):
             return None
         if "trainer_config" in self.words or (config in self.words and ("trl", config) not in self.imported):
             return None
