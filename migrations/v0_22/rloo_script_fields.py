@@ -73,20 +73,15 @@ def _qnames(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
 
 
 def _written(visitor: cst.MetadataDependent, node: cst.Attribute) -> bool:
-    """Whether `node` (or an item of it) is assigned, deleted or mutated in place, not only read."""
+    """Whether `node` is assigned or deleted, not only read (the fields hold a str, an int or None: nothing reached
+    through them, `config.sft_model_path.split("/")`, can change them)."""
     child: cst.CSTNode = node
     parent = visitor.get_metadata(ParentNodeProvider, child, None)
-    while isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index)) or (
-            isinstance(parent, cst.Attribute) and parent.value is child):
-        if isinstance(parent, cst.Attribute):
-            return True  # `config.x.update(...)`, `config.x.y = ...`: a str or an int has no such use
-        child, parent = parent, visitor.get_metadata(ParentNodeProvider, parent, None)
     while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):  # `a, config.x = ...`
         child, parent = parent, visitor.get_metadata(ParentNodeProvider, parent, None)
-    if isinstance(parent, (cst.AssignTarget, cst.Del)) or isinstance(parent, (cst.For, cst.CompFor)) and \
-            parent.target is child:
+    if isinstance(parent, (cst.AssignTarget, cst.Del)):
         return True
-    return isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is child
+    return isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)) and parent.target is child
 
 
 @dataclass

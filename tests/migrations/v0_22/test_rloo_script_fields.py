@@ -32,6 +32,7 @@ TRL_RLOO = """\
         config, model_config = parser.parse_args_into_dataclasses()
         policy = load(config.sft_model_path, config.trust_remote_code)
         reward = load(config.reward_model_path)
+        name = config.sft_model_path.split("/")[-1]
 
         def prepare(ds):
             return ds.map(tok, num_proc=config.dataset_num_proc)
@@ -59,6 +60,7 @@ def test_trl_example_shape_gets_a_dataclass_of_its_own():
             config, model_config, rloo_script_args = parser.parse_args_into_dataclasses()
             policy = load(rloo_script_args.sft_model_path, config.trust_remote_code)
             reward = load(rloo_script_args.reward_model_path)
+            name = rloo_script_args.sft_model_path.split("/")[-1]
 
             def prepare(ds):
                 return ds.map(tok, num_proc=rloo_script_args.dataset_num_proc)
@@ -172,7 +174,7 @@ def test_left_alone():
         from transformers import HfArgumentParser
         from trl import RLOOConfig
         config, = HfArgumentParser((RLOOConfig,)).parse_args_into_dataclasses()
-        config.sft_model_path = "x"
+        config.sft_model_path, n = "x", 1
         print(config.sft_model_path)
     """)
     # the parser serves two parse calls; its tuple is a name; a class of the tuple may declare the field
