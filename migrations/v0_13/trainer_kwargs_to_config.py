@@ -302,10 +302,11 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     # PositionProvider is resolved when a plan first needs a line (`LazyMetadata`): most files have no plan
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, local: LocalClasses | None = None, target: Version | None = None) -> None:
+    def __init__(self, local: LocalClasses | None = None, target: Version | None = None, text: str = "") -> None:
         super().__init__()
         self.local = local  # the run's index of the repository's classes (`kinds.local_classes`)
         self.target = target  # the target TRL
+        self.text = text  # the module's code, as the engine holds it
         self.plans: list[_Plan] = []
         self.classes: list[str | None] = []  # the TRL trainer each enclosing class derives from
         # id(call) -> (trainer, moved/gone keywords, 0.x positionals left, positionals turned into keywords)
@@ -435,10 +436,8 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         that is only a parameter without annotation (or an import): what it holds is decided elsewhere. A name
         assigned in the file (its binding not one the rule follows), an annotated parameter: False."""
         if isinstance(value, cst.Attribute):
-            if self._module is None:
-                return False
             assigned = re.compile(rf"\.{re.escape(value.attr.value)}\s*(?:=(?!=)|:[^\n]*=)")
-            return assigned.search(self._module.code) is None
+            return bool(self.text) and assigned.search(self.text) is None
         scope = self.get_metadata(ScopeProvider, value, None)
         found = [a for a in scope[value.value] if hasattr(a, "node")] if scope is not None else []
         return len(found) == 1 and (isinstance(found[0].node, cst.Param) and found[0].node.annotation is None
@@ -1003,12 +1002,13 @@ class TrainerKwargsToConfig(PythonMigration):
     requires = ("trl",)
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
-        planner = _Planner(ctx.options.local_classes, ctx.options.target_trl)
+        text = ctx.module_code(wrapper)
+        planner = _Planner(ctx.options.local_classes, ctx.options.target_trl, text)
         wrapper.visit(planner)
         if not planner.plans and not planner.super_calls:
             return wrapper.module
         t = _Transformer(self, ctx, planner.plans, planner.super_calls)
-        t.words = code_words(ctx.module_code(wrapper))
+        t.words = code_words(text)
         t.imported = top_level_imports(wrapper.module)
         module = wrapper.visit(t)
         if t.needed:

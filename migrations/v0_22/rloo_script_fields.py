@@ -88,7 +88,6 @@ def _written(visitor: cst.MetadataDependent, node: cst.Attribute) -> bool:
 class _Plan:
     """One parse statement whose RLOO config's script-only fields move."""
 
-    assign: cst.Assign
     target: cst.Tuple | cst.List
     position: int  # where the new name goes in the unpacking (before a `return_remaining_strings` tail)
     classes: cst.Tuple | cst.List | None  # the parser's tuple, when a new class is appended to it
@@ -113,6 +112,9 @@ class _Finder(cst.CSTVisitor):
         self.module: cst.Module | None = None
         self.plans: dict[int, _Plan] = {}  # id(parse Assign) -> plan
         self.local_dataclasses: dict[str, cst.ClassDef] = {}
+        atlas = Atlas.load("trl")
+        self.target_fields = atlas.config_fields(target, "trl.RLOOConfig") or {}
+        self.v1_fields = atlas.config_fields(releases[-1], "trl.RLOOConfig") or {}
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -148,11 +150,10 @@ class _Finder(cst.CSTVisitor):
             if name in have:
                 plan.why_not = f"another class of the parser declares `{name}`"
                 return
-            fields = Atlas.load("trl").config_fields(self.target, "trl.RLOOConfig") or {}
-            if name in fields:
+            if name in self.target_fields:
                 return  # the target has it: nothing to move
             default = v1_default(name, self.releases)
-            v1 = (Atlas.load("trl").config_fields(self.releases[-1], "trl.RLOOConfig") or {}).get(name)
+            v1 = self.v1_fields.get(name)
             if default is None or v1 is None:
                 plan.why_not = f"the v1 releases disagree on the default of `{name}`"
                 return
@@ -176,7 +177,7 @@ class _Finder(cst.CSTVisitor):
         call = assign.value
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
         position = len(classes)
-        plan = _Plan(assign, target, position, None, HOST_VAR, HOST_CLASS, True)
+        plan = _Plan(target, position, None, HOST_VAR, HOST_CLASS, True)
         if not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
             plan.why_not = "the unpacking has a target that is not a plain name"
             return plan
@@ -217,11 +218,15 @@ class _Finder(cst.CSTVisitor):
     def _config_index(self, classes: list[cst.BaseExpression]) -> int:
         return next(i for i, c in enumerate(classes) if _qnames(self, c) & RLOO_CONFIG_PATHS)
 
-    def _bound_once(self, name: str, kind: type) -> bool:
+    def _module_bindings(self, name: str) -> list[object]:
+        """The nodes that bind `name` at module level (imports, classes, assignments)."""
         assert self.module is not None
         scope = self.get_metadata(ScopeProvider, self.module.body[0], None) if self.module.body else None
-        found = list(scope.assignments[name]) if isinstance(scope, GlobalScope) else []
-        return len(found) == 1 and isinstance(getattr(found[0], "node", None), kind)
+        return [getattr(a, "node", None) for a in scope.assignments[name]] if isinstance(scope, GlobalScope) else []
+
+    def _bound_once(self, name: str, kind: type) -> bool:
+        found = self._module_bindings(name)
+        return len(found) == 1 and isinstance(found[0], kind)
 
     def _parser_call(self, parser: cst.BaseExpression) -> cst.Call | None:
         """The `HfArgumentParser(...)` / `TrlParser(...)` call the parse method runs on: inline, or bound once to a
@@ -261,23 +266,13 @@ class _Finder(cst.CSTVisitor):
 
     def _optional_imported(self) -> bool:
         """`Optional` is bound once at module level, by `from typing import Optional`: the file's spelling."""
-        assert self.module is not None
-        scope = self.get_metadata(ScopeProvider, self.module.body[0], None) if self.module.body else None
-        found = list(scope.assignments["Optional"]) if isinstance(scope, GlobalScope) else []
-        return len(found) == 1 and isinstance(found[0].node, cst.ImportFrom) and \
-            dotted(found[0].node.module) == "typing"
+        found = self._module_bindings("Optional")
+        return len(found) == 1 and isinstance(found[0], cst.ImportFrom) and dotted(found[0].module) == "typing"
 
     def _dataclass_free(self) -> bool:
         """`dataclass` is unbound at module level, or bound by `from dataclasses import dataclass`."""
-        assert self.module is not None
-        scope = self.get_metadata(ScopeProvider, self.module.body[0], None) if self.module.body else None
-        if not isinstance(scope, GlobalScope):
-            return True
-        for assignment in scope.assignments["dataclass"]:
-            node = getattr(assignment, "node", None)
-            if not (isinstance(node, cst.ImportFrom) and dotted(node.module) == "dataclasses"):
-                return False
-        return True
+        return all(isinstance(node, cst.ImportFrom) and dotted(node.module) == "dataclasses"
+                   for node in self._module_bindings("dataclass"))
 
 
 def _annotation(source: str, optional_imported: bool) -> str:
