@@ -103,6 +103,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "tensorboard_dir": (("compat.trl", "_tensorboard_dir"),),
     # not a TRL name: transformers 4.50 removed its own AdamW (not torch.optim.AdamW's update): the 4.49.0 optimizer
     "AdamW": (("compat._optim", "AdamW"),),
+    # not a TRL name: peft 0.10 removed prepare_model_for_int8_training; peft 0.2's function (its keywords, its body)
+    "prepare_model_for_int8_training": (("compat._peft", "prepare_model_for_int8_training"),),
     # not a TRL name: the trainer's config with the keywords TRL 0.13 took from the trainers, as 0.9 - 0.12 built it
     "trainer_config": (("compat.trl", "_trainer_config"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)

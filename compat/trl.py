@@ -16,7 +16,7 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
 generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2; the PPO (v1) helpers `AdaptiveKLController`,
 `stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`,
-`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`). Six names are not TRL's:
+`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`). Seven names are not TRL's:
 `AutoModelForVision2Seq`, transformers' own class where the installed transformers has it (up to 4.57) and
 `AutoModelForImageTextToText` on 5.x, which maps every model type 4.56/4.57's Vision2Seq mapped to the same class
 (rule `auto-model-for-vision2seq`); `warmup` (`_warmup`), the
@@ -25,7 +25,8 @@ warmup keywords of the installed transformers for code written with `warmup_rati
 `group_by_length=`, which transformers 5.2 removed (rule `group-by-length`), and `tensorboard_dir`
 (`_tensorboard_dir`), the same for `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`), and
 `AdamW` (`compat._optim`), transformers' own optimizer of 4.49 and before, which 4.50 removed (rule `removed-adamw`),
-and `trainer_config` (`_trainer_config`), the trainer's config built with the keywords TRL 0.13 took from the trainers,
+`prepare_model_for_int8_training` (`compat._peft`), peft 0.2's function, for code passing its keywords (rule
+`removed-int8-training`), and `trainer_config` (`_trainer_config`), the trainer's config built with the keywords TRL 0.13 took from the trainers,
 for an `args` the migration cannot see (rule `trainer-kwargs-to-config`).
 """
 

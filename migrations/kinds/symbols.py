@@ -405,8 +405,9 @@ class SymbolMigration(PythonMigration):
     requires: ClassVar[tuple[str, ...]] = ("from trl", "import trl")
 
     # -- hooks ------------------------------------------------------------------------------------------
-    def convertible(self, qname: str, call: cst.Call | None) -> str | None:
-        """For a conditional name: None when this use (the call it is the callee of, if any) can move, else why not."""
+    def convertible(self, qname: str, call: cst.Call | None) -> str | Moved | None:
+        """For a conditional name: None when this use (the call it is the callee of, if any) can move, else why not,
+        or another move that this use needs (every use of the name in the file then takes it)."""
         return None
 
     def rewrite_call(self, t: "SymbolTransformer", qname: str, original: cst.Call, updated: cst.Call) -> cst.Call:
@@ -488,6 +489,7 @@ class _Collector(LazyMetadata, cst.CSTVisitor):
         self.rule = rule
         self.uses: dict[cst.CSTNode, tuple[str, Action]] = {}
         self.blocked: dict[str, str] = {}  # conditional qname -> why it cannot move in this file
+        self.instead: dict[str, Moved] = {}  # conditional qname -> the other move some use in this file needs
         self.roots_seen: set[str] = set()  # top-level packages still used through a plain `import pkg...`
         self.relevant = False
 
@@ -522,7 +524,9 @@ class _Collector(LazyMetadata, cst.CSTVisitor):
                 parent = self.lazy_metadata(ParentNodeProvider, node, None)
                 call = parent if isinstance(parent, cst.Call) and parent.func is node else None
                 why = self.rule.convertible(qname, call)
-                if why is not None:
+                if isinstance(why, Moved):
+                    self.instead.setdefault(qname, why)
+                elif why is not None:
                     self.blocked.setdefault(qname, why)
             return False
         if isinstance(node, cst.Name) and imported_names(self, node):
@@ -542,6 +546,8 @@ class _Collector(LazyMetadata, cst.CSTVisitor):
     def effective(self, qname: str, action: Action) -> Action:
         if isinstance(action, Moved) and qname in self.blocked:
             return Gone(self.blocked[qname])
+        if isinstance(action, Moved) and qname in self.instead:
+            return self.instead[qname]
         return action
 
     def module_still_used(self, module: str) -> bool:
