@@ -254,12 +254,19 @@ def stack_files(root: Path) -> list[str]:
     return [f for f in code_files(root) if STACK_IMPORT.search(source_text(root / f))]
 
 
+#: seconds one static-check run over one tree may take (the slowest tree of the corpus takes under a minute)
+CHECK_TIMEOUT = 600
+
+
 def run_check(root: Path, target: str, check_path: list[str], transformers: str | None = None) -> dict[str, Any]:
     """One static-check run over the tree: {"files": {path: problems}, "markers": {path: markers}} or {"error"}."""
     cmd = [sys.executable, "-m", "compat.check", ".", "--target-trl", target, "--format", "json"]
     if transformers:
         cmd += ["--target-transformers", transformers]
-    res = subprocess.run(cmd, cwd=root, env=_env(check_path), capture_output=True, text=True)
+    try:
+        res = subprocess.run(cmd, cwd=root, env=_env(check_path), capture_output=True, text=True, timeout=CHECK_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {"error": f"the check ran past {CHECK_TIMEOUT} s (a hang in compat.check: report it)"}
     try:
         problems, markers = parse_check(res.stdout)
     except (ValueError, AttributeError) as exc:

@@ -84,6 +84,12 @@ class Options:
     # the repository's own classes across the modules of this run (`migrations.kinds.local_classes`), built by the
     # runner from the files it walks; None for a single source (`migrate_source`): nothing is known beyond the file
     local_classes: LocalClasses | None = None
+    # what the files of the run import from modules that may be the project's own: `utils:x` for `from utils import
+    # x` / `from .pkg.utils import x` (every `from M import ...` whose M is not a library the rules know), `utils:*`
+    # for a star import: an unused import of a gone name another module takes from this one is not dropped
+    # (`SymbolMigration`). Built by the runner (empty for a single source); a notebook adds the words of the code
+    # the rules never see (IPython lines, `%%` cells, cells that do not parse) under its own name
+    project_imports: frozenset[str] = frozenset()
 
     @property
     def atlas_trl(self) -> str:

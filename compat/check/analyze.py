@@ -204,7 +204,8 @@ class _Collector(ast.NodeVisitor):
 
     # bindings
     def visit_Global(self, node: ast.Global) -> None:
-        self.scope.globals.update(node.names)
+        if self.scope.parent is not None:  # `global x` at module level is legal and means nothing
+            self.scope.globals.update(node.names)
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self.scope.nonlocals.update(node.names)

@@ -14,6 +14,7 @@ else (key order, indentation, outputs, metadata, trailing newline) stays byte-id
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -221,16 +222,22 @@ def migrate_notebook(
         return result
 
     cells: list[_Cell] = []
+    unseen: list[str] = []  # code the rules never see: `%%` cells, masked IPython lines
     for i, cell in enumerate(nb["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or spans[i] is None:
             continue
         src = cell.get("source", "")
         src = "".join(src) if isinstance(src, list) else src
-        if not isinstance(src, str) or is_cell_magic(src):
+        if not isinstance(src, str):
+            continue
+        if is_cell_magic(src):
+            unseen.append(src)
             continue
         masked, taken = mask(src)
         cells.append(_Cell(i, src, masked, taken))
+        unseen.extend(taken)
 
+    options = _seen_elsewhere(options, path, unseen)
     run = _run_cells(cells, options, rules, path, result, migrate_python)
     if run is None:
         return result
@@ -261,6 +268,16 @@ def migrate_notebook(
     return result
 
 
+def _seen_elsewhere(options: Options, path: str | None, code: list[str]) -> Options:
+    """`options` with the words of code the rules do not see (magics, cells left out) counted as names used from
+    elsewhere (`Options.project_imports`), so that no import they use looks unused."""
+    words = set(re.findall(r"\w+", "\n".join(code)))
+    if not words:
+        return options
+    stem = os.path.splitext(os.path.basename(path or ""))[0]
+    return replace(options, project_imports=options.project_imports | {f"{stem}:{w}" for w in words})
+
+
 def _run_cells(
     cells: list[_Cell], options: Options, rules: Sequence[Migration], path: str | None, result: Result,
     migrate_python: MigratePython,
@@ -285,6 +302,7 @@ def _run_cells(
         if len(parseable) == len(cells):  # parses alone, not together: report the joined error
             result.errors.extend(sub.errors)
             return None
+        options = _seen_elsewhere(options, path, [c.source for c in cells if c not in parseable])
         cells = parseable
         joined, starts, added = _join(cells)
         sub = migrate_python(joined, options, rules, path)

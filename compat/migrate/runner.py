@@ -30,6 +30,7 @@ import multiprocessing
 import multiprocessing.connection
 import multiprocessing.context
 import os
+import re
 import signal
 import stat
 import tempfile
@@ -220,6 +221,31 @@ class _LocalClassIndex:
         return local_classes.LocalClasses.merge(self.parts) if self.parts else None
 
 
+#: `from M import a, b` / `from M import (a,\n b)` / `from M import *`, in a .py file or a notebook's JSON
+_FROM_IMPORT = re.compile(rb"\bfrom[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\*|\([^)]*\)|[\w \t,]+)")
+#: modules that are never the project's: the libraries the rules know, and what they import from
+_LIBRARIES = frozenset({b"trl", b"transformers", b"peft", b"accelerate", b"deepspeed", b"torch", b"datasets",
+                        b"compat", b"reference_impl", b"vllm", b"huggingface_hub", b"__future__"})
+
+
+def project_imports(data: bytes) -> set[str]:
+    """What this file imports from modules that may be the project's, as `module:name` (the module's last part:
+    `from .pkg.utils import x` -> `utils:x`) and `module:*` (`Options.project_imports`)."""
+    out: set[str] = set()
+    for match in _FROM_IMPORT.finditer(data):
+        module, names = match.group(1), match.group(2)
+        if module.split(b".")[0] in _LIBRARIES:
+            continue
+        stem = module.rstrip(b".").rsplit(b".", 1)[-1].decode("ascii", "replace")
+        if names == b"*":
+            out.add(f"{stem}:*")
+            continue
+        for word in re.findall(rb"\w+", names):
+            if word != b"as":
+                out.add(f"{stem}:{word.decode('ascii', 'replace')}")
+    return out
+
+
 class _Skip(Exception):
     """A file that is not read or not written, with the error kind and message for its entry."""
 
@@ -294,6 +320,7 @@ def migrate_paths(
         # 1. walk + prefilter: each file read once, nothing kept but the list of candidates
         candidates: list[tuple[int, Target]] = []
         local_classes = _LocalClassIndex()
+        imported: set[str] = set()
 
         def unreadable(path: str, reason: str) -> None:
             entries.append(FileEntry(path, status="failed", errors=[MigrateError("read", reason)]))
@@ -314,8 +341,10 @@ def migrate_paths(
             if prefilter.candidate(target.path, data):
                 candidates.append((len(entries) - 1, target))
             local_classes.add(target.path, target.real, data)
+            if b"import" in data:
+                imported |= project_imports(data)
             del data
-        options = replace(options, local_classes=local_classes.index())
+        options = replace(options, local_classes=local_classes.index(), project_imports=frozenset(imported))
 
         # 2. the dirty-tree guard, before anything is written: files git could not restore go first, so that if one
         # of them changes, nothing at all has been written yet (and nothing will be)

@@ -179,7 +179,7 @@ def drop_kwarg(call: cst.Call, name: str) -> cst.Call:
         # before `)`
         last = args[-1]
         own = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
-        last = last.with_changes(comma=call.args[-1].comma)
+        last = last.with_changes(comma=call.args[-1].comma, whitespace_after_arg=call.args[-1].whitespace_after_arg)
         end = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
         if isinstance(own, cst.ParenthesizedWhitespace) and isinstance(end, cst.ParenthesizedWhitespace):
             last = last.with_changes(comma=last.comma.with_changes(whitespace_after=end.with_changes(

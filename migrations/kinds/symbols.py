@@ -23,6 +23,8 @@ matches) and rewrites imports and uses of the symbols its rule replaces. Two way
 
 from __future__ import annotations
 
+import collections
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -468,7 +470,7 @@ class SymbolMigration(PythonMigration):
         wrapper.visit(collector)
         if not collector.relevant:
             return wrapper.module
-        transformer = _TableTransformer(self, ctx, collector)
+        transformer = _TableTransformer(self, ctx, collector, ctx.module_code(wrapper))
         module = wrapper.visit(transformer)
         if not transformer.changed:
             return wrapper.module
@@ -560,13 +562,19 @@ class _Collector(LazyMetadata, cst.CSTVisitor):
         return False
 
 
+#: a module that may reach its own names by string: no import of it counts as unused
+_DYNAMIC_NAMESPACE = re.compile(r"__all__|\b(?:globals|locals|vars|eval|exec|getattr|__import__)\s*\(")
+
+
 class _TableTransformer(SymbolTransformer):
     """Second pass of the table policy: rewrite imports and uses as the collector decided."""
 
-    def __init__(self, rule: SymbolMigration, ctx: RuleContext, collector: _Collector) -> None:
+    def __init__(self, rule: SymbolMigration, ctx: RuleContext, collector: _Collector, text: str) -> None:
         super().__init__(rule, ctx)
         self.symbol_rule = rule
         self.c = collector
+        self.text = text  # the module's code
+        self._word_counts: collections.Counter[str] | None = None  # empty where a name may be reached dynamically
         self.module_imports: set[str] = set()
 
     # -- uses -------------------------------------------------------------------------------------------
@@ -645,6 +653,10 @@ class _TableTransformer(SymbolTransformer):
                                                                              asname=asname))
                 self.note(node, f"{full} -> {action.module}.{action.name}" + (f": {action.note}" if action.note else ""))
                 continue
+            if isinstance(action, Gone) and self._unused(alias):
+                self.note(node, f"dropped the import of {full}, which this module never uses (gone: "
+                                f"{action.message})")
+                continue
             kept.append(alias)
             if isinstance(action, Gone):
                 self.todo(node, action.message, action.anchor)
@@ -656,6 +668,24 @@ class _TableTransformer(SymbolTransformer):
         for target, aliases in new.items():
             out.append(import_from(target, aliases))
         return out
+
+    def _unused(self, alias: cst.ImportAlias) -> bool:
+        """Whether the name `alias` binds is never used, so its import of a name the target lacks can go (ruff's F401
+        fix): the name is a word of the module's code only once (the import itself: no use, no string or comment
+        naming it, no rebinding), the module declares no `__all__`, is no package `__init__` (a re-export) and
+        does not reach its namespace by name (`globals()`, `vars()`, `eval`, `getattr`, ...), and no file of the run
+        imports the name, or `*`, from a module of this file's name."""
+        local = alias.asname.name if alias.asname is not None else alias.name  # type: ignore[union-attr]
+        if not isinstance(local, cst.Name):
+            return False
+        imported_elsewhere = self.ctx.options.project_imports
+        stem = os.path.splitext(os.path.basename(self.ctx.path or ""))[0]
+        if f"{stem}:{local.value}" in imported_elsewhere or f"{stem}:*" in imported_elsewhere:
+            return False  # another module of the project may take it from this one
+        if self._word_counts is None:
+            dynamic = _DYNAMIC_NAMESPACE.search(self.text) or os.path.basename(self.ctx.path or "") == "__init__.py"
+            self._word_counts = collections.Counter() if dynamic else collections.Counter(re.findall(r"\w+", self.text))
+        return self._word_counts[local.value] == 1
 
     def _already_imported(self, module: str, name: str, node: cst.ImportFrom) -> bool:
         """`from module import name` (unaliased) is a top-level import of the file at or above `node`'s line (the

@@ -114,6 +114,20 @@ def test_names_that_only_look_like_trl_are_left_alone(c116):
         """) == []
 
 
+def test_module_level_global_statement_terminates(c116):
+    """`global x` at module level is legal and a no-op (a research repository of the corpus has one); the name lookup
+    once followed it from the module to the module forever."""
+    found = problems(c116, """\
+        import trl
+        global trl, model
+
+        def f():
+            global model
+            return trl.get_kbit_device_map(), model
+    """)
+    assert [(line, name) for line, _, name in found] == [(6, "trl.get_kbit_device_map")]
+
+
 def test_shadowing_is_scope_aware(c116):
     found = problems(c116, """\
         from trl import SFTTrainer

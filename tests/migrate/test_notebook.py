@@ -113,3 +113,21 @@ def test_mask_roundtrip(src):
     masked, taken = mask(src)
     assert "!" not in masked and "%" not in masked and "?" not in masked
     assert unmask(masked, taken) == src
+
+
+def test_an_import_used_only_by_ipython_lines_or_a_skipped_cell_is_not_unused(tmp_path):
+    """The unused-import drop of a gone name (ruff's F401 fix) counts what the rules never see: a `%time` line, a
+    `%%` cell, a cell that does not parse."""
+    import migrations
+    from migrations.base import Options
+
+    rules = list(migrations.select(Options()))
+    gone = "from trl.trainer.utils import flush_right\nimport trl"
+    for hidden in ("%time y = flush_right(x)", "%%timeit\nflush_right(x)", "y = flush_right(x) +"):
+        text = make_notebook(tmp_path / "a.ipynb", [("code", gone), ("code", hidden)]).decode("utf-8")
+        result = migrate_source(text, rules=rules, path="a.ipynb")
+        cell = json.loads(result.text)["cells"][0]["source"]
+        assert "from trl.trainer.utils import flush_right" in "".join(cell), hidden
+    text = make_notebook(tmp_path / "b.ipynb", [("code", gone), ("code", "%time y = 1")]).decode("utf-8")
+    result = migrate_source(text, rules=rules, path="b.ipynb")
+    assert "flush_right" not in "".join(json.loads(result.text)["cells"][0]["source"])

@@ -72,3 +72,24 @@ def test_a_module_named_trl_inside_a_package_is_migrated(tmp_path: Path) -> None
     assert main(["--allow-dirty", "--allow-no-vcs", str(root)]) == 0
     assert "max_length=512" in (root / "pkg/trainers/trl.py").read_text(encoding="utf-8")
     assert (root / "pkg/trainers/other.py").read_text(encoding="utf-8") == files["pkg/trainers/other.py"]
+
+
+def test_an_unused_gone_import_is_kept_where_another_module_takes_it(tmp_path: Path) -> None:
+    """An import of a gone name nothing in its module uses is dropped (ruff's F401 fix), unless another file of the
+    run imports that name from a module that may be the project's, or `*` from a module of that file's name."""
+    gone = "from trl.trainer.utils import flush_right\nimport os\n"
+    root = _tree(tmp_path / "r", {"helpers.py": gone, "alone.py": gone, "star.py": gone,
+                                  "train.py": "from helpers import flush_right\nfrom star import *\nimport trl\n"})
+    assert main(["--allow-dirty", "--allow-no-vcs", "--target-trl", "1.16.0", str(root)]) == 0
+    assert (root / "alone.py").read_text(encoding="utf-8") == "import os\n"
+    for kept in ("helpers.py", "star.py"):
+        text = (root / kept).read_text(encoding="utf-8")
+        assert "from trl.trainer.utils import flush_right" in text and "TODO(trl-compat)" in text, kept
+
+
+def test_project_imports_reads_every_from_import_form() -> None:
+    from compat.migrate.runner import project_imports
+
+    data = (b"from utils import a, b as c\nfrom .pkg.mod import (\n    d,\n    e,\n)\nfrom tools import *\n"
+            b"from trl import PPOTrainer\nfrom transformers.utils import x\nfrom . import f  # note\n")
+    assert project_imports(data) == {"utils:a", "utils:b", "utils:c", "mod:d", "mod:e", "tools:*", ":f"}

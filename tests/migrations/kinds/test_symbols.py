@@ -149,8 +149,27 @@ def test_table_gone_names_are_marked_and_kept():
 
 
 def test_table_unlisted_name_of_a_removed_module_is_gone():
-    out, _ = run_rule(TABLE, "from trl.experimental.old_pkg import Other\n")
+    out, _ = run_rule(TABLE, "from trl.experimental.old_pkg import Other\n\nOther()\n")
     assert out.startswith("# TODO(trl-compat): trl.experimental.old_pkg was removed in TRL 1.14")
+
+
+def test_table_drops_an_unused_import_of_a_gone_name():
+    """ruff's F401 fix, for a name the target lacks: nothing in the module uses it, so the import goes (a marker
+    would only ask the user to delete it); kept and marked where the module may reach it by name."""
+    out, findings = run_rule(TABLE, "from trl.experimental.old_pkg import Other, OldTrainer\n\nOldTrainer()\n")
+    assert out == "from compat.trl import NewTrainer\n\nNewTrainer()\n"
+    assert any("never uses" in f.message and "old_pkg.Other" in f.message for f in findings)
+    for kept in ("from trl.experimental.old_pkg import Other\n__all__ = ['Other']\n",  # a re-export
+                 "from trl.experimental.old_pkg import Other\nf = globals()['Oth' + 'er']\n",
+                 "from trl.experimental.old_pkg import Other\n# Other is needed by the plugin loader\n",
+                 "try:\n    from trl.experimental.old_pkg import Other\nexcept ImportError:\n    Other = None\n"):
+        out, _ = run_rule(TABLE, kept)
+        assert "import Other" in out and "TODO(trl-compat)" in out, kept
+    out, _ = run_rule(TABLE, "from trl.experimental.old_pkg import Other\n", path="pkg/__init__.py")
+    assert "import Other" in out
+    # inside a block the statement becomes `pass`, so the block stays valid
+    out, _ = run_rule(TABLE, "try:\n    from trl.experimental.old_pkg import Other\nexcept ImportError:\n    pass\n")
+    assert out == "try:\n    pass\nexcept ImportError:\n    pass\n"
 
 
 def test_table_noops():
@@ -170,6 +189,7 @@ def test_table_keeps_a_parenthesised_import_layout():
         )
         from trl.experimental.old_pkg import (Keep2,
             OldTrainer as OT2, Other2)
+        use(Keep, Other, Keep2, Other2)
     """, """\
         # TODO(trl-compat): trl.experimental.old_pkg was removed in TRL 1.14 [test-table]
         from trl.experimental.old_pkg import (
@@ -181,6 +201,8 @@ def test_table_keeps_a_parenthesised_import_layout():
         from trl.experimental.old_pkg import (Keep2,
             Other2)
         from compat.trl import NewTrainer as OT2
+        # TODO(trl-compat): trl.experimental.old_pkg was removed in TRL 1.14 [test-table]
+        use(Keep, Other, Keep2, Other2)
     """)
 
 

@@ -52,6 +52,7 @@ def test_other_cli_utils_names_stay_marked():
     out, findings = run(RULE, """\
         from trl.commands.cli_utils import SftScriptArguments, YamlConfigParser
         args = SftScriptArguments()
+        parser = YamlConfigParser()
     """)
     lines = out.splitlines()
     assert lines[0].startswith("# TODO(trl-compat): SftScriptArguments gone, its fields split")
@@ -65,7 +66,7 @@ def test_other_cli_utils_names_stay_marked():
     ("some_private_helper", "trl.commands.cli_utils was removed in TRL 0.13"),
 ])
 def test_each_gone_name_says_what_to_do(name, says):
-    out, findings = run(RULE, f"from trl.commands.cli_utils import {name}, TrlParser\n")
+    out, findings = run(RULE, f"from trl.commands.cli_utils import {name}, TrlParser\n\nuse({name})\n")
     assert any(says in f.message for f in findings), [f.message for f in findings]
     assert "from trl import TrlParser" in out and f"from trl.commands.cli_utils import {name}" in out
 

@@ -30,6 +30,7 @@ def test_atlas_derived_helpers():
         from trl.trainer.utils import first_true_indices, get_reward, flush_right, pad
 
         idx = first_true_indices(mask)
+        mask = flush_right(mask)
     """)
     assert "from trl.experimental.utils import first_true_indices, get_reward" in out
     assert "from trl.trainer.utils import flush_right, pad" in out

@@ -48,7 +48,7 @@ def test_module_import_and_noops():
         x = compat.trl.get_formatting_func_from_dataset(ds, tok)
     """)
     # a name the module never had: marked, left as it is
-    out, _ = run(FORMATTING, "from trl.extras.dataset_formatting import something_else\n")
+    out, _ = run(FORMATTING, "from trl.extras.dataset_formatting import something_else\nsomething_else(ds)\n")
     assert out.startswith("# TODO(trl-compat)") and "something_else" in out
     noop(FORMATTING, "from trl.extras.profiling import profiling_decorator\n")
     noop(FORMATTING, "dataset_formatting = 1\nFORMAT_MAPPING = {}\n")

@@ -90,10 +90,11 @@ def test_bco_submodule_path_and_guarded_import():
 def test_bco_unknown_name_gets_todo():
     out, findings = run(BCO, """\
         from trl.experimental.bco.bco_trainer import _process_tokens
+        _process_tokens(row)
     """)
     assert out.startswith("# TODO(trl-compat): trl.experimental.bco was removed in TRL 1.14")
     assert out.splitlines()[0].endswith(" [removed-bco]") and findings[0].anchor == "removed-bco"
-    assert [f.severity for f in findings] == ["manual"]
+    assert [f.severity for f in findings] == ["manual", "manual"]  # the import and the use
 
 
 def test_bco_noops():

@@ -70,10 +70,10 @@ def test_prm_trainer_module_names_and_compute_accuracy():
 
 
 def test_prm_unknown_name_gets_todo():
-    out, findings = run(PRM, "from trl.experimental.prm.prm_trainer import score_steps\n")
+    out, findings = run(PRM, "from trl.experimental.prm.prm_trainer import score_steps\nscore_steps(x)\n")
     assert out.startswith("# TODO(trl-compat): trl.experimental.prm was removed in TRL 1.14")
     assert out.splitlines()[0].endswith(" [removed-prm]") and findings[0].anchor == "removed-prm"
-    assert [f.severity for f in findings] == ["manual"]
+    assert [f.severity for f in findings] == ["manual", "manual"]  # the import and the use
 
 
 def test_prm_noops():

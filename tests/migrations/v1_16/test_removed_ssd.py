@@ -7,7 +7,7 @@ from tests.migrations._driver import noop, run
 
 
 def test_ssd():
-    src = "from trl.experimental.ssd import SSDConfig, SSDTrainer\n"
+    src = "from trl.experimental.ssd import SSDConfig, SSDTrainer\n\nSSDTrainer(args=SSDConfig())\n"
     out, findings = run(SSD, src)
     assert out.startswith("# TODO(trl-compat): trl.experimental.ssd was removed in TRL 1.16")
     assert run(SSD, src, target="1.15.0")[0] == src

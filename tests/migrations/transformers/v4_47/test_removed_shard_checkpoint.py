@@ -18,8 +18,12 @@ def test_import_and_use_are_marked():
     assert lines[3].startswith(PREFIX) and lines[4] == src.splitlines()[2]
     assert len(findings) == 2 and not any(f.changed for f in findings)
     # the other names of the same import stay importable and unmarked
-    out, _ = run(RULE, "from transformers.modeling_utils import PreTrainedModel, shard_checkpoint\n")
+    out, _ = run(RULE, "from transformers.modeling_utils import PreTrainedModel, shard_checkpoint\n\nshard_checkpoint(sd)\n")
     assert out.splitlines()[0].startswith(PREFIX)
+    # an import nothing in the module uses is dropped instead (ruff's F401 fix), the other names kept
+    out, findings = run(RULE, "from transformers.modeling_utils import PreTrainedModel, shard_checkpoint\n")
+    assert out == "from transformers.modeling_utils import PreTrainedModel\n"
+    assert any("never uses" in f.message for f in findings)
 
 
 def test_noop():

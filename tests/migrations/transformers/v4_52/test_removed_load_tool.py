@@ -18,7 +18,7 @@ def test_the_trl_tools_example_is_marked():
     assert lines[0].startswith(PREFIX) and lines[1] == src.splitlines()[0]
     assert lines[3].startswith(PREFIX) and lines[4] == src.splitlines()[2]
     assert len(findings) == 2 and not any(f.changed for f in findings)
-    out, _ = run(RULE, "from transformers.tools import load_tool\n")
+    out, _ = run(RULE, "from transformers.tools import load_tool\ntool = load_tool('calc')\n")
     assert out.startswith(PREFIX)
 
 

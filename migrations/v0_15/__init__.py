@@ -1,0 +1,1 @@
+"""Migrations forced by TRL 0.15."""
