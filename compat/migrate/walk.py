@@ -43,7 +43,33 @@ def skipped_folder(path: str, name: str) -> bool:
         return True
     if name == "trl" and os.path.exists(os.path.join(path, "__init__.py")):
         return not wrapper_subpackage(path)
+    if name == "trl" and source_copy(path):
+        return True
     return any(os.path.exists(os.path.join(path, m)) for m in VENV_MARKERS)
+
+
+#: a relative import of a module or package: `from .import_utils import x`, `from ..core import y`
+_RELATIVE_IMPORT = re.compile(rb"^[ \t]*from[ \t]+\.+[ \t]*\w", re.MULTILINE)
+
+
+def source_copy(path: str) -> bool:
+    """Whether the folder `path` (named `trl`, no `__init__.py`) holds copies of TRL's own modules, kept to read (a
+    course's annotated `trl/core.py`, `trl/trainer/ppo_trainer.py`): a file directly in it imports a sibling module
+    relatively (`from .import_utils import ...`), which only TRL's own package does. Without `__init__.py` Python
+    never imports it as `trl` (the installed TRL, a regular package, wins), so nothing runs it: left alone as a copy."""
+    try:
+        with os.scandir(path) as it:
+            files = [e.path for e in it if e.name.endswith(".py") and e.is_file()]
+    except OSError:
+        return False
+    for file in files:
+        try:
+            with open(file, "rb") as fh:
+                if _RELATIVE_IMPORT.search(fh.read(1 << 20)):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def wrapper_subpackage(path: str) -> bool:

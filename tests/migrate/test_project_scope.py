@@ -93,3 +93,16 @@ def test_project_imports_reads_every_from_import_form() -> None:
     data = (b"from utils import a, b as c\nfrom .pkg.mod import (\n    d,\n    e,\n)\nfrom tools import *\n"
             b"from trl import PPOTrainer\nfrom transformers.utils import x\nfrom . import f  # note\n")
     assert project_imports(data) == {"utils:a", "utils:b", "utils:c", "mod:d", "mod:e", "tools:*", ":f"}
+
+
+def test_a_trl_folder_of_copied_trl_modules_is_left_alone(tmp_path: Path) -> None:
+    """A course's annotated copy of TRL's modules in a `trl/` folder without `__init__.py` (`from .import_utils ...`
+    inside) is TRL's code, not the project's: never rewritten. A `trl/` folder of the project's own scripts is."""
+    copy = "from transformers import top_k_top_p_filtering\n\nfrom .import_utils import is_npu_available\n"
+    script = "from transformers import top_k_top_p_filtering\nimport trl\n\ntop_k_top_p_filtering(x)\n"
+    root = _tree(tmp_path / "r", {"notes/trl/core_original.py": copy, "notes/trl/trainer/ppo_trainer.py": copy,
+                                  "runs/trl/run.py": script, "train.py": "import trl\n"})
+    assert main(["--allow-dirty", "--allow-no-vcs", "--target-trl", "1.16.0", str(root)]) == 0
+    assert (root / "notes/trl/core_original.py").read_text(encoding="utf-8") == copy
+    assert (root / "notes/trl/trainer/ppo_trainer.py").read_text(encoding="utf-8") == copy
+    assert "TODO(trl-compat)" in (root / "runs/trl/run.py").read_text(encoding="utf-8")
