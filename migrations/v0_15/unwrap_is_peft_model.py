@@ -18,11 +18,7 @@ from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration
 from migrations.kinds.cst import drop_kwarg, kwarg, side_effect_free
-from migrations.kinds.imports import imported_names
-
-
-def _is_unwrap(qnames: set[str]) -> bool:
-    return any(q.startswith("trl.") and q.endswith(".unwrap_model_for_generation") for q in qnames)
+from migrations.kinds.imports import trl_refs
 
 
 class _Transformer(MigrationTransformer):
@@ -30,7 +26,7 @@ class _Transformer(MigrationTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         arg = kwarg(updated_node, "is_peft_model")
-        if arg is None or not _is_unwrap(imported_names(self, original_node.func)):
+        if arg is None or not any(r.name == "unwrap_model_for_generation" for r in trl_refs(self, original_node.func)):
             return updated_node
         if not side_effect_free(arg.value):
             self.todo(original_node, "unwrap_model_for_generation() takes no is_peft_model= since TRL 0.15 (it did "

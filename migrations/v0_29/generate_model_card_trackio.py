@@ -15,13 +15,9 @@ from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration
 from migrations.kinds.cst import dotted, kwarg, make_kwarg, set_kwarg
-from migrations.kinds.imports import imported_names
+from migrations.kinds.imports import trl_refs
 
 _POSITION = 6  # base_model, model_name, hub_model_id, dataset_name, tags, wandb_url, [trackio_url], trainer_name
-
-
-def _is_generate_model_card(qnames: set[str]) -> bool:
-    return any(q.startswith("trl.") and q.endswith(".generate_model_card") for q in qnames)
 
 
 def _with_trackio_url(call: cst.Call) -> cst.Call:
@@ -43,7 +39,7 @@ class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if not _is_generate_model_card(imported_names(self, original_node.func)):
+        if not any(r.name == "generate_model_card" for r in trl_refs(self, original_node.func)):
             return updated_node
         if any(a.star for a in updated_node.args) or kwarg(updated_node, "trackio_url") is not None:
             return updated_node
