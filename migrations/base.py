@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import functools
 import io
+import os
 import re
 import tokenize
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, NamedTuple
 
 import libcst as cst
@@ -64,6 +65,16 @@ FIX_SAFETY: dict[str, str] = {
 }
 
 
+def module_stem(path: str | None) -> str:
+    """The last part of the module name the file at `path` is imported as (`src/pkg/utils.py` -> `utils`)."""
+    return os.path.splitext(os.path.basename(path or ""))[0]
+
+
+def project_import(stem: str, name: str) -> str:
+    """An entry of `Options.project_imports`: `name` (or `*`) imported from a module whose last part is `stem`."""
+    return f"{stem}:{name}"
+
+
 @dataclass(frozen=True)
 class Options:
     """What the user asked for, shared by every rule of one run."""
@@ -90,6 +101,16 @@ class Options:
     # (`SymbolMigration`). Built by the runner (empty for a single source); a notebook adds the words of the code
     # the rules never see (IPython lines, `%%` cells, cells that do not parse) under its own name
     project_imports: frozenset[str] = frozenset()
+
+    def imported_elsewhere(self, path: str | None, name: str) -> bool:
+        """Whether some file of the run imports `name`, or `*`, from the module the file at `path` is imported as."""
+        stem = module_stem(path)
+        return project_import(stem, name) in self.project_imports or project_import(stem, "*") in self.project_imports
+
+    def with_imported_elsewhere(self, path: str | None, names: Iterable[str]) -> Options:
+        """These options with `names` counted as imported from the file at `path` by another module."""
+        stem = module_stem(path)
+        return replace(self, project_imports=self.project_imports | {project_import(stem, n) for n in names})
 
     @property
     def atlas_trl(self) -> str:

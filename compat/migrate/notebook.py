@@ -14,7 +14,6 @@ else (key order, indentation, outputs, metadata, trailing newline) stays byte-id
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -272,10 +271,7 @@ def _seen_elsewhere(options: Options, path: str | None, code: list[str]) -> Opti
     """`options` with the words of code the rules do not see (magics, cells left out) counted as names used from
     elsewhere (`Options.project_imports`), so that no import they use looks unused."""
     words = set(re.findall(r"\w+", "\n".join(code)))
-    if not words:
-        return options
-    stem = os.path.splitext(os.path.basename(path or ""))[0]
-    return replace(options, project_imports=options.project_imports | {f"{stem}:{w}" for w in words})
+    return options.with_imported_elsewhere(path, words) if words else options
 
 
 def _run_cells(

@@ -42,7 +42,16 @@ from typing import Literal
 
 from migrations import select
 from migrations.kinds import local_classes
-from migrations.base import Finding, ManifestMigration, Migration, Options, PythonMigration, gates, gates_match
+from migrations.base import (
+    Finding,
+    ManifestMigration,
+    Migration,
+    Options,
+    PythonMigration,
+    gates,
+    gates_match,
+    project_import,
+)
 
 from . import depth, gitguard, interrupts, resolution
 from .engine import MigrateError, file_kind, migrate_source
@@ -238,11 +247,11 @@ def project_imports(data: bytes) -> set[str]:
             continue
         stem = module.rstrip(b".").rsplit(b".", 1)[-1].decode("ascii", "replace")
         if names == b"*":
-            out.add(f"{stem}:*")
+            out.add(project_import(stem, "*"))
             continue
         for word in re.findall(rb"\w+", names):
             if word != b"as":
-                out.add(f"{stem}:{word.decode('ascii', 'replace')}")
+                out.add(project_import(stem, word.decode("ascii", "replace")))
     return out
 
 

@@ -678,9 +678,7 @@ class _TableTransformer(SymbolTransformer):
         local = alias.asname.name if alias.asname is not None else alias.name  # type: ignore[union-attr]
         if not isinstance(local, cst.Name):
             return False
-        imported_elsewhere = self.ctx.options.project_imports
-        stem = os.path.splitext(os.path.basename(self.ctx.path or ""))[0]
-        if f"{stem}:{local.value}" in imported_elsewhere or f"{stem}:*" in imported_elsewhere:
+        if self.ctx.options.imported_elsewhere(self.ctx.path, local.value):
             return False  # another module of the project may take it from this one
         if self._word_counts is None:
             dynamic = _DYNAMIC_NAMESPACE.search(self.text) or os.path.basename(self.ctx.path or "") == "__init__.py"
