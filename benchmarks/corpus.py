@@ -15,7 +15,9 @@ For each entry this script
      `git archive`, but a blob the mirror lacks - stored snapshots leave out some large data files - is skipped and
      counted instead of aborting the extraction), then `git init && git add -A && git commit` so the migrator's
      dirty-tree guard passes;
-  2. counts the `.py`/`.ipynb` files that import `trl`;
+  2. counts the `.py`/`.ipynb` files that import `trl`, less those whose `trl` is the repository's own copy (a
+     `trl/` package beside them or on a folder they put on `sys.path`: the check's `own_trl`, files the migrator
+     leaves alone; listed as `own_trl_files`);
   3. runs, BEFORE migrating: the static check (`python -m compat.check . --target-trl V --format json`) on TRL 1.16
      and on 1.13, and `ruff check --select F401,F811,F841`;
   4. migrates as a user does: `python -m compat.migrate . --report r.json` (a subprocess of this interpreter);
@@ -202,7 +204,10 @@ def count_markers(root: Path, files: list[str]) -> dict[str, int]:
     for f in files:
         p = root / f
         if p.is_file():
-            n = p.read_bytes().decode("utf-8", "replace").count(MARKER)
+            data = p.read_bytes()
+            # a UTF-16 requirements file (PowerShell's `pip freeze >`, which pip reads) is counted too
+            utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+            n = data.decode("utf-16" if utf16 else "utf-8", "replace").count(MARKER)
             if n:
                 counts[f] = n
     return counts
@@ -275,7 +280,11 @@ def run_check(root: Path, target: str, check_path: list[str], transformers: str 
     def rel(k: str) -> str:
         return os.path.relpath(k, root) if os.path.isabs(k) else k
 
-    return {"files": {rel(k): v for k, v in problems.items()}, "markers": {rel(k): v for k, v in markers.items()}}
+    # files whose `trl` is the repository's own copy (the migrator leaves them alone): not files that import TRL
+    own = [rel(os.path.normpath(str(f["path"]))) for f in json.loads(res.stdout).get("files", [])
+           if isinstance(f, dict) and f.get("own_trl") and "path" in f]
+    return {"files": {rel(k): v for k, v in problems.items()}, "markers": {rel(k): v for k, v in markers.items()},
+            "own_trl": own}
 
 
 def _cell_source(path: Path, cell: int | None) -> str | None:
@@ -406,6 +415,10 @@ def run_entry(entry: dict[str, Any], mirrors: Path | None, opts: argparse.Namesp
             result["stack_files"] = len(stack)
             for tf in STACK_TARGETS:
                 stack_before[tf] = run_check(root, "1.16.0", opts.check_path, tf)
+    own_trl = sorted({f for c in check_before.values() for f in c.get("own_trl", ())} & set(trl))
+    if own_trl:  # they import the repository's own copy of trl, which no TRL upgrade touches: not counted as trl files
+        trl = [f for f in trl if f not in own_trl]
+        result.update(trl_files=len(trl), trl_file_list=trl, own_trl_files=own_trl)
     ruff_before = run_ruff(root, ruff) if ruff else None
 
     report_path = workdir / f"{dest.name}.report.json"

@@ -166,6 +166,11 @@ def scan_file(path: str) -> list[Marker]:
             data = fh.read()
     except OSError:
         return []
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):  # a UTF-16/32 manifest (pip reads one)
+        from compat.migrate.textio import manifest_text
+
+        text = manifest_text(data)
+        return scan_text(path, text) if MARKER_TAG in text else []
     if MARKER_TAG.encode() not in data:
         return []
     return scan_text(path, data.decode("utf-8", "replace"))

@@ -33,6 +33,7 @@ for an `args` the migration cannot see (rule `trainer-kwargs-to-config`).
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import compat
@@ -201,13 +202,16 @@ def _length_grouping(group_by_length: bool) -> dict[str, Any]:
     return {"train_sampling_strategy": "group_by_length"} if group_by_length else {}
 
 
-def _tensorboard_dir(folder: str) -> dict[str, str]:
+def _tensorboard_dir(folder: str | os.PathLike[str] | None, *, tensorboard: bool = False) -> dict[str, Any]:
     """`TrainingArguments(**tensorboard_dir(folder))`: the keyword of the installed transformers for code written
-    with `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`, which writes this only where `report_to=`
-    leaves TensorBoard off on 5.x).
+    with `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`).
 
     Where the installed `TrainingArguments` still has the field (transformers <= 5.14) this returns the keyword as
     it was written: the call is the original one. On 5.15+ nothing: only the TensorBoard callback read the field.
+    With `tensorboard=True` (the rule writes it where `report_to=` may turn TensorBoard on) 5.15+ gets the folder
+    where its TensorBoard callback looks for it: the environment variable `TENSORBOARD_LOGGING_DIR`, read when the
+    Trainer is built (after its config), so the run logs where it did. The variable is the process's: every Trainer
+    built after this call logs there (the rule writes it only in a module that sets one folder).
     """
     import dataclasses
 
@@ -215,6 +219,8 @@ def _tensorboard_dir(folder: str) -> dict[str, str]:
 
     if any(f.name == "logging_dir" for f in dataclasses.fields(TrainingArguments)):
         return {"logging_dir": folder}
+    if tensorboard and folder is not None:
+        os.environ["TENSORBOARD_LOGGING_DIR"] = os.fspath(folder)
     return {}
 
 

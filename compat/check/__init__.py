@@ -67,10 +67,13 @@ class FileResult:
     markers: list[Marker] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     checked: bool = False  # the API check ran (the file mentions trl and parsed)
+    # why `trl` in this file is the repository's own copy, not TRL (the migrator leaves such a file alone): its TRL
+    # names are not held against the target; None for a file that imports the installed TRL
+    own_trl: str | None = None
 
     def to_json(self) -> dict:
         return {"path": self.path, "problems": [p.to_json() for p in self.problems],
-                "markers": [m.to_json() for m in self.markers], "errors": list(self.errors)}
+                "markers": [m.to_json() for m in self.markers], "errors": list(self.errors), "own_trl": self.own_trl}
 
 
 @dataclass
@@ -108,6 +111,7 @@ class CheckReport:
                 "problems": self.problems, "markers": self.markers, "errors": self.errors,
                 "files_with_problems": sum(1 for f in self.files if f.problems),
                 "files_with_markers": sum(1 for f in self.files if f.markers),
+                "own_trl": sum(1 for f in self.files if f.own_trl),
                 "by_code": dict(sorted(by_code.items())), "seconds": round(self.seconds, 3)}
 
     def to_json(self) -> dict:
@@ -285,9 +289,25 @@ def _wanted(path: str) -> bool:
     return path.endswith((".py", ".pyi", ".ipynb")) or matches_patterns(path, MARKER_FILE_PATTERNS)
 
 
+def _own_trl(path: str, real: str, text: str) -> str | None:
+    """Why the `trl` this file imports is the repository's own copy (a `trl/` package or `trl.py` beside it, or on a
+    folder the file puts on `sys.path`), as the migrator decides it (`compat.migrate.runner.vendored_trl`,
+    `compat.migrate.resolution.vendored_by_sys_path`); None for the installed TRL."""
+    from compat.migrate import resolution
+    from compat.migrate.runner import vendored_trl
+
+    copy = vendored_trl(real)
+    if copy is not None:
+        return f"`trl` here is the repository's own copy ({os.path.relpath(copy, os.path.dirname(real))})"
+    if path.endswith((".py", ".pyi")) and (finding := resolution.vendored_by_sys_path(real, text)) is not None:
+        return finding.message.removeprefix("left alone: ")
+    return None
+
+
 def check_paths(paths: Sequence[str], target: Target, *, exclude: Iterable[str] = (),
                 on_error: Callable[[str, str], None] | None = None) -> CheckReport:
     """Check every file under `paths` (walked like `compat.migrate`: .gitignore honoured, virtualenvs skipped)."""
+    from compat.migrate.textio import DecodeError, decode_manifest
     from compat.migrate.walk import iter_targets
 
     started = time.perf_counter()
@@ -309,14 +329,21 @@ def check_paths(paths: Sequence[str], target: Target, *, exclude: Iterable[str] 
         except OSError as exc:
             files.append(FileResult(t.path, errors=[f"cannot read: {exc.strerror or exc}"]))
             continue
-        if not any(word in data for word in _PREFILTER):  # cheap prefilter: no checked package, no marker
+        source = t.path.endswith((".py", ".pyi", ".ipynb"))
+        if source and not any(word in data for word in _PREFILTER):  # cheap prefilter: no checked package, no marker
             continue
         try:
-            text = _decode(data) if t.path.endswith((".py", ".pyi")) else data.decode("utf-8-sig")
-        except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+            text = (_decode(data) if t.path.endswith((".py", ".pyi")) else data.decode("utf-8-sig") if source
+                    else decode_manifest(data).text)  # a manifest as pip reads it: a UTF-16 BOM is honoured
+        except (UnicodeDecodeError, SyntaxError, LookupError, DecodeError) as exc:
             files.append(FileResult(t.path, errors=[f"cannot decode: {exc}"]))
             continue
+        if not source and not any(word.decode() in text for word in _PREFILTER):
+            continue
         result = check_source(t.path, text, checker)
+        if result.checked and (own := _own_trl(t.path, t.real, text)):
+            result.own_trl = own
+            result.problems = [p for p in result.problems if p.name.split(".", 1)[0].split("(", 1)[0] != "trl"]
         if result.problems or result.markers or result.errors or result.checked:
             files.append(result)
     files.extend(missing)

@@ -65,7 +65,9 @@ def print_text(report: CheckReport, out: TextIO) -> None:
               f"({t.source}); {s['scanned']} file(s) scanned, {s['checked']} checked: "
               f"{s['problems']} problem(s) in {s['files_with_problems']} file(s), {s['markers']} marker(s) left "
               f"(`# TODO(trl-compat):`) in {s['files_with_markers']} file(s)"
-              + (f", {s['errors']} file error(s)" if s["errors"] else "") + f"; {s['seconds']:.2f} s\n")
+              + (f", {s['errors']} file error(s)" if s["errors"] else "")
+              + (f", {s['own_trl']} file(s) importing the repository's own copy of trl (its names not checked "
+                 "against TRL)" if s["own_trl"] else "") + f"; {s['seconds']:.2f} s\n")
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:

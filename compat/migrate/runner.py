@@ -55,7 +55,7 @@ from migrations.base import (
 
 from . import depth, gitguard, interrupts, resolution
 from .engine import MigrateError, file_kind, migrate_source
-from .textio import DecodeError, Decoded, decode_python, decode_utf8
+from .textio import DecodeError, Decoded, decode_manifest, decode_python, decode_utf8, manifest_text
 from .interrupts import Interrupted
 from .walk import SOURCE_SUFFIXES, Target, iter_targets
 
@@ -139,9 +139,13 @@ class _Prefilter:
         return name.endswith(SOURCE_SUFFIXES) or any(r.matches(name) for r in self.manifests)
 
     def candidate(self, name: str, data: bytes) -> bool:
+        manifest: bytes | None = None
         for r in self.manifests:
-            if r.matches(name) and (not r.triggers or any(t.encode() in data for t in r.triggers)):
-                return True
+            if r.matches(name):
+                if manifest is None:  # a UTF-16 requirements file (pip reads one): its triggers are not ASCII bytes
+                    manifest = data if data.isascii() else manifest_text(data).encode("utf-8", "replace")
+                if not r.triggers or any(t.encode() in manifest for t in r.triggers):
+                    return True
         if not name.endswith(SOURCE_SUFFIXES):
             return False
         return gates_match(self.groups, data)
@@ -500,17 +504,18 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
             "vendored-trl", f"left alone: `trl` here is the repository's own copy ({os.path.relpath(vendored)}), "
             "not the installed TRL", 1, 1, "", "info", False)])
     try:
-        decoded: Decoded = decode_python(data) if kind.startswith("python") else decode_utf8(data)
+        decoded: Decoded = (decode_python(data) if kind.startswith("python") else decode_manifest(data)
+                            if kind == "manifest" else decode_utf8(data))
     except DecodeError as exc:
         return _Outcome(errors=[MigrateError("decode", str(exc))])
     if kind.startswith("python"):
         by_sys_path = resolution.vendored_by_sys_path(path, decoded.text)
         if by_sys_path is not None:  # its `trl` is a copy on the folder it puts on sys.path: left alone, as above
-            return _Outcome(encoding=decoded.encoding + ("-sig" if decoded.bom else ""), parsed=False,
+            return _Outcome(encoding=decoded.label, parsed=False,
                             findings=[by_sys_path])
     result = migrate_source(decoded.text, options=options, rules=rules, path=path, verify_idempotent=verify)
     outcome = _Outcome(
-        encoding=decoded.encoding + ("-sig" if decoded.bom else ""),
+        encoding=decoded.label,
         parsed=result.parsed,
         rules_applied=result.rules_applied,
         findings=result.findings,

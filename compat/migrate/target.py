@@ -26,6 +26,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from .textio import manifest_text
 from .walk import git_toplevel
 
 KNOWN_RELEASES = tuple(Version(v) for v in ("1.13.0", "1.14.0", "1.15.0", "1.16.0"))
@@ -167,8 +168,8 @@ def package_pins(folder: str, package: str) -> list[tuple[str, str]]:
             if not os.path.isfile(path):
                 continue
             try:
-                with open(path, encoding="utf-8") as fh:
-                    lines = _requirement_lines(path, fh.read(), package)
+                with open(path, "rb") as fh:
+                    lines = _requirement_lines(path, manifest_text(fh.read()), package)
             except (OSError, ValueError, SyntaxError, configparser.Error):
                 continue
             for line in lines:
@@ -291,7 +292,8 @@ def project_uses_trl(paths: list[str], exclude: tuple[str, ...] | list[str] = ()
             continue
         base = os.path.basename(path)
         if base.startswith(manifests) and (base != "setup.py" or b"trl" in data):
-            if b"trl" in data and requires_trl(data.decode("utf-8", "replace"), base, path):
+            text = manifest_text(data)
+            if "trl" in text and requires_trl(text, base, path):
                 return True
             if base != "setup.py":
                 continue

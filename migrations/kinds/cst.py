@@ -310,7 +310,7 @@ def literal_value(node: cst.BaseExpression | None, default: Any = _NO_VALUE) -> 
 
 def side_effect_free(node: cst.BaseExpression) -> bool:
     """True when evaluating `node` can do nothing but produce a value: names, attribute reads of names, literals, and
-    unary/binary/boolean/comparison operators, tuples, lists and dicts of those. A call, subscript, lambda, walrus or
+    unary/binary/boolean/comparison operators, conditional expressions, tuples, lists and dicts of those. A call, subscript, lambda, walrus or
     comprehension is not (it may run user code or bind a name), so an argument holding one is never dropped.
 
     Attribute reads can in principle run a property; a rule dropping one still marks the line it edits.
@@ -327,6 +327,8 @@ def side_effect_free(node: cst.BaseExpression) -> bool:
         return side_effect_free(node.left) and side_effect_free(node.right)
     if isinstance(node, cst.Comparison):
         return side_effect_free(node.left) and all(side_effect_free(t.comparator) for t in node.comparisons)
+    if isinstance(node, cst.IfExp):
+        return side_effect_free(node.test) and side_effect_free(node.body) and side_effect_free(node.orelse)
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
         return all(isinstance(e, cst.Element) and side_effect_free(e.value) for e in node.elements)
     if isinstance(node, cst.Dict):

@@ -7,6 +7,9 @@ every import form; a call of an unrelated `GRPOConfig` (a user's own class) is l
 * rename a keyword (`use_transformers_paged=` -> `use_transformers_continuous_batching=`), refusing with a TODO when
   the new keyword is already passed;
 * rename a literal string value (`packing_strategy="bfd-requeue"` -> `"bfd_split"`);
+* drop a keyword that did nothing but warn (or refuse a setup) on every release the migrated manifest allows, when its
+  value can be dropped unseen: a literal of `drop_literals`, or with none given any value with no side effect and
+  no attribute read (`side_effect_free`: literals, names, comparisons, conditional expressions); else TODO;
 * TODO only (a deprecated option whose successor needs a human decision).
 
 Callees may also be named by pattern (`callee_prefixes` + `callee_suffixes`: every
@@ -25,7 +28,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import kwarg, replace_string, string_value
+from migrations.kinds.cst import drop_kwarg, kwarg, literal_value, replace_string, side_effect_free, string_value
 from migrations.kinds.imports import imported_names
 # the argument parsers and their parse methods live with the index of local classes, which reads them too
 from migrations.kinds.local_classes import ARGUMENT_PARSERS, PARSE_METHODS
@@ -59,13 +62,15 @@ class OptionChange:
 
     callees: frozenset[str]
     key: str
-    kind: Literal["rename-key", "rename-value", "todo"]
+    kind: Literal["rename-key", "rename-value", "drop", "todo"]
     new_key: str = ""
     old_value: str = ""  # rename-value / todo: only this literal value (empty: any value)
     new_value: str = ""
     message: str = ""  # the note (applied) or the TODO text
     skip_values: frozenset[str] = frozenset()  # todo: no marker when the value is one of these qualified names
     skip_zero: bool = False  # todo: no marker for a literal 0 / 0.0 (the option's off value)
+    drop_literals: tuple[object, ...] = ()  # drop: only these literal values (empty: any value without side effects)
+    todo: str = ""  # drop: the TODO text where the value cannot be dropped
     # callees named by a pattern rather than listed (`transformers.<anything>.from_pretrained`): a qualified name
     # matches when it starts with one of `callee_prefixes` and ends with one of `callee_suffixes`
     callee_prefixes: tuple[str, ...] = ()
@@ -126,6 +131,12 @@ class OptionTransformer(MigrationTransformer):
                 new_value = replace_string(arg.value, change.new_value)
                 call = call.with_changes(args=[arg.with_changes(value=new_value) if a is arg else a for a in call.args])
                 self.note(original_node, f'{change.key}="{change.old_value}" -> "{change.new_value}" ({change.message})')
+            elif change.kind == "drop":
+                if self._droppable(arg.value, change.drop_literals):
+                    call = drop_kwarg(call, change.key)
+                    self.note(original_node, f"{change.key}= dropped ({change.message})")
+                else:
+                    self.todo(original_node, change.todo)
             else:  # todo
                 if change.old_value and string_value(arg.value) != change.old_value:
                     continue
@@ -138,3 +149,23 @@ class OptionTransformer(MigrationTransformer):
                     continue
                 self.todo(original_node, change.message)
         return call
+
+    @staticmethod
+    def _droppable(value: cst.BaseExpression, literals: tuple[object, ...]) -> bool:
+        if literals:
+            found = literal_value(value, _NOT_LITERAL)
+            return found is not _NOT_LITERAL and any(found == v and type(found) is type(v) for v in literals)
+        return side_effect_free(value) and not any(
+            isinstance(n, cst.Attribute) for n in _walk(value))  # an attribute read may run a property
+
+
+_NOT_LITERAL = object()
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        todo.extend(n.children)
+    return out

@@ -33,15 +33,16 @@ TRL_REQUIREMENT = re.compile(_REQUIREMENT.format(name="trl"))
 
 def committed_text(path: Path) -> str | None:
     """The file as committed at HEAD (when tracked in git), else as on disk; None when it cannot be read."""
+    from compat.migrate.textio import manifest_text  # a UTF-16 requirements file reads as pip reads it
     try:
         out = subprocess.run(["git", "-C", str(path.parent), "show", f"HEAD:./{path.name}"], capture_output=True,
-                             text=True, timeout=10, check=False)
+                             timeout=10, check=False)
         if out.returncode == 0:
-            return out.stdout
+            return manifest_text(out.stdout)
     except (OSError, subprocess.SubprocessError):
         pass
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return manifest_text(path.read_bytes())
     except OSError:
         return None
 

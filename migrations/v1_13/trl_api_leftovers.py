@@ -13,7 +13,8 @@ the offending line"). Markers only, never a rewrite (safe).
 Left to the library rules that run after the TRL rules (`stack-api-leftovers` marks what they leave): problems of
 transformers/peft/accelerate names, and config keywords a TRL config inherits from `TrainingArguments`
 (`SFTConfig(warmup_ratio=)`), whose breaks are transformers'. The marking is `migrations.kinds.leftovers`.
-Notebooks are skipped (their cells share one namespace; the check of a notebook reads them together).
+A notebook is checked as the engine hands it to the rules, its code cells joined into one module (they share one
+namespace, as the check of a notebook reads them), and each marker lands in the cell of its statement.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ class TrlApiLeftovers(PythonMigration):
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         module = wrapper.module
-        if ctx.path and not ctx.path.endswith((".py", ".pyi")):
-            return module
         options = ctx.options
         libraries = tuple((name, str(version)) for name, version in options.targets if name != "trl")
         try:

@@ -533,3 +533,24 @@ def test_training_config_classes_are_trls_own():
     assert "max_seq_length" not in removed_config_fields("trl.SFTConfig", "0.19.1")
     # 0.11's OnPolicyConfig declared world_size; on 1.16 TrainingArguments answers it as a property
     assert "world_size" not in removed_config_fields("trl.RLOOConfig", "1.16.0")
+
+
+def test_a_file_importing_the_repositorys_own_trl_copy_is_not_held_against_trl(tmp_path, capsys):
+    """A `trl/` package beside a script, or on a folder the script puts on `sys.path`, is what `from trl import ...`
+    imports there (a vendored TRL 0.4 in a real PPO-era repository, szalouk/rlhf-bias): the migrator leaves the file
+    alone, and the check does not hold its TRL names against the target; its transformers names still are."""
+    _write(tmp_path, {
+        "trl/__init__.py": "from .trainer import PPOConfig\n",
+        "rl.py": "from trl import PPOConfig\nfrom transformers import load_tool\n",
+        "notebooks/uses_vendor.py": "import sys\nsys.path.insert(0, '../vendor')\nfrom trl import PPOConfig\n",
+        "vendor/trl/__init__.py": "PPOConfig = object\n",
+        "elsewhere/real.py": "from trl import PPOConfig\n",
+    })
+    assert main([str(tmp_path), "--target-trl", "1.16", "--format", "json"]) == 1
+    files = {Path(f["path"]).relative_to(tmp_path).as_posix(): f for f in json.loads(capsys.readouterr().out)["files"]}
+    assert files["rl.py"]["own_trl"] == "`trl` here is the repository's own copy (trl/__init__.py)"
+    assert [p["name"] for p in files["rl.py"]["problems"]] == ["transformers.load_tool"]
+    assert "puts ../vendor on sys.path" in files["notebooks/uses_vendor.py"]["own_trl"]
+    assert files["notebooks/uses_vendor.py"]["problems"] == []
+    assert files["elsewhere/real.py"]["own_trl"] is None
+    assert [p["name"] for p in files["elsewhere/real.py"]["problems"]] == ["trl.PPOConfig"]

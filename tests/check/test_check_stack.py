@@ -60,9 +60,9 @@ def test_migrated_for_5_the_code_passes_on_4_56_2_and_5_x():
     options = Options(target_trl=Version("1.16.0"), targets=tuple((k, Version(v)) for k, v in NEWEST.items()))
     result = migrate_source(EXAMPLES, options=options, rules=select(options), path="train.py")
     assert result.ok, result.errors
-    # logging_dir= read by TensorBoard has no spelling for both: it is marked and stays flagged on 5.15+, nothing else
-    assert "# TODO(trl-compat): logging_dir= was removed in transformers 5.15" in result.text
-    assert _problems(result.text, NEWEST) == {("unknown-keyword", "trl.GRPOConfig(logging_dir=)")}
+    # logging_dir= read by TensorBoard: the keyword up to 5.14, TENSORBOARD_LOGGING_DIR on 5.15+ (compat.trl)
+    assert '**tensorboard_dir("logs", tensorboard=True)' in result.text
+    assert _problems(result.text, NEWEST) == set()
     assert _problems(result.text, FLOOR) == set()
 
 

@@ -7,6 +7,7 @@ check must list exactly the marker lines the migrator wrote, file by file (count
 
 from __future__ import annotations
 
+import codecs
 import subprocess
 from pathlib import Path
 
@@ -84,3 +85,12 @@ def test_check_lists_every_marker_the_migrator_wrote(tmp_path: Path) -> None:
               for f in report.files if f.markers}
     assert listed == written
     assert report.markers == sum(written.values())
+
+
+def test_check_reads_a_utf16_requirements_file_as_pip_does(tmp_path: Path) -> None:
+    """A UTF-16 requirements file (PowerShell's `pip freeze >`) holds no ASCII `trl` bytes: its marker is still found
+    (the file is decoded by its byte-order mark before the prefilter)."""
+    text = "trl @ git+https://example.org/fork/trl  # TODO(trl-compat): [dependency-manifests] a fork\r\n"
+    (tmp_path / "requirements.txt").write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    report = check_paths([str(tmp_path)], choose_target([str(tmp_path)], "1.16"))
+    assert [(Path(f.path).name, len(f.markers), f.errors) for f in report.files] == [("requirements.txt", 1, [])]

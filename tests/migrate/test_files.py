@@ -232,3 +232,39 @@ def test_process_pool_gives_the_same_result(tmp_path):
         (f.path, f.status, f.findings, f.errors) for f in pooled.files
     ]
     assert serial.totals == pooled.totals and serial.totals["failed"] == 1
+
+
+@pytest.mark.parametrize("bom, encoding", [(codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+                                           (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF8, "utf-8")])
+def test_manifest_decoded_as_pip_reads_a_requirements_file(bom, encoding):
+    """pip's `auto_decode` honours a UTF-8/16/32 byte-order mark; `decode_manifest` too, and encodes back byte for
+    byte (a UTF-32-LE mark begins with UTF-16-LE's: the longer one must win)."""
+    from compat.migrate.textio import decode_manifest
+
+    data = bom + "trl==0.7.7\r\ntransformers==4.36.2\r\n".encode(encoding)
+    decoded = decode_manifest(data)
+    assert decoded.text == "trl==0.7.7\r\ntransformers==4.36.2\r\n" and decoded.encoding == encoding
+    assert decoded.encode(decoded.text) == data
+
+
+def test_utf16_requirements_file_is_migrated_and_written_back_in_utf16(tmp_path):
+    """`pip freeze > requirements.txt` in Windows PowerShell 5 writes UTF-16-LE with a BOM and CRLF, and pip installs
+    from it (a real PPO-era repository of the corpus, Jungliana/USD-trl, has one). Its pins are read (they chose the
+    transformers target of the Python rules, which crashed on it before), raised, and written back in UTF-16."""
+    from migrations.kinds.pins import requirement_spec
+
+    repo = git_repo(tmp_path / "repo")
+    text = "accelerate==0.25.0\r\ntransformers==4.36.2\r\ntrl==0.7.7\r\n"
+    manifest = write(repo / "requirements.txt", codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    write(repo / "train.py", "from trl import PPOConfig\n\nconfig = PPOConfig(learning_rate=1e-5)\n")
+    commit_all(repo)
+    assert str(requirement_spec(str(repo), "transformers")) == "==4.36.2"
+    report = migrate_paths([str(repo)], jobs=1)
+    by_path = {os.path.basename(f.path): f for f in report.files}
+    assert not any(f.errors for f in report.files), [(f.path, f.errors) for f in report.files]
+    assert by_path["requirements.txt"].written and by_path["requirements.txt"].encoding == "utf-16-le"
+    data = manifest.read_bytes()
+    assert data.startswith(codecs.BOM_UTF16_LE)
+    new = data[len(codecs.BOM_UTF16_LE):].decode("utf-16-le")
+    assert "trl==0.7.7" not in new and "\ntrl" in new and new.count("\r\n") == 3 and "\n" not in new.replace("\r\n", "")
+    assert by_path["train.py"].written

@@ -8,8 +8,17 @@ spelling behaves the same on every release a migrated manifest allows:
   `(per_gpu or per_device) * max(1, n_gpu)` either way);
 * `push_to_hub_token=` -> `hub_token=` (4.56: `self.hub_token = self.push_to_hub_token`).
 
-Marked where the successor is a decision: `save_safetensors` (always safetensors), `include_inputs_for_metrics` (`include_for_metrics=["inputs"]`),
-`fp16_backend` / `half_precision_backend`, `torchdynamo` (`torch_compile_backend=`), `use_mps_device` (automatic),
+Dropped where it changed nothing on the releases a migrated manifest allows (read in 4.56.2 / 4.57.6's
+`training_args.py`):
+
+* `use_mps_device=`: 4.56 warns that it is deprecated ("no action from user is required") and raises when the
+  device it picked anyway is not MPS; nothing else reads it: MPS is the device whenever it is available, with or
+  without it. Dropped when its value has no side effect and reads no attribute (a literal, a name, a comparison such
+  as smol-course's `use_mps_device=(True if device == "mps" else False)`); otherwise marked;
+* `save_safetensors=True`: the 4.x default; 5.0 always saves safetensors. `False` (PyTorch `.bin` files) is marked.
+
+Marked where the successor is a decision: `save_safetensors=False` (5.x always saves safetensors), `include_inputs_for_metrics` (`include_for_metrics=["inputs"]`),
+`fp16_backend` / `half_precision_backend`, `torchdynamo` (`torch_compile_backend=`), `use_mps_device` (not a plain value),
 `tpu_num_cores`, `jit_mode_eval`, `include_tokens_per_second` (`include_num_input_tokens_seen=`),
 `push_to_hub_model_id` / `push_to_hub_organization` (`hub_model_id="org/name"`), `adafactor` (`optim="adafactor"`),
 `fsdp_min_num_params` / `fsdp_transformer_layer_cls_to_wrap` (`fsdp_config={...}`), `use_legacy_prediction_loop`,
@@ -33,13 +42,18 @@ RENAMED = {
     "per_gpu_eval_batch_size": "per_device_eval_batch_size",
     "push_to_hub_token": "hub_token",
 }
+DROPPED = {  # key: (message, literal values that may be dropped (empty: any plain value), TODO otherwise)
+    "use_mps_device": ("4.56 only warned it is deprecated and checked that the device is MPS, which it picks whenever "
+                       "available without it; removed in transformers 5.0", (),
+                       "MPS is used automatically when available: drop it"),
+    "save_safetensors": ("True is the 4.x default; transformers 5.0 removed it and always saves safetensors", (True,),
+                         "5.x always saves safetensors (False saved PyTorch .bin files): drop it"),
+}
 DECIDE = {
-    "save_safetensors": "5.x always saves safetensors: drop it",
     "include_inputs_for_metrics": "use include_for_metrics=[\"inputs\"] (works since 4.46)",
     "fp16_backend": "apex/amp backends are gone: drop it (native AMP)",
     "half_precision_backend": "apex/amp backends are gone: drop it (native AMP)",
     "torchdynamo": "use torch_compile=True, torch_compile_backend=<backend>",
-    "use_mps_device": "MPS is used automatically when available: drop it",
     "tpu_num_cores": "drop it (set TPU cores through the launcher)",
     "jit_mode_eval": "drop it (TorchScript evaluation is gone)",
     "include_tokens_per_second": "use include_num_input_tokens_seen= for token counts",
@@ -58,13 +72,18 @@ DECIDE = {
 
 
 class RemovedTrainingArguments(OptionMigration):
-    summary = "TrainingArguments fields removed in transformers 5.0: renamed where 4.56 maps them, else TODO"
-    triggers = tuple(RENAMED) + tuple(DECIDE)
+    summary = ("TrainingArguments fields removed in transformers 5.0: renamed where 4.56 maps them, dropped where they "
+               "did nothing, else TODO")
+    triggers = tuple(RENAMED) + tuple(DROPPED) + tuple(DECIDE)
     requires = ("transformers", "trl")
     changes = tuple(
         OptionChange(TRAINING_ARGUMENTS, old, "rename-key", new_key=new,
                      message="removed in transformers 5.0; 4.56 already maps it the same way", **_TRL)
         for old, new in RENAMED.items()
+    ) + tuple(
+        OptionChange(TRAINING_ARGUMENTS, old, "drop", message=message, drop_literals=literals,
+                     todo=f"TrainingArguments({old}=) was removed in transformers 5.0: {what}", **_TRL)
+        for old, (message, literals, what) in DROPPED.items()
     ) + tuple(
         OptionChange(TRAINING_ARGUMENTS, old, "todo",
                      message=f"TrainingArguments({old}=) was removed in transformers 5.0: {what}", **_TRL)

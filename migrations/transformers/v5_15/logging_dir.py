@@ -8,26 +8,35 @@ TensorBoard callback (`TensorBoardCallback`: `log_dir = args.logging_dir`), whic
 
 So where TensorBoard cannot run on 5.15+ the keyword is dead there, and the rule writes, in a call whose callee
 resolves to `transformers.TrainingArguments` (or `Seq2SeqTrainingArguments`) or to a TRL config whose `report_to=`
-is absent (the 5.x default, `"none"`) or a literal that names neither `tensorboard` nor `all`:
+is absent (the 5.x default, `"none"`; with no `*` / `**` splat that may carry it) or a literal that names neither
+`tensorboard` nor `all`:
 
 * where the repository's own transformers pin admits no release older than 5.15: the keyword dropped;
 * otherwise `**tensorboard_dir(d)` from `compat.trl` (`compat.trl._tensorboard_dir`): `logging_dir=d` where the
   installed `TrainingArguments` still has the field (the call is the original one, TensorBoard included on 4.x),
   nothing on 5.15+. The splat sits where the keyword was, so the evaluation order is the written one.
 
-Marked instead, with the fix (set `TENSORBOARD_LOGGING_DIR` before training): `report_to=` naming `tensorboard` or
-`all`, or not a literal (a variable, a parsed flag), a `*` / `**` splat that may carry `report_to` or `logging_dir`,
-or a module that binds `tensorboard_dir` itself. A 4.x or 5.0 - 5.14 transformers target never runs the rule.
+Where TensorBoard may run (`report_to=` naming `tensorboard` or `all`, not a literal, or absent beside a splat that
+may carry it) the rule writes `**tensorboard_dir(d, tensorboard=True)`: the original keyword up to 5.14; on 5.15+ the
+folder set as `TENSORBOARD_LOGGING_DIR`, the environment variable 5.15's `TensorBoardCallback` reads when the Trainer
+is built, after its config (read in the 5.24 wheel: `os.getenv("TENSORBOARD_LOGGING_DIR")` in `__init__`,
+`os.path.expanduser` as 4.x's `TrainingArguments` did), so TensorBoard logs where it did. The variable is the
+process's, the keyword was the config's: that is the same only while the process has one folder, so the rule writes
+it where the module passes `logging_dir=` one value (one call, or calls with the same expression) and never calls
+`hyperparameter_search` (whose trial folders 4.x put under `logging_dir` and 5.15 under `output_dir`); otherwise it
+marks the call with the fix (set the variable before training). A module that binds `tensorboard_dir` itself is
+marked too. A 4.x or 5.0 - 5.14 transformers target never runs the rule.
 """
 
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 
 from migrations.kinds.cst import kwarg, literal_value, replace_args
 from migrations.kinds.imports import imported_names
 from migrations.kinds.training_args import (
-    COMPAT_SPLATS,
     HelperSplatMigration,
     HelperSplatTransformer,
     foreign_splat,
@@ -37,6 +46,36 @@ from migrations.kinds.training_args import (
 _MISSING = object()
 _MARK = ("logging_dir= was removed in transformers 5.15: set the environment variable TENSORBOARD_LOGGING_DIR to this "
          "folder before training, and drop the argument; not rewritten: {why}")
+
+
+def _one_folder_blocker(code: str) -> str | None:
+    """Why `TENSORBOARD_LOGGING_DIR`, one per process, may not stand for this module's `logging_dir=` keywords (None
+    when it may): the module sets `logging_dir` to different expressions (a keyword of any call, an assignment to
+    `x.logging_dir` or `x["logging_dir"]`, a `{"logging_dir": ...}` key), or runs a hyperparameter search."""
+    if "hyperparameter_search" in code:
+        return "this module calls hyperparameter_search (5.15 puts trial folders under output_dir, 4.x under logging_dir)"
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return "the module could not be read"
+    values: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            values.update(ast.dump(k.value) for k in node.keywords if k.arg == "logging_dir")
+        elif isinstance(node, ast.Dict):
+            values.update(ast.dump(v) for k, v in zip(node.keys, node.values)
+                          if isinstance(k, ast.Constant) and k.value == "logging_dir")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if (isinstance(target, ast.Attribute) and target.attr == "logging_dir") or (
+                        isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
+                        and target.slice.value == "logging_dir"):
+                    values.add(f"assigned at line {node.lineno}")
+    if len(values) > 1:
+        return ("this module sets logging_dir to more than one folder, and TENSORBOARD_LOGGING_DIR holds one per "
+                "process")
+    return None
 
 
 def _tensorboard_off(report_to: cst.Arg | None) -> str | None:
@@ -56,37 +95,51 @@ def _tensorboard_off(report_to: cst.Arg | None) -> str | None:
 
 
 class _Transformer(HelperSplatTransformer):
+    def visit_Module(self, node: cst.Module) -> None:
+        self.blocker = _one_folder_blocker(self.ctx.code if self.ctx.code is not None else node.code)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         folder = kwarg(updated_node, "logging_dir")
         if folder is None or not is_training_config(imported_names(self, original_node.func)):
             return updated_node
         args = list(updated_node.args)
-        if foreign_splat(self, original_node, {"report_to", *COMPAT_SPLATS["compat.trl.tensorboard_dir"]}):
-            self.todo(original_node, _MARK.format(why="this call has a * or ** splat (it may pass report_to)"))
-            return updated_node
-        why = _tensorboard_off(kwarg(updated_node, "report_to"))
-        if why is not None:
-            self.todo(original_node, _MARK.format(why=why))
-            return updated_node
-        if self.plain:
+        report_to = kwarg(updated_node, "report_to")
+        if report_to is not None:  # a splat cannot pass report_to= too (a TypeError): this is the value
+            why = _tensorboard_off(report_to)
+        elif foreign_splat(self, original_node, {"report_to"}):
+            why = "this call has a * or ** splat (it may pass report_to)"
+        else:
+            why = None  # the 5.x default, "none"
+        if why is None and self.plain:
             self.note(original_node, "logging_dir= dropped: only TensorBoard read it, and report_to= leaves it off "
                                      "(the manifest requires transformers>=5.15, which has no such field)")
             return replace_args(updated_node, [a for a in args if a is not folder])
+        if why is not None and self.blocker is not None:
+            self.todo(original_node, _MARK.format(why=f"{why}, and {self.blocker}"))
+            return updated_node
         if not self.helper_ok:
             self.todo(original_node, _MARK.format(why="this module binds a name `tensorboard_dir` of its own"))
             return updated_node
-        helper = cst.Call(cst.Name("tensorboard_dir"), [cst.Arg(folder.value)])
+        helper_args = [cst.Arg(folder.value)]
+        if why is None:
+            message = ("logging_dir= -> **tensorboard_dir(...) (compat.trl: logging_dir= where the installed "
+                       "transformers has it; nothing on 5.15+, where report_to= leaves TensorBoard off)")
+        else:
+            helper_args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("tensorboard"),
+                                       equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+            message = (f"logging_dir= -> **tensorboard_dir(..., tensorboard=True) ({why}; compat.trl: logging_dir= "
+                       "where the installed transformers has it; on 5.15+ the folder set as TENSORBOARD_LOGGING_DIR, "
+                       "which TensorBoard reads when the Trainer is built)")
+        helper = cst.Call(cst.Name("tensorboard_dir"), helper_args)
         splat = folder.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT, star="**", value=helper)
         self.needed = True
-        self.note(original_node, "logging_dir= -> **tensorboard_dir(...) (compat.trl: logging_dir= where the "
-                                 "installed transformers has it; nothing on 5.15+, where report_to= leaves TensorBoard "
-                                 "off)")
+        self.note(original_node, message)
         return replace_args(updated_node, [splat if a is folder else a for a in args])
 
 
 class LoggingDir(HelperSplatMigration):
     summary = ("TrainingArguments / TRL config logging_dir= (removed in transformers 5.15) -> **tensorboard_dir(d) "
-               "from compat.trl where TensorBoard is off, else TODO")
+               "from compat.trl (TENSORBOARD_LOGGING_DIR on 5.15+ where TensorBoard may run)")
     triggers = ("logging_dir",)
     requires = ("transformers", "trl")
     helper, plain_from, transformer = "tensorboard_dir", "5.15.0", _Transformer

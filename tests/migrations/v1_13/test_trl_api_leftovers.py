@@ -73,3 +73,21 @@ def test_noops():
         SFTTrainer(model=m, args=SFTConfig(output_dir="o", max_length=512, warmup_ratio=0.1))
         RLOOTrainer(config=c, policy=p)
     """)
+
+
+def test_a_notebook_is_marked_in_the_cell_of_the_statement():
+    """The smol-course notebooks (ja): `DPOConfig(model_name_or_path=...)`, a keyword no TRL release took, in cell 2;
+    the import in cell 1 resolves it (the cells are one module)."""
+    import json
+
+    cells = [["from trl import DPOConfig\n"], ["x = 1\n", "dpo_config = DPOConfig(\n", "    model_name_or_path=name,\n",
+                                                "    output_dir='o',\n", ")\n"]]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source": s, "outputs": [],
+                                      "execution_count": None} for s in cells],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    out, findings = run(RULE, notebook, path="dpo.ipynb", dedent=False)
+    new = ["".join(c["source"]) for c in json.loads(out)["cells"]]
+    assert new[0] == "from trl import DPOConfig\n"
+    assert new[1].splitlines()[1].startswith("# TODO(trl-compat): DPOConfig() in TRL 1.16.0 takes no")
+    assert new[1].splitlines()[2] == "dpo_config = DPOConfig("
+    assert [(f.cell, f.line) for f in findings] == [(1, 2)]

@@ -3,6 +3,8 @@ transformers."""
 
 from __future__ import annotations
 
+import os
+
 from migrations.atlas import Atlas
 from migrations.transformers.v5_15.logging_dir import MIGRATION as RULE
 from tests.migrations._driver import assert_check_passes, check, noop, run
@@ -43,19 +45,53 @@ def test_under_a_transformers_5_15_pin_the_keyword_is_dropped(tmp_path):
     assert [f.severity for f in findings] == ["info"]
 
 
-def test_marked():
-    """TensorBoard may read the folder (the duke-trust-lab course: report_to="tensorboard"), or what report_to= is
-    cannot be seen: the marker gives the 5.15 spelling, the environment variable."""
-    for call, why in {
-        'GRPOConfig(output_dir="o", report_to="tensorboard", logging_dir="l")': "includes TensorBoard",
-        'GRPOConfig(output_dir="o", report_to=["all"], logging_dir="l")': "includes TensorBoard",
-        'GRPOConfig(output_dir="o", report_to=args.report_to, logging_dir="l")': "not a literal",
-        'GRPOConfig(output_dir="o", logging_dir="l", **settings)': "splat",
-    }.items():
+def test_tensorboard_on_sets_the_environment_variable_on_5_15():
+    """TensorBoard may read the folder (the duke-trust-lab course: report_to="tensorboard"; a report_to= that is not
+    a literal; a splat that may carry it): `tensorboard=True`, the folder as TENSORBOARD_LOGGING_DIR on 5.15+."""
+    for call in ('GRPOConfig(report_to="tensorboard", logging_dir=f"{o}/l")',
+                 'GRPOConfig(report_to=["all"], logging_dir=f"{o}/l")',
+                 'GRPOConfig(report_to=a.report_to, logging_dir=f"{o}/l")',
+                 'GRPOConfig(logging_dir=f"{o}/l", **settings)'):
         out, findings = run(RULE, f"from trl import GRPOConfig\nconfig = {call}\n")
-        assert out.splitlines()[1].startswith("# TODO(trl-compat): logging_dir= was removed in transformers 5.15")
+        assert out.splitlines()[1] == "from compat.trl import tensorboard_dir"
+        assert call.replace('logging_dir=f"{o}/l"', '**tensorboard_dir(f"{o}/l", tensorboard=True)') in out
+        assert [f.severity for f in findings] == ["info"] and "TENSORBOARD_LOGGING_DIR" in findings[0].message
+
+
+def test_a_splat_beside_an_explicit_report_to_cannot_carry_it():
+    """georgian-io/LLM-Finetuning-Toolkit: `report_to="none"` and `**self._training_args.model_dump()`; the splat
+    cannot pass report_to= again (a TypeError), so TensorBoard is off."""
+    check(RULE, """\
+        from transformers import TrainingArguments
+        args = TrainingArguments(output_dir=d, logging_dir=logs, report_to="none", **extra.model_dump())
+        """, """\
+        from transformers import TrainingArguments
+        from compat.trl import tensorboard_dir
+
+        args = TrainingArguments(output_dir=d, **tensorboard_dir(logs), report_to="none", **extra.model_dump())
+        """)
+
+
+def test_one_folder_per_module_else_marked():
+    """The variable is the process's: where the module sets logging_dir to two folders (or assigns it elsewhere), or
+    runs a hyperparameter search, a TensorBoard call is marked with the fix; the same expression twice (BAP's two
+    `RewardConfig(..., logging_dir=LOG_DIR, ...)` branches) is one folder."""
+    two = ('from trl import GRPOConfig\na = GRPOConfig(report_to="tensorboard", logging_dir="x")\n'
+           'b = GRPOConfig(report_to="tensorboard", logging_dir="y")\n')
+    for src, why in {
+        two: "more than one folder",
+        'from trl import GRPOConfig\na = GRPOConfig(report_to="tensorboard", logging_dir="x")\na.logging_dir = "z"\n':
+            "more than one folder",
+        'from trl import GRPOConfig\na = GRPOConfig(report_to="tensorboard", logging_dir="x")\n'
+        't.hyperparameter_search(n_trials=3)\n': "hyperparameter_search",
+    }.items():
+        out, findings = run(RULE, src)
+        assert "# TODO(trl-compat): logging_dir= was removed in transformers 5.15" in out
         assert why in findings[0].message and "TENSORBOARD_LOGGING_DIR" in findings[0].message
-        assert call in out
+        assert "tensorboard_dir" not in out
+    out, _ = run(RULE, 'from trl import RewardConfig\nif x:\n    c = RewardConfig(o, logging_dir=LOG_DIR, **s)\n'
+                       'else:\n    c = RewardConfig(p, logging_dir=LOG_DIR, **s)\n')
+    assert out.count("**tensorboard_dir(LOG_DIR, tensorboard=True)") == 2
     out, findings = run(RULE, 'from trl import GRPOConfig\ntensorboard_dir = "x"\nGRPOConfig(logging_dir=tensorboard_dir)\n')
     assert "binds a name `tensorboard_dir`" in findings[0].message
 
@@ -69,22 +105,34 @@ def test_noop():
     noop(RULE, 'import trl\nprint("TrainingArguments(logging_dir=...)")\n')  # a string
 
 
-def test_the_helper_on_the_installed_transformers():
+def test_the_helper_on_the_installed_transformers(monkeypatch, tmp_path):
     import dataclasses
 
     import transformers
 
     from compat.trl import tensorboard_dir
 
+    monkeypatch.delenv("TENSORBOARD_LOGGING_DIR", raising=False)
     if any(f.name == "logging_dir" for f in dataclasses.fields(transformers.TrainingArguments)):  # <= 5.14
-        assert tensorboard_dir("l") == {"logging_dir": "l"}
+        assert tensorboard_dir("l") == {"logging_dir": "l"} == tensorboard_dir("l", tensorboard=True)
         args = transformers.TrainingArguments(output_dir="o", report_to="none", **tensorboard_dir("runs/x"))
         assert args.logging_dir == "runs/x"
         return
-    assert tensorboard_dir("l") == {}
+    assert tensorboard_dir("l") == {} and "TENSORBOARD_LOGGING_DIR" not in os.environ
     transformers.TrainingArguments(output_dir="o", report_to="none", **tensorboard_dir("l"))  # accepted
+    # 5.15+: the folder where the TensorBoard callback of a Trainer built afterwards reads it
+    assert tensorboard_dir(tmp_path / "tb", tensorboard=True) == {}
+    assert os.environ["TENSORBOARD_LOGGING_DIR"] == str(tmp_path / "tb")
+    # where the installed 5.15+ callback looks for it (tensorboard itself is not installed here: read, not run)
+    import inspect
+
+    from transformers.integrations import TensorBoardCallback
+
+    assert 'os.getenv("TENSORBOARD_LOGGING_DIR"' in inspect.getsource(TensorBoardCallback.__init__)
 
 
 def test_the_check_accepts_the_rewrite_on_both_ends(tmp_path):
     assert_check_passes(tmp_path, "from trl import GRPOConfig\nfrom compat.trl import tensorboard_dir\n\n"
-                                  'args = GRPOConfig(output_dir="o", **tensorboard_dir("logs"), report_to="wandb")\n')
+                                  'args = GRPOConfig(output_dir="o", **tensorboard_dir("logs"), report_to="wandb")\n'
+                                  'tb = GRPOConfig(output_dir="o", report_to="tensorboard", '
+                                  '**tensorboard_dir("tb", tensorboard=True))\n')
