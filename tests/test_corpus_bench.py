@@ -142,6 +142,22 @@ def test_end_to_end_on_a_local_tree(tmp_path, capsys):
     assert "proj" in capsys.readouterr().out  # the table names the entry
 
 
+def test_files_importing_the_repositorys_own_trl_are_not_trl_files(tmp_path):
+    """szalouk/rlhf-bias keeps TRL 0.4 in `trl/` beside its scripts: their `from trl import ...` is that copy, which
+    the migrator leaves alone and no TRL upgrade touches; they are listed apart, not counted as files importing TRL."""
+    tree = tmp_path / "proj"
+    (tree / "trl").mkdir(parents=True)
+    (tree / "trl" / "__init__.py").write_text("from .core import set_seed\n")
+    (tree / "rl_training.py").write_text("from trl import PPOConfig, set_seed\n")
+    (tree / "scripts").mkdir()
+    (tree / "scripts" / "sft.py").write_text("from trl import SFTTrainer\n\nSFTTrainer(model=m, tokenizer=t)\n")
+    out = tmp_path / "r.json"
+    assert corpus.main(["--tree", str(tree), "--json", str(out)]) == 0
+    (entry,) = json.loads(out.read_text())["entries"]
+    assert entry["own_trl_files"] == ["rl_training.py"] and entry["trl_file_list"] == ["scripts/sft.py"]
+    assert entry["trl_files"] == 1 and entry["check"]["1.16.0"]["pass_after"] == 1
+
+
 def test_is_marked_numbers_notebook_cells_as_the_check_does(tmp_path):
     # `cell` counts every cell (markdown too), as `compat.check` and the migrator report it
     nb = {"cells": [{"cell_type": "markdown", "source": ["# title\n"]},

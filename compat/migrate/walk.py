@@ -32,14 +32,22 @@ ALWAYS_SKIP = frozenset(
 VENV_MARKERS = ("pyvenv.cfg", "conda-meta")
 # generated code (e.g. unsloth's `unsloth_compiled_cache/`): rewritten by its generator, never by hand
 GENERATED_DIR_SUFFIXES = ("_compiled_cache",)
+# experiment trackers' records of past runs, never edited by hand: a W&B run folder (`wandb/run-20250122_135820-
+# uq5is8y3/`, `offline-run-...`, `latest-run`; it keeps the run's `files/requirements.txt`, `conda-environment.yaml` and
+# a copy of the code) and MLflow's stores (`mlruns/`, `mlartifacts/`: logged models carry a `requirements.txt`)
+TRACKER_RUN_DIR = re.compile(r"(?:offline-)?run-\d{8}_\d{6}-\w+|latest-run")
+TRACKER_STORES = frozenset({"mlruns", "mlartifacts"})
 
 
 def skipped_folder(path: str, name: str) -> bool:
-    """Folders a walk never enters: tool folders, virtual environments, generated code, and a vendored copy of TRL
+    """Folders a walk never enters: tool folders, virtual environments, generated code, experiment trackers' run
+    records (`TRACKER_RUN_DIR` inside a `wandb/` folder, `TRACKER_STORES`), and a vendored copy of TRL
     (`trl/` holding `__init__.py`: the repository's own TRL, which the rules must not rewrite as the installed one).
     A file inside one is still migrated when named on the command line. A library's own `pkg/trl/` subpackage
     wrapping TRL (`wrapper_subpackage`) is no copy of TRL: it is walked."""
-    if name in ALWAYS_SKIP or name.endswith(GENERATED_DIR_SUFFIXES):
+    if name in ALWAYS_SKIP or name.endswith(GENERATED_DIR_SUFFIXES) or name in TRACKER_STORES:
+        return True
+    if TRACKER_RUN_DIR.fullmatch(name) and os.path.basename(os.path.dirname(os.path.abspath(path))) == "wandb":
         return True
     if name == "trl" and os.path.exists(os.path.join(path, "__init__.py")):
         return not wrapper_subpackage(path)

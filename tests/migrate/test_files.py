@@ -137,6 +137,24 @@ def test_walk_skips_vendored_folders_and_honours_gitignore_and_exclude(tmp_path)
     assert [os.path.basename(f.path) for f in report.files] == ["x.py"]
 
 
+def test_walk_skips_experiment_trackers_run_records(tmp_path):
+    """W&B keeps each run's environment and code under `wandb/run-<date>_<time>-<id>/files/` (a real PPO-era
+    repository, shwan333/LLMCRS, commits 45 of them): a record of a past run, not the project's manifest, so its
+    `requirements.txt` is neither raised nor read for the target; MLflow's `mlruns/` likewise."""
+    from compat.migrate.walk import iter_targets
+
+    repo = git_repo(tmp_path / "repo")
+    records = ["code/wandb/run-20250122_135820-uq5is8y3/files/requirements.txt",
+               "wandb/offline-run-20250408_104725-nfv74dy4/files/requirements.txt",
+               "wandb/latest-run/files/code/train.py", "mlruns/0/abc/artifacts/model/requirements.txt"]
+    kept = ["requirements.txt", "code/train.py", "wandb_utils/run-20250122_135820-uq5is8y3/x.py",
+            "code/wandb/helpers.py"]
+    for rel in records + kept:
+        write(repo / rel, "trl==0.7.10\n" if rel.endswith(".txt") else "x = 1\n")
+    found = sorted(os.path.relpath(t.path, repo) for t in iter_targets([str(repo)], wanted=lambda p: True))
+    assert found == sorted(kept)
+
+
 def test_walk_enters_a_librarys_trl_subpackage_but_not_a_vendored_copy(tmp_path):
     """`optimum/habana/trl/` (a package's subpackage wrapping TRL, no `__version__`) is imported as
     `optimum.habana.trl`: its files' `from trl import X` is the installed TRL, so they are migrated. A `trl/` at a
