@@ -78,7 +78,7 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # taking 0.6 - 0.8's call form too) and compute_accuracy (until 0.26, trl.experimental.prm until 1.13: 1.13.0's)
     **{n: (("compat._trainer_utils", n),) for n in ("exact_div", "compute_accuracy")},
     # trl.env_utils.strtobool (0.9.6 - 0.12.2; the module went in 0.13): the 0.12.2 function
-    "strtobool": (("compat._trainer_utils", "strtobool"),),
+    "strtobool": (("compat._env_utils", "strtobool"),),
     # the PPOv2 / RLOO trainers' state (trl.trainer.utils 0.10 - 0.26, trl.experimental.ppo until 1.12: the 1.12.0
     # dataclass) and trl.trainer.utils.prepare_deepspeed(model, batch_size, fp16, bf16) (0.9.2 - 1.0.0, the 1.0.0 code;
     # trl.models.utils.prepare_deepspeed(model, accelerator) is another function)

@@ -16,7 +16,7 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
 generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2; the PPO (v1) helpers `AdaptiveKLController`,
 `stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`,
-`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`, `strtobool` of `trl.env_utils`, TRL 0.12.2). Seven names are not TRL's:
+`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`), and `compat._env_utils` (`strtobool`, TRL 0.12.2's `trl.env_utils`). Seven names are not TRL's:
 `AutoModelForVision2Seq`, transformers' own class where the installed transformers has it (up to 4.57) and
 `AutoModelForImageTextToText` on 5.x, which maps every model type 4.56/4.57's Vision2Seq mapped to the same class
 (rule `auto-model-for-vision2seq`); `warmup` (`_warmup`), the
