@@ -343,7 +343,7 @@ def check_paths(paths: Sequence[str], target: Target, *, exclude: Iterable[str] 
         result = check_source(t.path, text, checker)
         if result.checked and (own := _own_trl(t.path, t.real, text)):
             result.own_trl = own
-            result.problems = [p for p in result.problems if p.name.split(".", 1)[0].split("(", 1)[0] != "trl"]
+            result.problems = [p for p in result.problems if not (p.name == "trl" or p.name.startswith("trl."))]
         if result.problems or result.markers or result.errors or result.checked:
             files.append(result)
     files.extend(missing)

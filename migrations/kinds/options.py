@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
@@ -155,17 +156,8 @@ class OptionTransformer(MigrationTransformer):
         if literals:
             found = literal_value(value, _NOT_LITERAL)
             return found is not _NOT_LITERAL and any(found == v and type(found) is type(v) for v in literals)
-        return side_effect_free(value) and not any(
-            isinstance(n, cst.Attribute) for n in _walk(value))  # an attribute read may run a property
+        # an attribute read may run a property
+        return side_effect_free(value) and not m.findall(value, m.Attribute())
 
 
 _NOT_LITERAL = object()
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out, todo = [], [node]
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        todo.extend(n.children)
-    return out
