@@ -28,7 +28,7 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 from migrations.kinds.cst import code
 from migrations.kinds.options import ARGUMENT_PARSERS, PARSE_METHODS
 
-__all__ = ["ConfigBinding", "config_binding", "holds_config", "parameter_binding", "parser_classes"]
+__all__ = ["ConfigBinding", "config_binding", "holds_config", "holds_namespace", "parameter_binding", "parser_classes"]
 
 QNames = Callable[[cst.CSTNode], set[str]]
 
@@ -191,6 +191,34 @@ def holds_config(t: cst.MetadataDependent, value: cst.BaseExpression, configs: f
     """True when `value` is a name provably bound to an instance of one of `configs` (qualified names)."""
     binding = config_binding(t, value, qnames)
     return binding is not None and bool(qnames(binding.cls) & configs)
+
+
+_ARGPARSE_PARSER = frozenset({"argparse.ArgumentParser"})
+_NAMESPACE = "argparse.Namespace"
+
+
+def _parse_args_of_argparse(t: cst.MetadataDependent, node: cst.CSTNode, qnames: QNames) -> bool:
+    """`parser.parse_args` where `parser` is a name bound once, to `argparse.ArgumentParser(...)`."""
+    if not (isinstance(node, cst.Attribute) and node.attr.value == "parse_args" and isinstance(node.value, cst.Name)):
+        return False
+    bound = _single_assignment(t, node.value)
+    stmt = _statement(t, bound) if bound is not None else None
+    return (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and stmt.targets[0].target is bound
+            and isinstance(stmt.value, cst.Call) and bool(qnames(stmt.value.func) & _ARGPARSE_PARSER))
+
+
+def holds_namespace(t: cst.MetadataDependent, value: cst.BaseExpression, qnames: QNames) -> bool:
+    """True when `value` is a name provably bound to the `argparse.Namespace` that `parser.parse_args()` returns
+    (`parser` bound once to `argparse.ArgumentParser(...)`): assigned once from that call, or a parameter annotated
+    `argparse.Namespace` or that every call of its function passes such a name (the rules of `config_binding`). Its
+    attributes are the parser's
+    options, never a `TrainingArguments` field, and reading one runs no code."""
+
+    def names(node: cst.CSTNode) -> set[str]:
+        return {_NAMESPACE} if _parse_args_of_argparse(t, node, qnames) else qnames(node)
+
+    binding = config_binding(t, value, names)
+    return binding is not None and names(binding.cls) == {_NAMESPACE}
 
 
 def parser_classes(t: cst.MetadataDependent, call: cst.BaseExpression, qnames: QNames) -> list[cst.BaseExpression] | None:

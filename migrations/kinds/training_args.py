@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.bindings import holds_namespace
 from migrations.kinds.imports import ensure_imports, imported_names
 
 __all__ = ["COMPAT_SPLATS", "TRAINING_ARGUMENTS", "FieldTransformer", "HelperSplatMigration", "HelperSplatTransformer",
@@ -108,9 +109,10 @@ def pin_admits_none_before(path: str | None, library: str, first: str) -> bool:
 
 class FieldTransformer(MigrationTransformer):
     """Hands each `field=` keyword of a training-config call to `keyword`, and marks the other attribute uses of
-    `field` with `use_message` (the object of such a use is not resolved: the marker says "if")."""
+    `field` with `use_message` (the object of such a use is not resolved: the marker says "if"), except on a name
+    that provably holds an `argparse.Namespace` (a script's own `--field` option)."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
     field: str = ""
     use_message: str = ""
 
@@ -127,8 +129,12 @@ class FieldTransformer(MigrationTransformer):
             return updated_node
         return self.keyword(original_node, updated_node, arg)
 
+    def namespace_read(self, node: cst.Attribute) -> bool:
+        """`node` reads an option of an `argparse.Namespace` (see `holds_namespace`), not a training config's field."""
+        return holds_namespace(self, node.value, lambda n: imported_names(self, n))
+
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        if original_node.attr.value == self.field:
+        if original_node.attr.value == self.field and not self.namespace_read(original_node):
             self.todo(original_node, self.use_message)
         return updated_node
 

@@ -16,15 +16,19 @@ arguments, `training_args.bin` and the hyperparameters logged to trackers, no lo
 Marked instead: a module that names `transformers`' `NeptuneCallback` (resolved by qualified name) or uses an
 attribute `.overwrite_output_dir` anywhere (the example scripts' own check reads it: dropping the keyword would turn
 that read to False on 4.x, and on 5.x it is an `AttributeError`; each such use is marked too), and a value with side
-effects.
+effects. A read on a name that provably holds an `argparse.Namespace` (`args = parser.parse_args()` with
+`parser = argparse.ArgumentParser(...)`, or a parameter every call passes such a name: a script's own
+`--overwrite_output_dir` option) is the script's, not the field: it neither blocks nor is marked, and
+`overwrite_output_dir=args.overwrite_output_dir` is dropped like any other plain value.
 """
 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from migrations.base import PythonMigration, RuleContext
+from migrations.kinds.bindings import holds_namespace
 from migrations.kinds.cst import replace_args, side_effect_free
 from migrations.kinds.imports import imported_names
 from migrations.kinds.training_args import FieldTransformer
@@ -41,14 +45,14 @@ class _Blockers(cst.CSTVisitor):
     """Why no `overwrite_output_dir=` of the module may be dropped: it names transformers' `NeptuneCallback`, or it
     uses an attribute `.overwrite_output_dir` (None when neither)."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(self) -> None:
         super().__init__()
         self.why: str | None = None
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == _FIELD:
+        if node.attr.value == _FIELD and not holds_namespace(self, node.value, lambda n: imported_names(self, n)):
             self.why = "this module reads .overwrite_output_dir (False once the keyword is gone)"
         elif self.why is None and imported_names(self, node) & _NEPTUNE:
             self.why = _NEPTUNE_WHY

@@ -81,3 +81,95 @@ def test_noop():
 
 def test_the_check_accepts_the_rewrite_on_both_ends(tmp_path):
     assert_check_passes(tmp_path, 'from trl import SFTConfig\n\nargs = SFTConfig(output_dir="o", seed=1)\n')
+
+
+def test_an_argparse_option_of_the_same_name_is_the_scripts_own():
+    # bcmin1018/qa-model-with-reinforcement-learning RL/SFT/SFT_trl.py: `--overwrite_output_dir` is an argparse option
+    # forwarded to TrainingArguments; its reads are the Namespace's, not the removed field's
+    check(RULE, """\
+        import argparse
+        from transformers import TrainingArguments
+        import trl
+
+        def train(args):
+            training_args = TrainingArguments(
+                output_dir=args.output_dir,
+                overwrite_output_dir=args.overwrite_output_dir,
+            )
+            return training_args
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--overwrite_output_dir", type=bool, default=True)
+            args = parser.parse_args()
+            print(args.overwrite_output_dir)
+            train(args)
+        """, """\
+        import argparse
+        from transformers import TrainingArguments
+        import trl
+
+        def train(args):
+            training_args = TrainingArguments(
+                output_dir=args.output_dir,
+            )
+            return training_args
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--overwrite_output_dir", type=bool, default=True)
+            args = parser.parse_args()
+            print(args.overwrite_output_dir)
+            train(args)
+        """)
+    # annotated `argparse.Namespace` parameter
+    check(RULE, """\
+        from argparse import Namespace
+        from trl import SFTConfig
+        def build(opts: Namespace):
+            return SFTConfig(output_dir="o", overwrite_output_dir=opts.overwrite_output_dir)
+        """, """\
+        from argparse import Namespace
+        from trl import SFTConfig
+        def build(opts: Namespace):
+            return SFTConfig(output_dir="o")
+        """)
+
+
+def test_a_name_not_provably_a_namespace_still_blocks():
+    # the parser is not argparse's (HfArgumentParser's dataclasses may be a TrainingArguments)
+    out, findings = run(RULE, """\
+        from transformers import HfArgumentParser, TrainingArguments
+        parser = HfArgumentParser(TrainingArguments)
+        args = parser.parse_args()
+        t = TrainingArguments("o", overwrite_output_dir=True)
+        if not args.overwrite_output_dir:
+            pass
+        """)
+    assert "overwrite_output_dir=True" in out
+    assert any("reads .overwrite_output_dir" in f.message for f in findings)
+    # bound twice: the second binding may be anything
+    out, findings = run(RULE, """\
+        import argparse
+        from transformers import TrainingArguments
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+        args = TrainingArguments("o", overwrite_output_dir=True)
+        if not args.overwrite_output_dir:
+            pass
+        """)
+    assert "overwrite_output_dir=True" in out
+    assert any("reads .overwrite_output_dir" in f.message for f in findings)
+    # a function also called with something that is not a Namespace
+    out, findings = run(RULE, """\
+        import argparse
+        from transformers import TrainingArguments
+        def f(a):
+            return a.overwrite_output_dir
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+        f(args)
+        f(TrainingArguments("o", overwrite_output_dir=True))
+        """)
+    assert "overwrite_output_dir=True" in out
+    assert any("reads .overwrite_output_dir" in f.message for f in findings)
