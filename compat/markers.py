@@ -142,6 +142,41 @@ def notebook_code_cells(text: str) -> list[tuple[int, str]]:
     return out
 
 
+#: IPython's line magics and the POSIX aliases it registers as magics (IPython 8.x `%lsmagic`; `uv`, `mamba` and
+#: `micromamba` as `pip` / `conda`): with automagic on (the default), a one-line cell naming one runs it without `%`.
+AUTOMAGICS = frozenset("""
+    alias alias_magic autoawait autocall automagic bookmark cat cd clear colors conda config cp cpaste debug dhist
+    dirs doctest_mode ed edit env gui hist history killbgscripts ldir less lf lk ll load load_ext loadpy logoff logon
+    logstart logstate logstop ls lsmagic lx macro magic mamba man matplotlib micromamba mkdir more mv notebook page
+    paste pastebin pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision prun psearch psource pushd pwd pycat
+    pylab qtconsole quickref recall rehashx reload_ext rep rerun reset reset_selective rm rmdir run save sc set_env
+    store sx system tb time timeit unalias unload_ext uv who who_ls whos xdel xmode""".split())
+_AUTOMAGIC_HEAD = re.compile(r"^\s*([A-Za-z_]\w*)(?:\s+(?=[^\s=,])|\s*$)")
+
+
+def automagic_cell(source: str) -> bool:
+    """True for a cell IPython runs as a line magic written without `%` (automagic, on by default): after its
+    leading blank lines, one line, starting with a magic's name (`pip install -U trl`, `cd data`) and not an
+    assignment (`pip = 1`), that is not Python. IPython applies automagic to one-line cells only
+    (`InteractiveShell.transform_cell` prefilters a cell of a single line); elsewhere such a line is a syntax error
+    there too."""
+    lines = source.splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if len(lines) != 1:
+        return False
+    head = _AUTOMAGIC_HEAD.match(lines[0])
+    if head is None or head.group(1) not in AUTOMAGICS:
+        return False
+    try:
+        compile(lines[0].strip(), "<cell>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST: no code object
+    except SyntaxError:
+        return True
+    except (ValueError, RecursionError, MemoryError):
+        return False
+    return False
+
+
 def scan_text(path: str, text: str) -> list[Marker]:
     """Markers in a file's text, by kind (Python, notebook, Markdown, anything else)."""
     if MARKER_TAG not in text:

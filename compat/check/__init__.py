@@ -24,6 +24,7 @@ from compat.markers import (
     MARKER_FILE_PATTERNS,
     MARKER_TAG,
     Marker,
+    automagic_cell,
     matches_patterns,
     notebook_code_cells,
     scan_python,
@@ -198,13 +199,14 @@ def _decode(data: bytes) -> str:
 
 
 def _mask_magics(source: str) -> str | None:
-    """IPython lines (`%pip`, `!ls`, `obj?`) become `pass` so the cell parses with its line numbers; None for a
-    cell magic (`%%bash`: the whole cell is not Python)."""
+    """IPython lines (`%pip`, `!ls`, `obj?`, a one-line cell's automagic `pip install x`) become `pass` so the cell
+    parses with its line numbers; None for a cell magic (`%%bash`: the whole cell is not Python)."""
     if source.lstrip().startswith("%%"):
         return None
     out, continued, indent = [], False, ""
+    automagic = automagic_cell(source)  # `pip install x` alone in its cell
     for line in source.splitlines():
-        if continued or _MAGIC.match(line):
+        if continued or _MAGIC.match(line) or automagic and line.strip():
             if not continued:  # a `\` continuation line of the magic keeps the magic's own indent, not its own
                 indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}pass")

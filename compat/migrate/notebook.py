@@ -2,7 +2,8 @@
 
 The code cells are joined into one module (so an import in cell 1 resolves a name used in cell 5), each cell behind a
 marker statement `__trl_compat_cell__(i)`, with IPython syntax masked: lines starting with `%`, `!` or `?`, lines
-ending in `?`, `x = !cmd` / `x = %magic` assignments (with their `\\` continuation lines) become
+ending in `?`, `x = !cmd` / `x = %magic` assignments (with their `\\` continuation lines), and the line of a one-line
+cell that IPython runs as a magic without `%` (`pip install -U trl`: `compat.markers.automagic_cell`) become
 `__trl_compat_magic__(k)` and are put back verbatim afterwards; `%%` cells are not touched at all. If the joined module
 does not parse, the cells that parse on their own are joined and migrated, the others reported and left as they are.
 
@@ -21,6 +22,7 @@ from json.decoder import scanstring
 
 import libcst as cst
 
+from compat.markers import automagic_cell
 from migrations.base import Finding, Migration, Options
 
 from .result import MigrateError, Result
@@ -59,12 +61,13 @@ def is_cell_magic(source: str) -> bool:
 def mask(source: str) -> tuple[str, list[str]]:
     """Replace IPython-only lines by placeholder statements; returns the Python text and the lines taken out."""
     lines = source.splitlines(keepends=True)
+    automagic = automagic_cell(source)  # `pip install x` alone in its cell: its one line is a magic
     out: list[str] = []
     taken: list[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        if not _is_magic(line):
+        if not (_is_magic(line) or automagic and line.strip()):
             out.append(line)
             i += 1
             continue

@@ -287,6 +287,22 @@ def test_notebook_magic_continuation_lines_keep_the_magic_indent(c116):
     assert [(p.cell, p.line, p.name) for p in result.problems] == [(1, 1, "trl.PPOTrainer")]
 
 
+def test_a_one_line_automagic_cell_is_ipython_not_a_syntax_error(c116):
+    """SAMANTA1401/llm_finetune's notebooks: a cell holding only `pip install -U transformers ...` (no `%`). IPython's
+    automagic runs it (a one-line cell: `InteractiveShell.transform_cell`), so the notebook is checked, not refused."""
+    nb = {"cells": [
+        {"cell_type": "code", "source": ["pip install -U transformers peft accelerate datasets bitsandbytes\n"]},
+        {"cell_type": "code", "source": ["from trl import PPOTrainer\n"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = check_source("n.ipynb", json.dumps(nb), c116)
+    assert result.errors == [] and result.checked
+    assert [(p.cell, p.line, p.name) for p in result.problems] == [(1, 1, "trl.PPOTrainer")]
+    # two lines: IPython does not apply automagic there either, the cell is a syntax error and reported
+    nb["cells"][0]["source"] = ["x = 1\n", "pip install -U transformers\n"]
+    result = check_source("n.ipynb", json.dumps(nb), c116)
+    assert result.errors and "cell 0: does not parse" in result.errors[0]
+
+
 def test_console_script_subcommand_and_pre_commit_hook(tmp_path, capsys):
     import yaml
 

@@ -131,3 +131,32 @@ def test_an_import_used_only_by_ipython_lines_or_a_skipped_cell_is_not_unused(tm
     text = make_notebook(tmp_path / "b.ipynb", [("code", gone), ("code", "%time y = 1")]).decode("utf-8")
     result = migrate_source(text, rules=rules, path="b.ipynb")
     assert "flush_right" not in "".join(json.loads(result.text)["cells"][0]["source"])
+
+
+def test_a_one_line_automagic_cell_is_kept_and_the_notebook_migrated(tmp_path):
+    """`pip install -U transformers` alone in a cell (IPython automagic, SAMANTA1401/llm_finetune): the joined module
+    parses with it masked, the TRL cell is migrated, the install line is put back verbatim."""
+    path = tmp_path / "nb.ipynb"
+    install = "pip install -U transformers peft\n"
+    make_notebook(path, [("code", install), ("code", "from trl import SFTConfig"),
+                         ("code", "SFTConfig(loss_type='chunked_nll')")])
+    report = migrate_paths([str(path)], rules=[RULE])
+    entry = report.files[0]
+    assert entry.status == "changed" and not [f for f in entry.findings if f.rule == "engine"], entry.findings
+    nb = json.loads(path.read_text())
+    assert "".join(nb["cells"][0]["source"]) == install
+    assert "".join(nb["cells"][2]["source"]) == "SFTConfig(loss_type='nll')"
+
+
+@pytest.mark.parametrize("src, masked", [
+    ("pip install -U trl==0.7.4\n", True), ("\n  conda install -c pytorch torch", True), ("cd data", True),
+    ("pip = 1", False), ("pip  = 2", False), ("pip, x = 1, 2", False), ("ls", False),  # Python: a name, an assignment
+    ("pip.main(['install', 'trl'])", False), ("x = 1\npip install trl", False),  # two lines: no automagic
+    ("pip install trl\n\n", False), ("install trl now", False),  # IPython counts the trailing blank line
+])
+def test_automagic_cells(src, masked):
+    from compat.markers import automagic_cell
+
+    assert automagic_cell(src) is masked
+    out, taken = mask(src)
+    assert bool(taken) is masked and unmask(out, taken) == src
