@@ -17,6 +17,13 @@ from typing import TextIO
 from . import CheckReport, check_paths, choose_target
 
 
+def _exclude(value: str) -> str:
+    """`--exclude`: a pattern the walk can use (`compat.migrate.walk.exclude_pattern`, imported when one is given)."""
+    from compat.migrate.walk import exclude_pattern
+
+    return exclude_pattern(value)
+
+
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog or "python -m compat.check",
@@ -40,7 +47,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="the accelerate to check against (default: likewise)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="stdout format (default: text)")
     parser.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
-    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", type=_exclude,
                         help="gitignore-style pattern to skip (repeatable)")
     parser.add_argument("--accept-markers", action="store_true",
                         help="list markers but do not fail on them (exit 1 only for API problems)")

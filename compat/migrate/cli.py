@@ -28,6 +28,7 @@ from .report import dumps, fix_safety
 from .interrupts import Interrupted, handle_signals
 from .runner import MAX_FILE_BYTES, TIME_BUDGET_S, FileEntry, Report, migrate_paths
 from .target import UnsupportedTargetError, check_target, detect_target
+from .walk import exclude_pattern
 
 
 class _UsageError(Exception):
@@ -65,7 +66,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="the accelerate to migrate to (default: chosen the same way)")
     parser.add_argument("--to", choices=("grpo", "online-dpo"), default="grpo",
                         help="what PPO code becomes (default: grpo)")
-    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", type=exclude_pattern,
                         help="gitignore-style pattern to skip (repeatable)")
     parser.add_argument("--allow-dirty", action="store_true", help="write files that have uncommitted changes")
     parser.add_argument("--allow-no-vcs", action="store_true",

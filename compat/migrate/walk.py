@@ -16,6 +16,7 @@ A file named on the command line that is a link must point inside its own git wo
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -124,7 +125,33 @@ def _read_spec(path: str) -> GitIgnoreSpec | None:
             lines = fh.read().splitlines()
     except OSError:
         return None
-    return GitIgnoreSpec.from_lines(lines) if any(line.strip() for line in lines) else None
+    return _spec(lines) if any(line.strip() for line in lines) else None
+
+
+def exclude_pattern(value: str) -> str:
+    """An `--exclude` pattern, checked as the command line reads it (argparse `type=`): one `pathspec` refuses (a
+    trailing lone backslash) is a usage error naming it, not a traceback from the walk."""
+    try:
+        GitIgnoreSpec.from_lines([value])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a gitignore pattern: {value!r} ({exc})") from None
+    return value
+
+
+def _spec(lines: list[str]) -> GitIgnoreSpec:
+    """The spec of a `.gitignore`'s lines. A line git cannot use (`pathspec` refuses it: a pattern ending in an odd
+    `\\`, which git's `wildmatch` aborts on) matches nothing in git, so it is left out here instead of failing the run."""
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # GitIgnorePatternError (pathspec 1.x), GitWildMatchPatternError (0.12)
+        kept = []
+        for line in lines:
+            try:
+                GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                continue
+            kept.append(line)
+        return GitIgnoreSpec.from_lines(kept)
 
 
 def git_toplevel(start: str) -> str | None:

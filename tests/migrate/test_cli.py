@@ -225,3 +225,15 @@ def test_every_spelling_of_a_target_migrates_alike(tmp_path, capsys, monkeypatch
         outputs[spelling] = {p: (repo / p).read_text() for p in ("ppo.py", "run.sh")}
     assert outputs["1.16"] == outputs["1.16.0"] and outputs["1.14"] == outputs["1.14.0"]
     assert "--report_to=wandb" in outputs["1.16"]["run.sh"] and "TODO(trl-compat)" in outputs["1.16"]["run.sh"]
+
+
+@pytest.mark.parametrize("module", ["compat.migrate", "compat.check"])
+def test_an_exclude_pattern_git_cannot_use_is_a_usage_error(module, tmp_path):
+    """`--exclude 'a\\'` (a trailing lone backslash): pathspec refuses it; both commands answer with argparse's usage
+    error (exit 2) naming the pattern, not a traceback from the walk, and nothing is written."""
+    (tmp_path / "t.py").write_text(OLD_SFT)
+    out = subprocess.run([sys.executable, "-m", module, "--exclude", "a\\", str(tmp_path)], capture_output=True,
+                         text=True, cwd=REPO)
+    assert out.returncode == 2, out.stderr
+    assert "argument --exclude: not a gitignore pattern: 'a\\\\'" in out.stderr and "Traceback" not in out.stderr
+    assert (tmp_path / "t.py").read_text() == OLD_SFT

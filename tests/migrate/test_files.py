@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import subprocess
 
 import pytest
 from packaging.version import Version
@@ -135,6 +136,21 @@ def test_walk_skips_vendored_folders_and_honours_gitignore_and_exclude(tmp_path)
     # an ignored folder named explicitly is walked (the user asked for it)
     report = migrate(repo / "generated")
     assert [os.path.basename(f.path) for f in report.files] == ["x.py"]
+
+
+def test_a_gitignore_line_git_cannot_use_matches_nothing_and_does_not_stop_the_walk(tmp_path):
+    """nganngants/smes_ppo's `.gitignore` has a line ending in a lone backslash (`...user_without_context.jsonnet\\`):
+    `pathspec` refuses it and the migrator stopped with a traceback. git's wildmatch aborts on such a pattern (it
+    matches nothing; `git status --ignored` agrees), so the walk leaves it out and keeps every other line."""
+    repo = git_repo(tmp_path / "repo")
+    write(repo / ".gitignore", "*_old.py\nconfigs/user.py\\\n!keep_old.py\n")
+    for rel in ("a.py", "x_old.py", "keep_old.py", "configs/user.py"):
+        write(repo / rel, "x = 1\n")
+    report = migrate(repo)
+    assert sorted(os.path.relpath(f.path, repo) for f in report.files) == ["a.py", "configs/user.py", "keep_old.py"]
+    git = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=repo,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert "!! x_old.py" in git and "?? configs/user.py" in git and "?? keep_old.py" in git
 
 
 def test_walk_skips_experiment_trackers_run_records(tmp_path):
