@@ -173,10 +173,15 @@ DEEP_STACK_BYTES = 1 << 30
 DEEP_RECURSION_LIMIT = 60_000
 
 
+#: how many folders without `__init__.py` above a package may prefix its name (`src.alignment`, `repo.src.alignment`)
+NAMESPACE_DEPTH = 2
+
+
 class _LocalClassIndex:
     """Builds the run's `LocalClasses` (`migrations.kinds.local_classes`) from the bytes the walk reads anyway: a
     file's module name is its path from the topmost folder of its `__init__.py` chain (`src/alignment/configs.py`
-    -> `alignment.configs`, `scripts/run_sft.py` -> `run_sft`). A file naming TRL, TrainingArguments or a parser
+    -> `alignment.configs`, `scripts/run_sft.py` -> `run_sft`), also reachable through the folders above it that are
+    namespace packages (`src.alignment.configs`: `LocalClasses.namespaces`). A file naming TRL, TrainingArguments or a parser
     (`local_classes.SEED`) is parsed (`ast`) as it is read; any other file with classes is remembered by the words
     its classes derive from, and read again and parsed only when one of those names a class the index holds
     (repeated to a fixed point), so a big tree without TRL costs a regex pass, not a parse of every file."""
@@ -185,6 +190,7 @@ class _LocalClassIndex:
         self.parts: list[tuple[tuple, tuple]] = []
         self.known: set[bytes] = set()  # names of the classes indexed so far
         self.waiting: list[tuple[str, str, str, bool, frozenset[bytes]]] = []  # path, real, module, package, words
+        self.namespaces: set[tuple[str, str]] = set()  # (`src.alignment`, `alignment`): see `_namespace_names`
 
     @staticmethod
     @functools.lru_cache(maxsize=4096)
@@ -195,6 +201,23 @@ class _LocalClassIndex:
         if not name.isidentifier() or parent == folder:
             return ()
         return (*_LocalClassIndex._package_parts(parent), name)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def _namespace_names(folder: str, top: str) -> tuple[str, ...]:
+        """The longer names of the top package or module `top` in `folder`: through up to `NAMESPACE_DEPTH` folders
+        above it that hold no `__init__.py` (PEP 420 namespace packages: `from src.alignment import DPOConfig` with
+        `src/alignment/__init__.py` and no `src/__init__.py`), named as identifiers."""
+        names: list[str] = []
+        prefix = top
+        for _ in range(NAMESPACE_DEPTH):
+            parent, name = os.path.split(folder)
+            if parent == folder or not name.isidentifier() or os.path.isfile(os.path.join(folder, "__init__.py")):
+                break
+            prefix = f"{name}.{prefix}"
+            names.append(prefix)
+            folder = parent
+        return tuple(names)
 
     def add(self, path: str, real: str, data: bytes) -> None:
         if not path.endswith(".py"):
@@ -207,6 +230,8 @@ class _LocalClassIndex:
         if not parts or not all(p.isidentifier() for p in parts):
             return
         module = ".".join(parts)
+        top = os.path.join(folder, *[".."] * (len(parts) - (0 if is_package else 1)))
+        self.namespaces.update((name, parts[0]) for name in self._namespace_names(os.path.normpath(top), parts[0]))
         if local_classes.SEED.search(data):
             self._parse(module, data, path, is_package)
         else:
@@ -231,7 +256,9 @@ class _LocalClassIndex:
                 before = len(self.known)
                 self._parse(module, data, path, is_package)
                 grew = grew or len(self.known) > before or is_package
-        return local_classes.LocalClasses.merge(self.parts) if self.parts else None
+        if not self.parts:
+            return None
+        return replace(local_classes.LocalClasses.merge(self.parts), namespaces=tuple(sorted(self.namespaces)))
 
 
 #: `from M import a, b` / `from M import (a,\n b)` / `from M import *`, in a .py file or a notebook's JSON

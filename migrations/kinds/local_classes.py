@@ -28,6 +28,10 @@ is a subclass of `trl.SFTConfig`, of `transformers.TrainingArguments`, ...:
   feeds before it changes that class (`trainer-kwargs-to-config` basing a TrainingArguments subclass on the
   trainer's TRL config). A file is scanned for these when it names TRL and calls a `...Trainer(`.
 
+A package under folders without `__init__.py` is also imported through them (PEP 420 namespace packages:
+`from src.alignment import SFTConfig` beside `src/alignment/__init__.py`); the runner records those longer names
+(`LocalClasses.namespaces`, up to two folders up) and `find` reads `src.alignment.X` as `alignment.X`.
+
 Only what Python provably binds is followed: module-level `class`, `import`, `from ... import` (relative ones
 resolved against the module's package); a name bound twice in a module is not followed. The index is data (tuples),
 frozen and hashable, so it travels in `Options` to worker processes.
@@ -340,6 +344,9 @@ class LocalClasses:
     aliases: tuple[tuple[str, str], ...] = ()  # re-exports: `alignment.SFTConfig` -> `alignment.configs.SFTConfig`
     args_uses: tuple[ArgsUse, ...] = ()
     parser_tuples: tuple[tuple[str, ...], ...] = ()
+    #: names a module's top package (or top-level module) also has through the folders above it, which hold no
+    #: `__init__.py` (PEP 420 namespace packages): `src/alignment/` imported as `src.alignment` -> `alignment`
+    namespaces: tuple[tuple[str, str], ...] = ()
 
     @staticmethod
     def merge(parts: Iterable[tuple]) -> LocalClasses:
@@ -366,9 +373,27 @@ class LocalClasses:
     def _alias(self) -> dict[str, str]:
         return dict(self.aliases)
 
+    @functools.cached_property
+    def _namespace(self) -> dict[str, str | None]:
+        seen: dict[str, str | None] = {}
+        for longer, top in self.namespaces:  # one folder name for two packages (two roots): ambiguous, not followed
+            seen[longer] = None if seen.get(longer, top) != top else top
+        return seen
+
+    def _through_namespace(self, qname: str) -> str:
+        """`qname` with a namespace-package prefix (`src.alignment.X`) replaced by its package (`alignment.X`)."""
+        parts = qname.split(".")
+        for i in range(len(parts) - 1, 1, -1):
+            top = self._namespace.get(".".join(parts[:i]))
+            if top is not None:
+                return ".".join((top, *parts[i:]))
+        return qname
+
     def find(self, qname: str) -> LocalClass | None:
-        """The local class `qname` names, through re-exports; None when it is not one."""
+        """The local class `qname` names, through re-exports and namespace packages; None when it is not one."""
         seen: set[str] = set()
+        if qname not in self._by_name and qname not in self._alias and self.namespaces:
+            qname = self._through_namespace(qname)
         while qname not in self._by_name:
             if qname in seen or qname not in self._alias:
                 return None

@@ -152,6 +152,25 @@ def test_a_config_built_by_the_script(tmp_path: Path):
                                                    "SFTTrainer(model=m, args=args)"]
 
 
+def test_imported_through_a_namespace_package(tmp_path: Path):
+    """Phuc3010/self-alignment (an alignment-handbook fork): the scripts import `from src.alignment import ...`, and
+    `src/` holds no `__init__.py` (a PEP 420 namespace package). The index knows the class as
+    `alignment.configs.SFTConfig`; `src.alignment.SFTConfig` names the same class."""
+    script = SCRIPT.replace("from alignment import", "from src.alignment import")
+    configs, scripts, findings = _migrate(tmp_path, CONFIGS, {"run_sft.py": script})
+    assert configs == CONFIGS_AFTER
+    assert scripts["run_sft.py"] == SCRIPT_AFTER.replace("from alignment import", "from src.alignment import")
+    assert not [f for f in findings if f.severity == "manual"]
+
+
+def test_a_namespace_name_that_is_not_the_folder_is_not_followed(tmp_path: Path):
+    # the package lives in src/: `lib.alignment` names another module (not in this tree), whatever its last part
+    script = SCRIPT.replace("from alignment import", "from lib.alignment import")
+    configs, scripts, _ = _migrate(tmp_path, CONFIGS, {"run_sft.py": script})
+    assert configs == CONFIGS
+    assert "packing=True" in scripts["run_sft.py"]
+
+
 _DPO_USE = ("from alignment import SFTConfig\nfrom trl import DPOTrainer\n\n"
             "DPOTrainer(m, r, args=SFTConfig(output_dir='o'), beta=0.2)\n")
 
