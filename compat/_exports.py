@@ -67,6 +67,9 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     **{n: (("compat._trainer_utils", n),) for n in (
         "PeftSavingCallback", "batch_generation", "generate", "forward", "truncate_response", "print_rich_table",
     )},
+    # trl.trainer.utils (0.10 - 0.26), trl.experimental.utils until 1.13 with the same body; 1.16's takes a list of
+    # stop token ids
+    "truncate_right": (("compat._trainer_utils", "truncate_right"),),
     # the PPO (v1) helpers: trl.trainer.utils's KL controllers and trl.core's statistics helpers (removed in 0.14, the
     # 0.13.0 bodies), trl.core.PPODecorators (removed in 0.24, the 0.23.1 class), RunningMoments and
     # get_global_statistics (trl.trainer.utils, removed in 0.29, the 0.28.0 bodies)

@@ -79,7 +79,7 @@ from transformers.utils import ModelOutput, is_rich_available
 __all__ = [
     "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
     "RewardDataCollatorWithPadding", "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
-    "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response",
+    "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response", "truncate_right",
     "compute_accuracy", "exact_div", "OnlineTrainerState", "prepare_deepspeed", "neftune_post_forward_hook",
     "OnPolicyConfig", "PPOv2Config",
 ]
@@ -187,6 +187,18 @@ def truncate_response(stop_token_id: int, pad_token_id: int, responses: torch.Te
     new_size = [1] * (len(responses.size()) - 1) + [responses.shape[1]]
     idxs = torch.arange(responses.shape[1], device=responses.device).view(*new_size)
     return torch.masked_fill(responses, idxs > trunc_idxs, pad_token_id)
+
+
+def truncate_right(input_ids: torch.Tensor, stop_token_id: int, pad_token_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """TRL 0.10 - 1.13 `truncate_right` (`trl.trainer.utils` until 0.26, `trl.experimental.utils` from 0.27; 1.16's
+    takes a list of stop token ids): every token after the first `stop_token_id` becomes `pad_token_id`; returns
+    (the truncated ids, a mask with 0 at those positions and 1 elsewhere)."""
+    trunc_idxs = _first_true_indices(input_ids == stop_token_id).unsqueeze(-1)
+    new_size = [1] * (len(input_ids.size()) - 1) + [input_ids.shape[1]]
+    idxs = torch.arange(input_ids.shape[1], device=input_ids.device).view(*new_size)
+    output_ids = torch.masked_fill(input_ids, idxs > trunc_idxs, pad_token_id)
+    mask = torch.masked_fill(torch.ones_like(input_ids), idxs > trunc_idxs, 0)
+    return output_ids, mask
 
 
 def print_rich_table(df: Any) -> None:

@@ -598,6 +598,10 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
         # the same depth or above (its next sibling, else the block's owner), else into the module's footer
         self._carried: list[str] = []
         self._carried_depth = 0
+        # the manual finding of each marker text, by statement (and of the carried ones): a carried marker that lands
+        # on a statement asking the same already is one step there, so its finding is withdrawn (report == file)
+        self._findings: dict[tuple[int, str], Finding] = {}
+        self._carried_findings: dict[str, list[Finding]] = {}
         self._first_stmt: cst.CSTNode | None = None
         self._header_comments: list[str] = []
 
@@ -632,7 +636,21 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
             if text in pending:
                 return
             pending.append(text)
-        self.ctx.report(Finding(self.rule.id, message, line, col, anchor, "manual", False))
+        finding = Finding(self.rule.id, message, line, col, anchor, "manual", False)
+        if self._stmt_stack:
+            self._findings[(id(self._stmt_stack[-1]), text)] = finding
+        self.ctx.report(finding)
+
+    def _withdraw_repeats(self, carried: list[str], own: list[str], present: list[str]) -> None:
+        """Withdraw the findings of carried marker texts that the receiving statement asks already (its own texts, or
+        a marker present above it) or that were carried twice: each is one marker in the file, so one step."""
+        seen = list(own) + present
+        for text in carried:
+            findings = self._carried_findings.pop(text, [])
+            repeats = findings if text in seen or marker_present(seen, text) else findings[1:]
+            for finding in repeats:
+                self.ctx.findings[:] = [f for f in self.ctx.findings if f is not finding]
+            seen.append(text)
 
     # -- statement tracking -----------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -652,12 +670,19 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._stmt_stack.pop()
             texts = self._pending.pop(id(original_node), None)
+            findings = {t: self._findings.pop((id(original_node), t)) for t in texts or ()
+                        if (id(original_node), t) in self._findings}
             kept = isinstance(result, cst.CSTNode) or (isinstance(result, cst.FlattenSentinel) and bool(result.nodes))
             if self._carried and len(self._stmt_stack) <= self._carried_depth and kept:
+                target = result if isinstance(result, cst.CSTNode) else result.nodes[0]  # type: ignore[union-attr]
+                present = [ln.comment.value for ln in getattr(target, "leading_lines", ()) if ln.comment is not None]
+                self._withdraw_repeats(list(dict.fromkeys(self._carried)), texts or [], present)
                 texts = [*self._carried, *(texts or [])]
                 self._carried = []
             if texts and not kept:
                 self._carried.extend(texts)
+                for text, finding in findings.items():
+                    self._carried_findings.setdefault(text, []).append(finding)
                 self._carried_depth = len(self._stmt_stack)
                 return result
             if texts and original_node is self._first_stmt:
@@ -672,6 +697,7 @@ class MigrationTransformer(LazyMetadata, cst.CSTTransformer):
                 self.changed = True
         elif isinstance(original_node, cst.Module) and self._carried and isinstance(result, cst.Module):
             present = [line.comment.value for line in result.footer if line.comment is not None]
+            self._withdraw_repeats(list(dict.fromkeys(self._carried)), [], present)
             new = [cst.EmptyLine(comment=cst.Comment(t)) for t in dict.fromkeys(self._carried)
                    if not marker_present(present, t)]
             self._carried = []

@@ -28,7 +28,8 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 from migrations.kinds.cst import code
 from migrations.kinds.options import ARGUMENT_PARSERS, PARSE_METHODS
 
-__all__ = ["ConfigBinding", "config_binding", "holds_config", "holds_namespace", "parameter_binding", "parser_classes"]
+__all__ = ["ConfigBinding", "config_binding", "holds_config", "holds_namespace", "parameter_binding", "parser_classes",
+           "still_bound"]
 
 QNames = Callable[[cst.CSTNode], set[str]]
 
@@ -191,6 +192,40 @@ def holds_config(t: cst.MetadataDependent, value: cst.BaseExpression, configs: f
     """True when `value` is a name provably bound to an instance of one of `configs` (qualified names)."""
     binding = config_binding(t, value, qnames)
     return binding is not None and bool(qnames(binding.cls) & configs)
+
+
+def _suite_statement(t: cst.MetadataDependent, node: cst.CSTNode, suite: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement of `suite`'s body (an `IndentedBlock` or the `Module`) that holds `node`; None if none does."""
+    child, parent = node, t.get_metadata(ParentNodeProvider, node, None)
+    while parent is not None and parent is not suite:
+        child, parent = parent, t.get_metadata(ParentNodeProvider, parent, None)
+    return child if parent is suite else None
+
+
+def still_bound(t: cst.MetadataDependent, read: cst.Name, assigned: cst.CSTNode, others: list[cst.CSTNode]) -> bool:
+    """Whether the name `read` reads still holds what `assigned` (a target Name) bound, though `others` bind it too:
+    in straight-line code of one scope, the binding statement comes before the statement holding the read in the
+    same block, and every other binding sits in a later statement of that block, none of them inside a loop of the
+    scope (whose next round would read the later value) and the read in no nested function or class (run later)."""
+    scope = t.get_metadata(ScopeProvider, read, None)
+    if scope is None or t.get_metadata(ScopeProvider, assigned, None) is not scope:
+        return False
+    first = _statement(t, assigned)
+    line = t.get_metadata(ParentNodeProvider, first, None) if first is not None else None
+    suite = t.get_metadata(ParentNodeProvider, line, None) if line is not None else None
+    if not isinstance(suite, (cst.IndentedBlock, cst.Module)):
+        return False
+    node: cst.CSTNode | None = suite
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+        if isinstance(node, (cst.For, cst.While)):
+            return False
+        node = t.get_metadata(ParentNodeProvider, node, None)
+    body = list(suite.body)
+    at = _suite_statement(t, read, suite)
+    if at is None or line not in body or body.index(line) >= body.index(at):
+        return False
+    later = [_suite_statement(t, other, suite) for other in others]
+    return all(s is not None and body.index(s) > body.index(at) for s in later)
 
 
 _ARGPARSE_PARSER = frozenset({"argparse.ArgumentParser"})

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -400,6 +401,24 @@ class LocalClasses:
             seen.add(qname)
             qname = self._alias[qname]
         return self._by_name[qname]
+
+    def find_relative(self, path: str, level: int, module: str | None, name: str) -> LocalClass | None:
+        """The local class that `from <level dots><module> import <name>` names in the file at `path` (the walk's
+        path, as the index records it): the class `name` defined in the module file that import reaches
+        (`from ..configs import GRPOConfig` in `src/open_r1/utils/model_utils.py`: `src/open_r1/configs.py` or
+        `src/open_r1/configs/__init__.py`), through its qualified name (a module file that defines no class itself is
+        not followed)."""
+        if level < 1:
+            return None
+        folder = posixpath.dirname(path.replace("\\", "/"))
+        for _ in range(level - 1):
+            folder = posixpath.dirname(folder)
+        base = posixpath.join(folder, *module.split(".")) if module else folder
+        files = {f"{base}.py", posixpath.join(base, "__init__.py")}
+        modules = {c.qname.rsplit(".", 1)[0] for c in self.classes if c.path.replace("\\", "/") in files}
+        if len(modules) != 1:
+            return None
+        return self.find(f"{modules.pop()}.{name}")
 
     def _lineage(self, qname: str) -> Iterator[LocalClass]:
         """The local class `qname` and its local bases, depth first, bases in order, each once."""

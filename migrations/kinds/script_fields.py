@@ -37,7 +37,7 @@ from libcst.metadata import (
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.bindings import ConfigBinding, config_binding
+from migrations.kinds.bindings import ConfigBinding, config_binding, still_bound
 from migrations.kinds.cli_commands import (
     CommandFlagsMigration,
     Verdict,
@@ -370,7 +370,9 @@ class _Transformer(MigrationTransformer):
         (`class CustomPPOConfig(GRPOConfig)`, a base other rules may have rewritten) whose body does not declare
         `field` itself, the names of its bases: it inherits the field, and the option, from them."""
         names = imported_names(self, node)
-        if names or not isinstance(node, cst.Name) or depth > 3:
+        if names:
+            return self._through_local_classes(names, field)
+        if not isinstance(node, cst.Name) or depth > 3:
             return names
         scope = self.get_metadata(ScopeProvider, node, None)
         found = [a.node for a in scope[node.value] if hasattr(a, "node")] if scope is not None else []
@@ -382,6 +384,51 @@ class _Transformer(MigrationTransformer):
             return set()
         return {q for base in cls.bases if base.keyword is None for q in self._class_names(base.value, field, depth + 1)}
 
+    def _through_local_classes(self, names: set[str], field: str) -> set[str]:
+        """`names` with each class of the repository's other modules (the run's `LocalClasses` index: `from
+        open_r1.configs import GRPOConfig`, `class GRPOConfig(trl.GRPOConfig)`; a relative import through the file's
+        path) replaced by the library bases of its lineage, when no class on that lineage declares `field` itself: it
+        inherits the field, and the option."""
+        local = self.ctx.options.local_classes
+        if local is None:
+            return names
+        out: set[str] = set()
+        for name in names:
+            if name.startswith("."):  # `from ..configs import X`: libcst names it `..configs.X`; the path resolves it
+                module, _, short = name.lstrip(".").rpartition(".")
+                cls = local.find_relative(self.ctx.path, len(name) - len(name.lstrip(".")), module or None, short) \
+                    if self.ctx.path is not None else None
+                name = cls.qname if cls is not None else name
+            if local.find(name) is None:
+                out.add(name)
+                continue
+            classes, outside = local.lineage(name)
+            if not any(field in c.fields for c in classes):
+                out.update(outside)
+        return out
+
+    def _has_field(self, node: cst.BaseExpression, field: str, target: str) -> bool:
+        """Whether the class `node` names has `field` on every release from `target` on (TRL's per the atlas, a
+        `compat.trl` / reference config, a local class inheriting it); a union annotation (`SFTConfig | GRPOConfig`,
+        `Union[...]`) when every member does (`None` in it never does)."""
+        if isinstance(node, cst.Name) and node.value == "None":
+            return False
+        members = self._union_members(node)
+        if members is not None:
+            return all(self._has_field(m, field, target) for m in members)
+        return any(has_field_from(q, field, target) if q.startswith("trl.") else compat_has_field_from(q, field, target)
+                   for q in self._class_names(node, field))
+
+    def _union_members(self, node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """The members of `A | B` or `typing.Union[A, B]` (`Optional[A]` is `A | None`); None for anything else."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            return [*(self._union_members(node.left) or [node.left]), *(self._union_members(node.right) or [node.right])]
+        if isinstance(node, cst.Subscript) and imported_names(self, node.value) & {"typing.Union", "typing.Optional"}:
+            members = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+            optional = "typing.Optional" in imported_names(self, node.value)
+            return [*members, cst.Name("None")] if optional else members
+        return None
+
     def _training_config(self, node: cst.Attribute, use: FieldUse) -> str | None:
         """The name the same parser's training config is unpacked into, when exactly one other class of the tuple is
         a TRL class with the field on every release from the target on, and that name means that unpacking here."""
@@ -389,10 +436,8 @@ class _Transformer(MigrationTransformer):
         if binding is None or len(binding.classes) < 2:
             return None
         target = self.ctx.options.atlas_trl
-        holders = [i for i, c in enumerate(binding.classes) if i != binding.index and any(
-            has_field_from(q, use.gone.field, target) if q.startswith("trl.")
-            else compat_has_field_from(q, use.gone.field, target)
-            for q in self._class_names(c, use.gone.field))]
+        holders = [i for i, c in enumerate(binding.classes)
+                   if i != binding.index and self._has_field(c, use.gone.field, target)]
         if len(holders) != 1:
             return None
         name, target = binding.names[holders[0]], binding.targets[holders[0]]
@@ -400,8 +445,10 @@ class _Transformer(MigrationTransformer):
             return None
         # the holder's name, looked up in the scope of the read, must mean that unpacking's target
         scope = self.get_metadata(ScopeProvider, node.value, None)
-        found = [a for a in scope[name] if hasattr(a, "node")] if scope is not None else []
-        node = found[0].node if len(found) == 1 else None
+        found = [a.node for a in scope[name] if hasattr(a, "node")] if scope is not None else []
+        if len(found) > 1 and target in found:  # rebound later: `reward_config = RewardConfig(...)` after the read
+            return name if still_bound(self, node.value, target, [n for n in found if n is not target]) else None
+        node = found[0] if len(found) == 1 else None
         return name if node is target or isinstance(node, cst.Param) and node.name is target else None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:

@@ -35,8 +35,9 @@ Read from the 0.28.0 and 0.29.0 wheels:
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
   `migrations.atlas`, names of 0.8 - 0.24 absent on 1.16): those TRL moved to `trl.experimental.utils` (or `trl`)
   with the same parameters on 1.13 and 1.16 are moved there (`first_true_indices`, `get_reward`, `pad_to_length`,
-  `DataCollatorForChatML`, `RichProgressCallback`, ...); the rest (no successor, or a changed signature such as
-  `truncate_right`'s `stop_token_id` -> `stop_token_ids`) are marked.
+  `DataCollatorForChatML`, `RichProgressCallback`, ...); `truncate_right`, whose `stop_token_id` became
+  `stop_token_ids` (a list) in `trl.experimental.utils`, -> the `compat.trl` copy of the 0.26.2 function (the same in
+  1.13); the rest (no successor, or another class of the same name) are marked.
 """
 
 from __future__ import annotations
@@ -116,13 +117,14 @@ _HELPER_COPIES = {
 _COPIED = {
     **{n: "moved to trl.experimental.ppo in TRL 0.27, gone in 1.13; trl-compat keeps the 0.26.2 function (the same "
           "in 1.12)" for n in ("batch_generation", "generate", "forward", "truncate_response", "print_rich_table")},
+    "truncate_right": "moved to trl.experimental.utils in TRL 0.27, where 1.16's takes stop_token_ids (a list); "
+                      "trl-compat keeps the 0.26.2 function (the same in 1.13)",
     "PeftSavingCallback": "removed from TRL in 0.7.5; trl-compat keeps the 0.7.4 callback",
     "trl_sanitze_kwargs_for_tagging": "removed from TRL in 0.14; trl-compat keeps the 0.13 function",
     "DPODataCollatorWithPadding": "trl.experimental.utils's class has no label_pad_token_id (fixed at -100); "
                                   "trl-compat keeps the 0.26.2 class (the same code since 0.8)",
 }
 _CHANGED = {
-    "truncate_right": "trl.experimental.utils.truncate_right takes stop_token_ids (a list) now",
     "DataCollatorForLanguageModeling": "trl.trainer.sft_trainer.DataCollatorForLanguageModeling is another class",
 }
 

@@ -12,9 +12,12 @@ parser's output (resolved by qualified name, see `migrations.kinds.script_fields
   `trl.experimental.online_dpo`; else the reference one, declaring it: `BCOConfig`, `XPOConfig`, `NashMDConfig`,
   `PRMConfig` on 1.14+, `kinds.script_fields.REFERENCE_CONFIG_FIELDS`), or a class the module defines once whose
   bases are such a class and whose body does not declare the field (`class CustomPPOConfig(GRPOConfig)`, after
-  ppo-to-grpo rewrote its base), or a reference config imported from
+  ppo-to-grpo rewrote its base), or such a subclass in another module of the repository (the run's index of local
+  classes; a relative import resolved from the file's path), or a union annotation whose every member is one,
+  or a reference config imported from
   `reference_impl` that declares it (`reference_impl.OnlineDPOConfig`, what the Online DPO rules write), and the
-  name it is unpacked into means that unpacking where it is read: the same
+  name it is unpacked into means that unpacking where it is read (or is bound again only in later straight-line
+  statements of the same block, `kinds.bindings.still_bound`): the same
   `--trust_remote_code` option (default False), parsed into the object that owns it now. The rule runs after the
   other TRL rules, so a tuple they rewrote (`PPOConfig` -> `GRPOConfig`) is the one judged;
 * otherwise (no such config in the tuple: a PRM/ORPO/CPO config, your own TrainingArguments; a `ModelConfig(...)`

@@ -54,7 +54,8 @@ def _definitions(version: str, path: str, names: set[str], namespace: dict[str, 
     return {n: namespace[n] for n in names}
 
 
-_PPO_NAMES = {"batch_generation", "generate", "forward", "truncate_response", "pad", "first_true_indices"}
+_PPO_NAMES = {"batch_generation", "generate", "forward", "truncate_response", "truncate_right", "pad",
+              "first_true_indices"}
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +93,23 @@ def test_generation_helpers_match_trl_0_26(trl026):
                            trl026["truncate_response"](stop, pad_id, responses))
         a, b = compat.trl.forward(model, ours[0], pad_id), trl026["forward"](model, ours[0], pad_id)
         assert torch.equal(a.logits, b.logits) and len(a.hidden_states) == len(b.hidden_states)
+        for a, b in zip(compat.trl.truncate_right(responses, stop, pad_id),
+                        trl026["truncate_right"](responses, stop, pad_id)):
+            assert torch.equal(a, b)
     # the written-out meaning of truncate_response: everything after the first stop token is padding
     out = compat.trl.truncate_response(9, 0, torch.tensor([[1, 9, 2, 9], [1, 2, 3, 4]]))
     assert out.tolist() == [[1, 9, 0, 0], [1, 2, 3, 4]]
+    ids, mask = compat.trl.truncate_right(torch.tensor([[1, 9, 2, 9], [1, 2, 3, 4]]), 9, 0)
+    assert ids.tolist() == [[1, 9, 0, 0], [1, 2, 3, 4]] and mask.tolist() == [[1, 1, 0, 0], [1, 1, 1, 1]]
+
+
+def test_truncate_right_is_the_same_body_through_1_13():
+    """The 0.26.2 function the copy is checked against is 1.13's `trl.experimental.utils.truncate_right`."""
+    def body(version: str, path: str) -> str:
+        tree = ast.parse(_source(version, path))
+        return next(ast.dump(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "truncate_right")
+
+    assert body("0.26.2", "trl/trainer/utils.py") == body("1.13.0", "trl/experimental/utils.py")
 
 
 def test_print_rich_table_prints_every_cell(capsys):

@@ -86,3 +86,29 @@ def test_atlas_trl_spells_the_target_as_the_atlas_does():
     newest = Version(releases[-1])
     past = Version(f"{newest.major}.{newest.minor}.{newest.micro + 7}")  # a patch the atlas does not hold yet
     assert Options(target_trl=past).atlas_trl == releases[-1]
+
+
+def test_a_marker_carried_onto_a_statement_asking_the_same_is_one_step():
+    """Myashka/CQA_RLHF's train_ppo.py: ppo-to-grpo marks `config.model_name` (no GRPOConfig field) in the `ref_model`
+    construction it then removes; the marker is carried to the next statement, which asks the same. The file holds
+    one marker there, and the report one manual step: every manual finding is a marker in the file."""
+    import re
+
+    from migrations import get
+    from tests.migrations._driver import run
+
+    src = """\
+        from transformers import AutoTokenizer
+        from trl import AutoModelForCausalLMWithValueHead, PPOConfig, PPOTrainer
+
+        def main(args_config):
+            config = PPOConfig(**args_config["ppo_config"])
+            model = AutoModelForCausalLMWithValueHead.from_pretrained(config.model_name)
+            ref_model = AutoModelForCausalLMWithValueHead.from_pretrained(config.model_name)
+            tokenizer = AutoTokenizer.from_pretrained(config.model_name)
+            ppo_trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=dataset)
+    """
+    out, findings = run(get("ppo-to-grpo"), src)
+    manual = [f for f in findings if f.severity == "manual"]
+    assert len(re.findall(r"# TODO\(trl-compat\)", out)) == len(manual)
+    assert len([f for f in manual if "model_name" in f.message]) == 2  # the model's and the tokenizer's reads

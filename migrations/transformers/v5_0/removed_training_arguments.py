@@ -15,10 +15,13 @@ Dropped where it changed nothing on the releases a migrated manifest allows (rea
   device it picked anyway is not MPS; nothing else reads it: MPS is the device whenever it is available, with or
   without it. Dropped when its value has no side effect and reads no attribute (a literal, a name, a comparison such
   as smol-course's `use_mps_device=(True if device == "mps" else False)`); otherwise marked;
-* `save_safetensors=True`: the 4.x default; 5.0 always saves safetensors. `False` (PyTorch `.bin` files) is marked.
+* `save_safetensors=True`: the 4.x default; 5.0 always saves safetensors. `False` (PyTorch `.bin` files) is marked;
+* `half_precision_backend="auto"` / `fp16_backend="auto"`: the 4.x default (4.56's Trainer turns "auto" into CPU AMP
+  on the CPU with bf16 and native AMP otherwise; `fp16_backend` is copied into `half_precision_backend` only when it
+  is not "auto"). `"apex"`, `"cpu_amp"` are marked.
 
 Marked where the successor is a decision: `save_safetensors=False` (5.x always saves safetensors), `include_inputs_for_metrics` (`include_for_metrics=["inputs"]`),
-`fp16_backend` / `half_precision_backend`, `torchdynamo` (`torch_compile_backend=`), `use_mps_device` (not a plain value),
+`fp16_backend` / `half_precision_backend` other than "auto", `torchdynamo` (`torch_compile_backend=`), `use_mps_device` (not a plain value),
 `tpu_num_cores`, `jit_mode_eval`, `include_tokens_per_second` (`include_num_input_tokens_seen=`),
 `push_to_hub_model_id` / `push_to_hub_organization` (`hub_model_id="org/name"`), `adafactor` (`optim="adafactor"`),
 `fsdp_min_num_params` / `fsdp_transformer_layer_cls_to_wrap` (`fsdp_config={...}`), `use_legacy_prediction_loop`,
@@ -48,11 +51,14 @@ DROPPED = {  # key: (message, literal values that may be dropped (empty: any pla
                        "MPS is used automatically when available: drop it"),
     "save_safetensors": ("True is the 4.x default; transformers 5.0 removed it and always saves safetensors", (True,),
                          "5.x always saves safetensors (False saved PyTorch .bin files): drop it"),
+    "half_precision_backend": ('"auto" is the 4.x default (4.56 picks CPU AMP or native AMP itself); removed in '
+                               "transformers 5.0", ("auto",),
+                               "apex/amp backends are gone: drop it (native AMP)"),
+    "fp16_backend": ('"auto" is the 4.x default (4.56 copies any other value into half_precision_backend); removed '
+                     "in transformers 5.0", ("auto",), "apex/amp backends are gone: drop it (native AMP)"),
 }
 DECIDE = {
     "include_inputs_for_metrics": "use include_for_metrics=[\"inputs\"] (works since 4.46)",
-    "fp16_backend": "apex/amp backends are gone: drop it (native AMP)",
-    "half_precision_backend": "apex/amp backends are gone: drop it (native AMP)",
     "torchdynamo": "use torch_compile=True, torch_compile_backend=<backend>",
     "tpu_num_cores": "drop it (set TPU cores through the launcher)",
     "jit_mode_eval": "drop it (TorchScript evaluation is gone)",

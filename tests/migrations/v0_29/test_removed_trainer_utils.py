@@ -84,11 +84,12 @@ def test_generation_helpers_move_to_the_compat_copies():
             forward,
             print_rich_table,
             truncate_response,
+            truncate_right,
             log_table_to_comet_experiment,
         )
     """, """\
         from trl.trainer.utils import log_table_to_comet_experiment
-        from compat.trl import batch_generation, forward, print_rich_table, truncate_response
+        from compat.trl import batch_generation, forward, print_rich_table, truncate_response, truncate_right
         from trl.experimental.utils import first_true_indices
     """)
 

@@ -289,3 +289,105 @@ def test_the_parser_puts_the_flag_where_the_rewrite_reads_it(tmp_path):
             assert training_args.trust_remote_code is True and not hasattr(model_config, "trust_remote_code")
             _script, training_args, _model = parse(args=base)
             assert training_args.trust_remote_code is False
+
+
+# open-r1 forks (vangogh0318/handbook-LLM-DRL at b532136): the training configs are the repository's own subclasses,
+# defined in another module, imported absolutely by the scripts and relatively by the package's utilities
+OPEN_R1_CONFIGS = """\
+from dataclasses import dataclass, field
+
+import trl
+
+
+@dataclass
+class GRPOConfig(trl.GRPOConfig):
+    benchmarks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SFTConfig(trl.SFTConfig):
+    benchmarks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OwnConfig(trl.GRPOConfig):
+    trust_remote_code: bool = True
+"""
+OPEN_R1_SCRIPT = """\
+from open_r1.configs import GRPOConfig
+from trl import ModelConfig, TrlParser
+
+
+def main(script_args, training_args, model_args):
+    return model_args.trust_remote_code
+
+
+if __name__ == "__main__":
+    parser = TrlParser((object, GRPOConfig, ModelConfig))
+    script_args, training_args, model_args = parser.parse_args_and_config()
+    main(script_args, training_args, model_args)
+"""
+OPEN_R1_UTILS = """\
+from trl import ModelConfig
+
+from ..configs import GRPOConfig, OwnConfig, SFTConfig
+
+
+def get_tokenizer(model_args: ModelConfig, training_args: SFTConfig | GRPOConfig):
+    return model_args.trust_remote_code
+
+
+def own(model_args: ModelConfig, training_args: OwnConfig):
+    return model_args.trust_remote_code
+
+
+def maybe(model_args: ModelConfig, training_args: SFTConfig | None):
+    return model_args.trust_remote_code
+"""
+
+
+def test_repository_configs_of_other_modules_hold_the_field(tmp_path):
+    """A class of another module of the repository (the run's index of local classes) deriving from a TRL config
+    that has the field, and not declaring it itself, holds the option: through an absolute import in a script whose
+    `main` the parser's output is passed to, and through a relative import in an annotated union (every member must
+    hold it: `| None` does not). A local class declaring the field itself is not followed (marked)."""
+    from compat.migrate import migrate_paths
+    from migrations.base import Options
+    from packaging.version import Version
+
+    package = tmp_path / "src" / "open_r1"
+    (package / "utils").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "configs.py").write_text(OPEN_R1_CONFIGS)
+    (package / "grpo.py").write_text(OPEN_R1_SCRIPT)
+    (package / "utils" / "__init__.py").write_text("")
+    (package / "utils" / "model_utils.py").write_text(OPEN_R1_UTILS)
+    report = migrate_paths([str(tmp_path)], options=Options(target_trl=Version("1.16.0")), only=[RULE.id],
+                           mode="write", allow_dirty=True, jobs=1, verify_idempotent=True)
+    assert not [f for f in report.files if f.status == "failed"], report.files
+    script = (package / "grpo.py").read_text()
+    assert script == OPEN_R1_SCRIPT.replace("return model_args.trust_remote_code",
+                                            "return training_args.trust_remote_code")
+    utils = (package / "utils" / "model_utils.py").read_text().split("\n\n\n")
+    assert utils[1].endswith("    return training_args.trust_remote_code")
+    for kept in utils[2:]:  # OwnConfig declares the field; `SFTConfig | None` may be None
+        assert "# TODO(trl-compat): ModelConfig.trust_remote_code is gone" in kept
+        assert kept.rstrip().endswith("return model_args.trust_remote_code")
+
+
+def test_a_holder_rebound_after_the_read(tmp_path):
+    """sayands/noisy-lms' reward script reads `model_config.trust_remote_code` in straight-line code after the parser
+    and only later rebinds the training config's name (`reward_config = RewardConfig(...)`): at the read the name
+    still holds the parsed config. Rebound before the read, or in a loop around both, it is not followed."""
+    head = ("from transformers import HfArgumentParser\nfrom trl import ModelConfig, RewardConfig\n"
+            "if __name__ == '__main__':\n"
+            "    parser = HfArgumentParser((ModelConfig, RewardConfig))\n"
+            "    model_config, reward_config = parser.parse_args_into_dataclasses()\n")
+    later = "    reward_config = RewardConfig(output_dir=reward_config.output_dir)\n"
+    read = "    trust = model_config.trust_remote_code\n"
+    check(RULE, head + read + later, head + read.replace("model_config", "reward_config") + later)
+    for src in (head + later + read,
+                head.replace("if __name__ == '__main__':", "for _ in range(2):") + read + later,
+                head + f"    def f():\n    {read}" + later):
+        out, _ = run(RULE, src)
+        assert "trust = model_config.trust_remote_code" in out and "# TODO(trl-compat)" in out, src

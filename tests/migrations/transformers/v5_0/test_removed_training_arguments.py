@@ -48,6 +48,15 @@ def test_dropped_where_it_did_nothing():
         b = RewardConfig("o")
         c = RewardConfig("o")
         """)
+    # sayands/noisy-lms' KTO/PPOv2/reward/SFT configs: half_precision_backend="auto", the 4.x default
+    check(RULE, "from trl import KTOConfig\na = KTOConfig('o', half_precision_backend=\"auto\", fp16_backend='auto')\n",
+          "from trl import KTOConfig\na = KTOConfig('o')\n")
+    for field, value in (("half_precision_backend", '"apex"'), ("half_precision_backend", '"cpu_amp"'),
+                         ("fp16_backend", "backend")):
+        out, findings = run(RULE, f"from trl import SFTConfig\na = SFTConfig('o', {field}={value})\n")
+        assert out.splitlines()[1].startswith(f"# TODO(trl-compat): TrainingArguments({field}=) was")
+        assert findings[0].message.endswith("apex/amp backends are gone: drop it (native AMP)")
+        assert f"{field}={value}" in out
     for value in ("args.use_mps_device", "is_mps()"):  # a property or a call may run code: marked, kept
         out, findings = run(RULE, f"from trl import SFTConfig\na = SFTConfig('o', use_mps_device={value})\n")
         assert out.splitlines()[1].startswith("# TODO(trl-compat): TrainingArguments(use_mps_device=) was removed")
@@ -70,6 +79,9 @@ def test_what_4_56_did_with_them():
     branch = source[start:source.index("if self.use_cpu:", start)]
     assert "warnings.warn(" in branch and 'if device.type != "mps":' in branch and "raise ValueError(" in branch
     assert re.search(r"save_safetensors: (?:Optional\[bool\]|bool) = field\(\s*default=True,", source)
+    # half_precision_backend defaults to "auto", which the Trainer resolves itself; fp16_backend="auto" is not copied
+    assert re.search(r'half_precision_backend: str = field\(\s*default="auto",', source)
+    assert 'if self.fp16_backend and self.fp16_backend != "auto":' in source
 
 
 def test_the_tables_are_the_atlas_diff():
