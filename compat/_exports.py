@@ -58,6 +58,7 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "cap_exp": (("compat.trl", "_cap_exp"),),  # removed in 0.29
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
     "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
+    "is_diffusers_available": (("compat.trl", "_is_diffusers_available"),),  # trl.import_utils, removed in 0.24
     "is_torch_greater_2_0": (("compat.trl", "_is_torch_greater_2_0"),),  # trl.import_utils, removed in 0.12
     "FDivergenceConstants": (("compat.trl", "_FDivergenceConstants"),),  # trl.trainer.dpo_config, removed in 0.29
     # trl.trainer.rloo_trainer / ppov2_trainer / ppo_trainer (0.9.2 - 0.25), trl.experimental.ppo (0.26 - 1.12): 1.0

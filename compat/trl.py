@@ -158,6 +158,26 @@ def _is_wandb_available() -> bool:
     return find_spec("wandb") is not None
 
 
+def _is_diffusers_available() -> bool:
+    """Copy of TRL 0.11 - 0.23 `trl.import_utils.is_diffusers_available` (removed in 0.24): is the `diffusers` package
+    importable and installed (its metadata readable), the check of the transformers helper those releases called
+    (`_is_package_available`; TRL <= 0.10 checked `find_spec` alone, the same answer for an installed package).
+
+    `transformers.utils` exports no probe of that package in 4.56 (the oldest transformers TRL 1.13+ allow), so the
+    migration cannot point there.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+    from importlib.util import find_spec
+
+    if find_spec("diffusers") is None:
+        return False
+    try:
+        version("diffusers")
+    except PackageNotFoundError:
+        return False
+    return True
+
+
 def _warmup(ratio: float, steps: float | None = None) -> dict[str, float]:
     """`TrainingArguments(**warmup(ratio))` / `SFTConfig(**warmup(ratio, steps=n))`: the warmup keywords of the
     installed transformers, for code written with `warmup_ratio=` (rule `warmup-ratio`).

@@ -37,7 +37,7 @@ instance's methods), calls of a TRL class's methods.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from packaging.version import Version
@@ -537,11 +537,14 @@ class Checker:
                  cell: int | None) -> Problem:
         return Problem(node.lineno, node.col_offset + 1, code, name, message, since, cell)  # type: ignore[attr-defined]
 
-    def _missing(self, node: ast.AST, qual: str, cell: int | None, module: bool = False) -> Problem:
+    def _missing(self, node: ast.AST, qual: str, cell: int | None, module: bool = False,
+                 names: Sequence[str] = ()) -> Problem:
+        """`names`: what an import takes from the missing module `qual` (where the target has those is said too)."""
         since, why = self._gone(qual)
         if module or self._of(qual)[0].is_module(qual):
-            return self._problem(node, "missing-module", qual, f"{self._label(qual)} has no module `{qual}`: {why}",
-                                 since, cell)
+            elsewhere = "".join(self._where_now(f"{qual}.{name}", why) for name in names if name != "*")
+            return self._problem(node, "missing-module", qual,
+                                 f"{self._label(qual)} has no module `{qual}`: {why}{elsewhere}", since, cell)
         return self._problem(node, "missing-name", qual,
                              f"{self._label(qual)} has no `{qual}`: {why}{self._where_now(qual, why)}", since, cell)
 
@@ -555,7 +558,7 @@ class Checker:
             assert isinstance(node, ast.ImportFrom)
             module = node.module or ""
             if not self.has_module(module):
-                yield self._missing(node, module, cell, module=True)
+                yield self._missing(node, module, cell, module=True, names=[a.name for a in node.names])
                 continue
             for alias in node.names:
                 if alias.name == "*":

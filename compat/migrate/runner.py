@@ -183,13 +183,16 @@ class _LocalClassIndex:
     -> `alignment.configs`, `scripts/run_sft.py` -> `run_sft`), also reachable through the folders above it that are
     namespace packages (`src.alignment.configs`: `LocalClasses.namespaces`). A file naming TRL, TrainingArguments or a parser
     (`local_classes.SEED`) is parsed (`ast`) as it is read; any other file with classes is remembered by the words
-    its classes derive from, and read again and parsed only when one of those names a class the index holds
-    (repeated to a fixed point), so a big tree without TRL costs a regex pass, not a parse of every file."""
+    its classes derive from and the dataclasses it defines, and read again and parsed only when one of the former
+    names a class the index holds or one of the latter is named in a parser's class tuple the index holds (repeated
+    to a fixed point), so a big tree without TRL costs a regex pass, not a parse of every file."""
 
     def __init__(self) -> None:
         self.parts: list[tuple[tuple, tuple]] = []
         self.known: set[bytes] = set()  # names of the classes indexed so far
-        self.waiting: list[tuple[str, str, str, bool, frozenset[bytes]]] = []  # path, real, module, package, words
+        # path, real, module, package, the words its classes derive from, the dataclasses it defines
+        self.waiting: list[tuple[str, str, str, bool, frozenset[bytes], frozenset[bytes]]] = []
+        self.parsed_names: set[bytes] = set()  # the last parts of the classes in the parser tuples indexed so far
         self.namespaces: set[tuple[str, str]] = set()  # (`src.alignment`, `alignment`): see `_namespace_names`
 
     @staticmethod
@@ -235,27 +238,29 @@ class _LocalClassIndex:
         if local_classes.SEED.search(data):
             self._parse(module, data, path, is_package)
         else:
-            self.waiting.append((path, real, module, is_package, local_classes.referenced_words(data, is_package)))
+            self.waiting.append((path, real, module, is_package, local_classes.referenced_words(data, is_package),
+                                 local_classes.dataclass_names(data)))
 
     def _parse(self, module: str, data: bytes, path: str, is_package: bool) -> None:
         entries = local_classes.module_entries(module, data.decode("utf-8", "replace"), path, is_package)
         self.parts.append(entries)
         self.known |= {c.qname.rsplit(".", 1)[-1].encode() for c in entries[0]}
+        self.parsed_names |= {name.rsplit(".", 1)[-1].encode() for t in entries[3] for name in t if name}
 
     def index(self) -> local_classes.LocalClasses | None:
         grew = True
         while grew and self.waiting:
             grew = False
-            for item in [w for w in self.waiting if w[4] & self.known]:
+            for item in [w for w in self.waiting if w[4] & self.known or w[5] & self.parsed_names]:
                 self.waiting.remove(item)
-                path, real, module, is_package, _ = item
+                path, real, module, is_package, _, _ = item
                 try:
                     data, _ = _read_regular(real, MAX_FILE_BYTES)
                 except _Skip:
                     continue
-                before = len(self.known)
+                before = len(self.known), len(self.parsed_names)
                 self._parse(module, data, path, is_package)
-                grew = grew or len(self.known) > before or is_package
+                grew = grew or (len(self.known), len(self.parsed_names)) != before or is_package
         if not self.parts:
             return None
         return replace(local_classes.LocalClasses.merge(self.parts), namespaces=tuple(sorted(self.namespaces)))

@@ -48,8 +48,8 @@ from dataclasses import dataclass
 
 from migrations.kinds.trainer_subclasses import _dotted
 
-__all__ = ["ARGUMENT_PARSERS", "PARSE_METHODS", "SEED", "ArgsUse", "LocalClass", "LocalClasses", "module_entries",
-           "referenced_words", "scan", "worth_scanning"]
+__all__ = ["ARGUMENT_PARSERS", "PARSE_METHODS", "SEED", "ArgsUse", "LocalClass", "LocalClasses", "dataclass_names",
+           "module_entries", "referenced_words", "scan", "worth_scanning"]
 
 #: Argument parsers that fill dataclasses (TRL's TrlParser subclasses HfArgumentParser on every release that had it),
 #: and their methods that return the parsed dataclasses in the order of the parser's class tuple.
@@ -63,6 +63,7 @@ _CLASS_WITH_BASES = re.compile(rb"(?m)^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 _FROM_IMPORT = re.compile(rb"(?m)^[ \t]*from[ \t]+[\w.]+[ \t]+import")
 _WORD = re.compile(rb"\w+")
 _TRAINER_CALL = re.compile(rb"\w*(?:Trainer|Parser)[ \t]*\(")
+_DATACLASS = re.compile(rb"(?m)^[ \t]*@(?:dataclasses\.)?dataclass\b[^\n]*\n[ \t]*class[ \t]+(\w+)")
 #: What makes a file parsed at once: it names TRL, TrainingArguments or an argument parser (the library classes
 #: the rules ask about); a file that only derives from a class found so far is parsed when that class is known
 SEED = re.compile(rb"\btrl\b|TrainingArguments|ArgumentParser")
@@ -74,7 +75,14 @@ def worth_scanning(data: bytes, is_package: bool) -> bool:
     or a `...Parser(` (where a class is passed as `args`, `LocalClasses.args_uses`, or parsed with others,
     `LocalClasses.parser_tuples`)."""
     return _CLASS_WITH_BASES.search(data) is not None or (is_package and _FROM_IMPORT.search(data) is not None) \
-        or _TRAINER_CALL.search(data) is not None
+        or _TRAINER_CALL.search(data) is not None or _DATACLASS.search(data) is not None
+
+
+def dataclass_names(data: bytes) -> frozenset[bytes]:
+    """The names of the `@dataclass` classes a file defines (`@dataclass\nclass DatasetConfig:`): the file matters
+    once a parser tuple of the index names one of them (`LocalClasses.parser_tuples`: a script's own argument classes
+    in another module, sayands/noisy-lms's `src/configs.py`), so a rule can read their fields."""
+    return frozenset(m.group(1) for m in _DATACLASS.finditer(data))
 
 
 def referenced_words(data: bytes, is_package: bool) -> frozenset[bytes]:
@@ -99,6 +107,7 @@ class LocalClass:
     delegating: tuple[str, ...] = ()  # methods built on the library's parse methods (`LocalClasses.delegates`)
     dataclass: bool = False  # decorated with `dataclasses.dataclass` (its annotated defaults are its fields')
     fields: tuple[str, ...] = ()  # the names its own body annotates (`x: int = 0`)
+    opaque: bool = False  # a base the module's bindings do not resolve (not in `bases`: it may be anything)
 
 
 @dataclass(frozen=True)
@@ -321,12 +330,14 @@ def scan(module: str, text: str, path: str, is_package: bool = False
     for name, node in classes.items():
         if counts[name] != 1:
             continue
-        bases = tuple(q for q in (resolve(b) for b in node.bases) if q is not None)
+        resolved = [resolve(b) for b in node.bases]
+        bases = tuple(q for q in resolved if q is not None)
         methods = tuple(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
         decorated = any(resolve(d.func if isinstance(d, ast.Call) else d) == "dataclasses.dataclass"
                         for d in node.decorator_list)
         fields = tuple(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
-        found.append(LocalClass(f"{module}.{name}", bases, methods, path, _delegating(node), decorated, fields))
+        found.append(LocalClass(f"{module}.{name}", bases, methods, path, _delegating(node), decorated, fields,
+                                None in resolved or bool(node.keywords)))
     bindings = {f"{module}.{k}": v for k, v in imports.items() if counts[k] == 1}
     return found, bindings, _args_uses(tree, resolve), _parser_tuples(tree, resolve)
 
@@ -419,6 +430,16 @@ class LocalClasses:
         if len(modules) != 1:
             return None
         return self.find(f"{modules.pop()}.{name}")
+
+    def find_in(self, path: str | None, qname: str) -> LocalClass | None:
+        """The local class that `qname`, as libcst qualifies a name in the file at `path`, names: a relative import
+        (`..configs.GRPOConfig`) through `find_relative`, anything else through `find`."""
+        if not qname.startswith("."):
+            return self.find(qname)
+        if path is None:
+            return None
+        module, _, short = qname.lstrip(".").rpartition(".")
+        return self.find_relative(path, len(qname) - len(qname.lstrip(".")), module or None, short)
 
     def _lineage(self, qname: str) -> Iterator[LocalClass]:
         """The local class `qname` and its local bases, depth first, bases in order, each once."""

@@ -394,14 +394,11 @@ class _Transformer(MigrationTransformer):
             return names
         out: set[str] = set()
         for name in names:
-            if name.startswith("."):  # `from ..configs import X`: libcst names it `..configs.X`; the path resolves it
-                module, _, short = name.lstrip(".").rpartition(".")
-                cls = local.find_relative(self.ctx.path, len(name) - len(name.lstrip(".")), module or None, short) \
-                    if self.ctx.path is not None else None
-                name = cls.qname if cls is not None else name
-            if local.find(name) is None:
+            cls = local.find_in(self.ctx.path, name)  # `from ..configs import X` (libcst: `..configs.X`) too
+            if cls is None:
                 out.add(name)
                 continue
+            name = cls.qname
             classes, outside = local.lineage(name)
             if not any(field in c.fields for c in classes):
                 out.update(outside)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import collections
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -48,8 +48,8 @@ from migrations.kinds.imports import (
     code_words,
     commas,
     ensure_imports,
-    import_from,
     import_block_end,
+    import_from,
     import_statements,
     imported_names,
     module_name,
@@ -67,6 +67,7 @@ __all__ = [
     "Replacement",
     "SymbolMigration",
     "SymbolTransformer",
+    "mark_trl_imports",
 ]
 
 REMOVED_TRL_MODULES = frozenset(
@@ -721,3 +722,21 @@ class _TableTransformer(SymbolTransformer):
         return [node.with_changes(names=commas(kept))]
 
 
+def mark_trl_imports(rule: PythonMigration, wrapper: cst.MetadataWrapper, ctx: RuleContext,
+                     names: Collection[str], message: str) -> cst.Module:
+    """The module with a marker (`message`, `{name}` filled in) above each `from trl... import` of one of `names`;
+    nothing else changes. For a TRL config that feeds the project's own copy of a TRL trainer (`own_trainers`):
+    rewriting it for TRL's successor trainer would break the copy, which reads the old fields."""
+
+    class _Mark(MigrationTransformer):
+        def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+            module = module_name(original_node) or ""
+            if original_node.relative or not (module == "trl" or module.startswith("trl.")) or \
+                    isinstance(original_node.names, cst.ImportStar):
+                return updated_node
+            for alias in original_node.names:
+                if (dotted(alias.name) or "") in names:
+                    self.todo(original_node, message.format(name=dotted(alias.name)))
+            return updated_node
+
+    return wrapper.visit(_Mark(rule, ctx))

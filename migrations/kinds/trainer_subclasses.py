@@ -24,7 +24,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-__all__ = ["SelfAttributeAssigned", "bound_at_module_level", "imported_subclasses", "project_module_file", "subclasses_in"]
+__all__ = ["HF_TRAINER", "SelfAttributeAssigned", "bound_at_module_level", "imported_subclasses", "own_trainers",
+           "project_module_file", "subclasses_in"]
 
 #: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
 ANCESTORS = 6
@@ -159,6 +160,24 @@ class SelfAttributeAssigned(cst.CSTVisitor):
         if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
                 and t.attr.value == self.attr:
             self.found = True
+
+
+HF_TRAINER = frozenset({"transformers.Trainer", "transformers.trainer.Trainer"})
+
+
+def own_trainers(code: str, path: str | None) -> list[str]:
+    """The project's own `transformers.Trainer` subclasses this module defines or imports from its other files, by
+    name: a copy of a TRL trainer the project keeps (mnoukhov/async_rlhf's `src/ppov2_trainer.py`, TRL 0.9's
+    PPOv2Trainer on `Trainer`, taking a `PPOv2Config`; Crazytieguy/codenames-oversight's `rloo_trainer.py`, TRL
+    0.9.6's RLOOTrainer, taking TRL's `RLOOConfig`)."""
+    if "Trainer" not in code:
+        return []
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    imported = imported_subclasses(tree, path, HF_TRAINER, None)
+    return sorted({*subclasses_in(tree, HF_TRAINER, None, imported), *imported})
 
 
 def bound_at_module_level(visitor: cst.MetadataDependent, name: cst.Name) -> bool:

@@ -5,12 +5,17 @@ TRL 0.8 - 0.10 exported both from `trl` and `trl.import_utils` (read from the 0.
   `transformers.utils.is_torch_npu_available()` checks with its default `check_device=False`;
 * `is_xpu_available()` returned `accelerate.utils.is_xpu_available()` whenever accelerate >= 0.20 was installed, which
   every supported target guarantees (its floor is accelerate 1.10+), so the import moves there;
-* the package probes `is_peft_available`, `is_bitsandbytes_available`, `is_torchvision_available`, `is_pil_available`
-  (gone in 0.11), `is_rich_available` (0.18), `is_diffusers_available` (0.24) were `find_spec(...)` checks: they move
-  to transformers' probes of the same packages (`is_pil_available` -> `is_vision_available`), which answer the same
-  for an installed package (they read its metadata instead of its import spec);
+* the package probes `is_peft_available`, `is_bitsandbytes_available`, `is_torchvision_available`, `is_pil_available`,
+  `is_sklearn_available`, `is_openai_available` (gone in 0.11; read from the 0.9.6 and 0.10.1 wheels),
+  `is_rich_available` (0.18) were `find_spec(...)` checks: they move to
+  transformers' probes of the same packages (`is_pil_available` -> `is_vision_available`; each exported by
+  `transformers.utils` in the 4.56.2 wheel and the installed transformers, a test reads both), which answer the same
+  for an installed package (they read its metadata instead of its import spec). 1.11's `is_fastapi_available`,
+  `is_pydantic_available`, `is_uvicorn_available` have no `transformers.utils` export (only `import_utils` holds
+  them): `trl-compat check` flags them;
 * `is_wandb_available` (a `find_spec("wandb")` check; transformers' function has other semantics: it honours
-  `WANDB_DISABLED`) moves to `compat.trl.is_wandb_available`, a copy of that check;
+  `WANDB_DISABLED`) moves to `compat.trl.is_wandb_available`, a copy of that check; `is_diffusers_available` (0.24;
+  transformers 4.56 has no probe of that package, 5.x exports one) to `compat.trl.is_diffusers_available`, a copy;
 * `is_torch_greater_2_0` (gone in 0.12) moves to `compat.trl.is_torch_greater_2_0`, a copy of the 0.11 check (the
   torch version string compared with "2.0" as a string; True on every target: TRL 1.13+ needs accelerate >= 1.4,
   which needs torch >= 2.0);
@@ -38,7 +43,8 @@ _PROBES = {
     "is_torchvision_available": ("is_torchvision_available", "0.11"),
     "is_pil_available": ("is_vision_available", "0.11"),
     "is_rich_available": ("is_rich_available", "0.18"),
-    "is_diffusers_available": ("is_diffusers_available", "0.24"),
+    "is_sklearn_available": ("is_sklearn_available", "0.11"),
+    "is_openai_available": ("is_openai_available", "0.11"),
 }
 _VERSION_MSG = "removed in TRL 0.12: compare packaging.version yourself, or drop it (the floors are above it)"
 _GONE = {
@@ -49,7 +55,8 @@ _GONE = {
 
 class RemovedImportUtils(SymbolMigration):
     summary = "trl.import_utils probes (is_npu/xpu/peft_available, ..., removed in 0.11+) -> transformers/accelerate"
-    triggers = ("import_utils", "is_npu_available", "is_xpu_available", "is_wandb_available", *_PROBES)
+    triggers = ("import_utils", "is_npu_available", "is_xpu_available", "is_wandb_available", "is_diffusers_available",
+                *_PROBES)
     symbols = {
         **{p: Moved("transformers.utils", "is_torch_npu_available", _NPU)
            for p in ("trl.is_npu_available", "trl.import_utils.is_npu_available")},
@@ -61,6 +68,9 @@ class RemovedImportUtils(SymbolMigration):
         **{f"trl.import_utils.{name}": Gone(message) for name, message in _GONE.items()},
         **{f"{home}.is_wandb_available": Moved("compat.trl", "is_wandb_available", "removed from TRL in 0.11; "
                                                "compat.trl keeps its find_spec('wandb') check")
+           for home in ("trl", "trl.import_utils")},
+        **{f"{home}.is_diffusers_available": Moved("compat.trl", "is_diffusers_available", "removed from TRL in 0.24; "
+                                                   "compat.trl keeps its check (transformers 4.56 has no such probe)")
            for home in ("trl", "trl.import_utils")},
         "trl.import_utils.is_torch_greater_2_0": Moved("compat.trl", "is_torch_greater_2_0", "removed from TRL in 0.12; "
                                                        "compat.trl keeps its torch version check"),

@@ -40,7 +40,8 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   deriving from `TrainingArguments` but not from the TRL config gets a marker naming it: TRL 1.x SFTTrainer rebuilds
   it as `SFTConfig(**args.to_dict())` (its own fields fail, attributes set on it are lost), DPO/RewardTrainer read
   config fields from it, so the fix is to base that class on the TRL config;
-* an `args` the file never builds (a parameter without annotation, `self.args` assigned nowhere in the file):
+* an `args` the file never builds (a parameter without annotation or annotated `TrainingArguments` / the trainer's
+  config, `self.args` assigned nowhere in the file):
   `args=trainer_config(SFTConfig, args, max_length=...)` from `compat.trl`, the config TRL 0.9 - 0.12 built from
   that object and the keywords; any other `args` the rule cannot follow: a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
@@ -393,7 +394,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         else:
             return
         if assignment is None:
-            plan.unseen = self._unannotated_or_foreign(value)
+            plan.unseen = self._unannotated_or_foreign(value, _CONFIG[plan.trainer])
             return
         target, assigned = assignment
         if isinstance(assigned, cst.Call) and self._config_kind(assigned.func) is not None \
@@ -431,17 +432,29 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         plan.late = [m for m in plan.moves if code(m[2]).strip() != f"{value.value}.{m[0]}"]
         plan.drop |= {kw for fld, kw, v in plan.moves if code(v).strip() == f"{value.value}.{fld}"}
 
-    def _unannotated_or_foreign(self, value: cst.Name | cst.Attribute) -> bool:
+    def _unannotated_or_foreign(self, value: cst.Name | cst.Attribute, config: str) -> bool:
         """`args` holds an object the file never builds: an attribute assigned nowhere in it (`self.args`), or a name
-        that is only a parameter without annotation (or an import): what it holds is decided elsewhere. A name
-        assigned in the file (its binding not one the rule follows), an annotated parameter: False."""
+        that is only a parameter (or an import): what it holds is decided elsewhere. A parameter counts without
+        annotation, or annotated with transformers' `TrainingArguments` or the trainer's own TRL config `config`
+        (`def main(script_args, training_args: TrainingArguments, ...)` called with a parser's output: alexisrozhkov/
+        llm-calib), the two kinds of object `compat.trl.trainer_config` takes. A name assigned in the file (its binding
+        not one the rule follows), a parameter annotated with any other class (the project's own): False."""
         if isinstance(value, cst.Attribute):
             assigned = re.compile(rf"\.{re.escape(value.attr.value)}\s*(?:=(?!=)|:[^\n]*=)")
             return bool(self.text) and assigned.search(self.text) is None
         scope = self.get_metadata(ScopeProvider, value, None)
         found = [a for a in scope[value.value] if hasattr(a, "node")] if scope is not None else []
-        return len(found) == 1 and (isinstance(found[0].node, cst.Param) and found[0].node.annotation is None
-                                    or isinstance(found[0].node, (cst.Import, cst.ImportFrom)))
+        if len(found) != 1:
+            return False
+        node = found[0].node
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            return True
+        if not isinstance(node, cst.Param):
+            return False
+        if node.annotation is None:
+            return True
+        q = self.qnames(node.annotation.annotation)
+        return bool(q & _TRAINING_ARGS) or any(_CONFIG_PATHS.get(n) == config for n in q)
 
     def _factory_config(self, assigned: cst.BaseExpression, trainer_call: cst.Call) -> cst.Call | None:
         """`args = make_args(...)`: the config call that `make_args` returns, when it is a function defined once at

@@ -32,7 +32,8 @@ is one position of the unpacking of `parser.parse_*()` (`HfArgumentParser` / `Tr
 name; the parser is built in the file with its tuple written out, bound once and used only by that call (or built
 inline); the config's name is bound once and each field is only read, never assigned, deleted or mutated; no other
 class of the tuple declares the field (TRL's at the target release, from the atlas; the file's own, from its class
-body); the target's `RLOOConfig` lacks it; the admitted v1 releases agree on its default; the new names
+body; the repository's of another module, from the run's index when every base on its way is the repository's own
+and resolved: `Options.local_classes`); the target's `RLOOConfig` lacks it; the admitted v1 releases agree on its default; the new names
 (`RLOOScriptArguments`, `rloo_script_args`) are free in the file, and `dataclass` is free or `dataclasses.dataclass`.
 """
 
@@ -56,6 +57,7 @@ from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.bindings import config_binding, parser_classes
 from migrations.kinds.cst import code, dotted
 from migrations.kinds.imports import code_words, ensure_imports, imported_names
+from migrations.kinds.local_classes import LocalClasses
 from migrations.kinds.options import ARGUMENT_PARSERS
 from migrations.kinds.pins import pinned
 from migrations.v0_22.rloo_v1_to_rloo import RLOO_CONFIG_PATHS, v1_default, v1_releases
@@ -104,8 +106,11 @@ class _Plan:
 class _Finder(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, target: str, releases: tuple[str, ...], words: set[str]) -> None:
+    def __init__(self, target: str, releases: tuple[str, ...], words: set[str], local: LocalClasses | None = None,
+                 path: str | None = None) -> None:
         super().__init__()
+        self.local = local  # the repository's classes of other modules (the run's index), and this file's path
+        self.path = path
         self.target = target
         self.releases = releases
         self.words = words
@@ -259,10 +264,24 @@ class _Finder(cst.CSTVisitor):
                           for s in line.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)}
                 continue
             qnames = _qnames(self, cls)
-            fields = Atlas.load("trl").config_fields(self.target, qnames.pop()) if len(qnames) == 1 else None
-            # a class we cannot read (a transformers one, another module's) may declare any of them
+            qname = qnames.pop() if len(qnames) == 1 else None
+            fields = Atlas.load("trl").config_fields(self.target, qname) if qname is not None else None
+            if fields is None and qname is not None:
+                fields = self._local_fields(qname)
+            # a class we cannot read (a transformers one, another package's) may declare any of them
             taken |= set(fields) if fields is not None else set(SCRIPT_ONLY)
         return taken
+
+    def _local_fields(self, qname: str) -> set[str] | None:
+        """The fields of a repository class of another module (`from src.configs import DatasetConfig`, sayands/
+        noisy-lms; a relative import through this file's path) and of its local bases, when every base on the way
+        is the repository's own (a library base, or one the index cannot resolve, may declare anything); None
+        otherwise."""
+        found = self.local.find_in(self.path, qname) if self.local is not None else None
+        if found is None:
+            return None
+        classes, outside = self.local.lineage(found.qname)
+        return None if outside or any(c.opaque for c in classes) else {f for c in classes for f in c.fields}
 
     def _optional_imported(self) -> bool:
         """`Optional` is bound once at module level, by `from typing import Optional`: the file's spelling."""
@@ -394,7 +413,8 @@ class RlooScriptFields(PythonMigration):
         if "RLOOConfig" not in text:
             return wrapper.module
         admitted = pinned(os.path.dirname(ctx.path), v1_releases()) if ctx.path else None
-        finder = _Finder(ctx.options.atlas_trl, admitted or v1_releases(), code_words(text))
+        finder = _Finder(ctx.options.atlas_trl, admitted or v1_releases(), code_words(text),
+                         ctx.options.local_classes, ctx.path)
         wrapper.visit(finder)
         plans = [p for p in finder.plans.values() if p.why_not is None and p.fields]
         if not plans:

@@ -23,12 +23,18 @@ A file is "v1" when it calls `RLOOTrainer` with a v1 keyword (`config`, `policy`
 * a config built by `HfArgumentParser((..., RLOOConfig, ...))` / `TrlParser`: reads of renamed fields follow the
   rename, reads of removed ones are marked, and the parser call is marked (flags and defaults changed);
 * v1 trainer attributes (`trainer.generate_completions()`, `.policy`, `.ref_policy`, `.reward_model`) marked.
+
+A module that neither calls nor subclasses TRL's RLOOTrainer, names a v1-only field (`rloo_k`, `kl_coef`, ...) and
+defines or imports the project's own `transformers.Trainer` subclass (`kinds.trainer_subclasses.own_trainers`: a
+copy of TRL's v1 trainer, Crazytieguy/codenames-oversight) is not rewritten: that copy reads the v1 fields, so each
+import of TRL's `RLOOConfig` gets one marker saying so (keep a copy of the v1 config, or port the trainer).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
@@ -47,6 +53,8 @@ from migrations.kinds.cst import (
 from migrations.kinds.imports import imported_names
 from migrations.kinds.options import RLOO_CONFIGS, config_paths
 from migrations.kinds.pins import pinned
+from migrations.kinds.symbols import mark_trl_imports
+from migrations.kinds.trainer_subclasses import own_trainers
 
 RLOO_TRAINERS = config_paths("RLOOTrainer", "rloo_trainer")
 # v1 scripts (TRL's own examples) import the config from the trainer module
@@ -134,11 +142,13 @@ class _Detector(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.v1 = False
+        self.trl_trainer = False  # TRL's RLOOTrainer is called or subclassed here
         self.classes: list[str | None] = []  # the enclosing classes: name when a base is TRL's RLOOTrainer
         self.subclass_inits: dict[int, tuple[str, list[str]]] = {}  # id(call) -> (class, the v1 keywords it passes)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         rloo = any(_resolved(self, b.value) & RLOO_TRAINERS for b in node.bases)
+        self.trl_trainer |= rloo
         self.classes.append(node.name.value if rloo else None)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -156,6 +166,8 @@ class _Detector(cst.CSTVisitor):
         if names & RLOO_TRAINERS and keys & V1_KEYWORDS or names & RLOO_CONFIG_PATHS and keys & (set(DROPPED) | set(SAME)
                                                                                           | set(CHANGED)):
             self.v1 = True
+        if names & RLOO_TRAINERS:
+            self.trl_trainer = True
 
 
 def _subclass_message(cls: str, keywords: list[str]) -> str:
@@ -204,13 +216,15 @@ class _Transformer(MigrationTransformer):
             self.todo(original, "v1 RLOOTrainer called positionally: use RLOOTrainer(model=, reward_funcs=, args=)")
             return updated
         keys = {a.keyword.value for a in updated.args if a.keyword is not None}
+        both = [(key, new) for key, new in TRAINER_RENAMES.items() if key in keys and new in keys]
+        if both:  # nothing is edited, so no other marker either (they would say what did not happen)
+            for key, new in both:
+                self.todo(original, f"both {key}= and {new}= given: keep {new}=")
+            return updated
         args: list[cst.Arg] = []
         for a in updated.args:
             key = a.keyword.value if a.keyword is not None else ""
             new = TRAINER_RENAMES.get(key)
-            if new is not None and new in keys:
-                self.todo(original, f"both {key}= and {new}= given: keep {new}=")
-                return updated
             if key in TRAINER_DROPPED:
                 if side_effect_free(a.value):
                     self.todo(original, f"{key}= dropped: {TRAINER_DROPPED[key]}")
@@ -283,6 +297,17 @@ class _Transformer(MigrationTransformer):
         return updated_node.with_changes(attr=cst.Name(successor(attr)))
 
 
+#: a v1 field no other TRL config has, set or read (`rloo_k=`, `args.kl_coef`): code written for the v1 config
+_V1_ONLY = re.compile(r"\b(?:rloo_k|kl_coef|response_length|num_ppo_epochs|cliprange|local_rollout_forward_batch_size"
+                      r"|num_sample_generations|stop_token_id|total_episodes|sft_model_path|reward_model_path"
+                      r"|missing_eos_penalty|non_eos_penalty|whiten_rewards|token_level_kl)\b")
+_OWN_TRAINER = ("{{name}} feeds this project's own trainer ({own}, a transformers.Trainer subclass: a copy of TRL's RLOO "
+                "v1 trainer?), which reads v1 fields (rloo_k, kl_coef, response_length, ...) the RLOOConfig of TRL "
+                "0.22+ does not have: not rewritten. Keep a copy of the v1 RLOOConfig from the TRL release the "
+                "project pinned (0.11 - 0.21; its base is compat.trl.OnPolicyConfig), or port the trainer to "
+                "RLOOTrainer(model=, reward_funcs=, args=)")
+
+
 class RlooV1ToRloo(PythonMigration):
     summary = "RLOO v1 (config=, policy=, ref_policy=, reward_model=; rloo_k, kl_coef, ...) -> the 0.22+ RLOOTrainer"
     triggers = ("RLOOTrainer", "RLOOConfig")
@@ -291,6 +316,10 @@ class RlooV1ToRloo(PythonMigration):
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         detector = _Detector()
         wrapper.visit(detector)
+        if not detector.trl_trainer and _V1_ONLY.search(wrapper.module.code):
+            own = own_trainers(wrapper.module.code, ctx.path)
+            if own:
+                return mark_trl_imports(self, wrapper, ctx, {"RLOOConfig"}, _OWN_TRAINER.format(own=", ".join(own)))
         if not detector.v1:
             return wrapper.module
         t = _Transformer(self, ctx, detector.subclass_inits)

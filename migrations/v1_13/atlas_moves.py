@@ -319,25 +319,37 @@ class _MarkRemoved(_AtlasPass):
         return any(line.comment is not None and line.comment.value.startswith(TODO_PREFIX)
                    for line in getattr(stmt, "leading_lines", ()))
 
-    def _flag(self, node: cst.CSTNode, qnames: list[str], never: Sequence[str] = ()) -> None:
+    def _elsewhere(self, name: str, module: str) -> str | None:
+        """The shortest public path of another definition of `name` on the target (not in `module`), if any."""
+        others = _atlas().moved_to(self.target, name, exclude=module)
+        return others[0] if others else None
+
+    def _flag(self, node: cst.CSTNode, qnames: list[str], never: Sequence[str] = (),
+              imported: Sequence[str] = ()) -> None:
         gone = _gone(self.target, qnames)
         if not gone or self._marked():
             return
         # names imported from a gone module that no TRL release ever had (a typo): the more precise problem, first
         parts = [f"{q} is in no TRL release (a typo?)" for q in never]
         for q, r in gone:
-            module, _, name = q.rpartition(".")
-            others = [] if _atlas().is_module(q) else _atlas().moved_to(self.target, name, exclude=module)
+            if _atlas().is_module(q):  # a module gone as a whole: where do the names imported from it live now?
+                found = [(n, self._elsewhere(n, q)) for n in imported]
+            else:
+                module, _, name = q.rpartition(".")
+                found = [(name, self._elsewhere(name, module))]
+            elsewhere = [f"{name} at {where}" for name, where in found if where]
             parts.append(f"{q} was removed in TRL {r}" + (
-                f" (TRL {self.target} has a different definition of {name} at {others[0]}: check it fits first)"
-                if others else ""))
+                f" (TRL {self.target} has a different definition of {', '.join(elsewhere)}: check it fits first)"
+                if elsewhere else ""))
         self.todo(node, "; ".join(parts) + f"; TRL {self.target} has no same definition elsewhere: replace it or "
                                            "keep a local copy")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         qnames = _import_from_qnames(self.target, node)
         if qnames:
-            self._flag(node, qnames, _never_had(node, qnames))
+            imported = [] if isinstance(node.names, cst.ImportStar) else [
+                alias.name.value for alias in node.names if isinstance(alias.name, cst.Name)]
+            self._flag(node, qnames, _never_had(node, qnames), imported)
         return False
 
     def visit_Import(self, node: cst.Import) -> bool:

@@ -175,6 +175,16 @@ def test_an_import_error_fallback_is_ambiguous_so_only_the_import_is_flagged(c11
     assert found == [(2, "missing-name", "trl.PPOTrainer")]
 
 
+def test_a_missing_module_says_where_the_names_taken_from_it_live_now(c116):
+    # trl.extras.vllm_client went in 0.28.0; its VLLMClient lives on (another signature) in trl.generation.vllm_client
+    [p] = c116.check("from trl.extras.vllm_client import VLLMClient\n")
+    assert (p.code, p.name) == ("missing-module", "trl.extras.vllm_client")
+    assert p.message.startswith("TRL 1.16.0 has no module `trl.extras.vllm_client`: removed in 0.28.0; "
+                                "1.16.0 has `trl.generation.vllm_client.VLLMClient`")
+    [p] = c116.check("from trl.core import respond_to_batch\n")  # nothing of that name on 1.16: no such clause
+    assert p.message == "TRL 1.16.0 has no module `trl.core`: removed in 0.25.0"
+
+
 def test_1_13_and_1_16_differ():
     code = "from trl import prepare_multimodal_messages_vllm\nimport trl.losses\n"
     assert problems(Checker("1.13.0"), code) == []

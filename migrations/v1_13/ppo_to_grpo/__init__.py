@@ -34,11 +34,10 @@ import ast
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import dotted
-from migrations.kinds.imports import imports_trl, module_name, star_imports
-from migrations.kinds.symbols import Moved, SymbolMigration
-from migrations.kinds.trainer_subclasses import imported_subclasses, subclasses_in
+from migrations.base import PythonMigration, RuleContext
+from migrations.kinds.imports import imports_trl, star_imports
+from migrations.kinds.symbols import Moved, SymbolMigration, mark_trl_imports
+from migrations.kinds.trainer_subclasses import imported_subclasses, own_trainers
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
 from migrations.v1_13.ppo_to_grpo.fields import PPO_ONLY_FIELDS
 from migrations.v1_13.ppo_to_grpo.reads import bound_names
@@ -56,7 +55,7 @@ class PPOToGRPO(PythonMigration):
         imported = _imported_config_classes(source, ctx.path)
         if not imported and not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):
             return wrapper.module
-        own = _own_trainers(source, ctx.path)
+        own = own_trainers(source, ctx.path)
         if own and not imports_trl(wrapper.module, TRAINER_NAMES, _TRAINER_MODULES):
             return _mark_configs_of_own_trainers(self, wrapper, ctx, own)
         an = Analysis()
@@ -108,23 +107,6 @@ def _imported_config_classes(code: str, path: str | None) -> set[str]:
 
 
 _TRAINER_MODULES = ("trl.trainer.ppo_trainer", "trl.trainer.ppov2_trainer", "trl.experimental.ppo.ppo_trainer")
-_HF_TRAINER = frozenset({"transformers.Trainer", "transformers.trainer.Trainer"})
-
-
-def _own_trainers(code: str, path: str | None) -> list[str]:
-    """The project's own `transformers.Trainer` subclasses this module defines or imports from its other files
-    (mnoukhov/async_rlhf's `src/ppov2_trainer.py`: a copy of TRL 0.9's PPOv2Trainer on `Trainer`, taking a
-    `PPOv2Config`), by name."""
-    if "Trainer" not in code:
-        return []
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    imported = imported_subclasses(tree, path, _HF_TRAINER, None)
-    return sorted({*subclasses_in(tree, _HF_TRAINER, None, imported), *imported})
-
-
 #: every path TRL's PPOv2Config was importable under (0.9.2 - 0.13.0, the atlas; a test holds the two equal)
 PPOV2_CONFIG_PATHS = ("trl.PPOv2Config", "trl.trainer.PPOv2Config", "trl.trainer.ppov2_config.PPOv2Config",
                       "trl.trainer.ppov2_trainer.PPOv2Config")
@@ -155,18 +137,7 @@ def _mark_configs_of_own_trainers(rule: PythonMigration, wrapper: cst.MetadataWr
                "removed PPO: keep a copy of this config class from the TRL release the code pinned in the project "
                "(on compat.trl.OnPolicyConfig, its base from 0.10 on), or port the trainer to GRPOTrainer")
 
-    class _Mark(MigrationTransformer):
-        def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-            mod = module_name(original_node) or ""
-            if original_node.relative or not (mod == "trl" or mod.startswith("trl.")) or \
-                    isinstance(original_node.names, cst.ImportStar):
-                return updated_node
-            for alias in original_node.names:
-                if (dotted(alias.name) or "") in CONFIG_NAMES:
-                    self.todo(original_node, message.format(name=dotted(alias.name)))
-            return updated_node
-
-    return wrapper.visit(_Mark(rule, ctx))
+    return mark_trl_imports(rule, wrapper, ctx, CONFIG_NAMES, message)
 
 
 def _replaced_loops(t: Transformer) -> list[cst.CSTNode]:

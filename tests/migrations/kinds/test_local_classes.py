@@ -115,6 +115,31 @@ def test_the_runner_parses_only_what_the_index_needs(tmp_path: Path):
     assert index.find("pkg.c.C") is None and len(builder.parts) == 3  # c.py was never parsed
 
 
+def test_a_dataclass_named_in_a_parser_tuple_is_parsed_for_its_fields(tmp_path: Path):
+    """sayands/noisy-lms: `TrlParser((RLOOConfig, TokenizerConfig, ...))` with the script's own argument classes in
+    `src/configs.py` (plain `@dataclass` classes, no base, no TRL): that file is parsed once a parser tuple names one
+    of its dataclasses, so a rule can read their fields; a dataclass file no parser names is not parsed."""
+    from compat.migrate.runner import _LocalClassIndex
+
+    (tmp_path / "src").mkdir()
+    files = {
+        "src/configs.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass TokenizerConfig:\n"
+                          "    tokenizer_path: str = ''\n\n\nclass Opaque(make_base()):\n    x: int = 0\n",
+        "src/other.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass Unused:\n    y: int = 0\n",
+        "train.py": "from trl import RLOOConfig, TrlParser\nfrom src.configs import TokenizerConfig\n\n"
+                    "parser = TrlParser((RLOOConfig, TokenizerConfig))\n",
+    }
+    builder = _LocalClassIndex()
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        builder.add(name, str(tmp_path / name), text.encode())
+    index = builder.index()
+    found = index.find("src.configs.TokenizerConfig")
+    assert found is not None and found.fields == ("tokenizer_path",) and found.dataclass and not found.opaque
+    assert index.find("src.configs.Opaque").opaque  # a base the module cannot resolve: it may be anything
+    assert index.find("src.other.Unused") is None and len(builder.parts) == 2  # other.py was never parsed
+
+
 _SCRIPT = """\
 from pkg import MyConfig, Old
 from pkg.configs import Parser

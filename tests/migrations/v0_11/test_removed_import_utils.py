@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
+import pytest
+
 from migrations.v0_11.removed_import_utils import MIGRATION as RULE
 from tests.migrations._driver import check, noop, run
 
@@ -140,7 +146,7 @@ def test_the_probes_trl_exported_at_its_top_level_move_the_same_way():
         if trl.is_diffusers_available() and trl.is_pil_available():
             pass
     """)
-    assert "transformers.utils.is_diffusers_available() and transformers.utils.is_vision_available()" in out
+    assert "compat.trl.is_diffusers_available() and transformers.utils.is_vision_available()" in out
     assert "TODO(trl-compat)" not in out
 
 
@@ -150,3 +156,55 @@ def test_top_level_probe_noops():
     noop(RULE, "def is_wandb_available():\n    return False\n\n\nok = is_wandb_available()\n")
     noop(RULE, "from mylib.trl import is_peft_available\n\nok = is_peft_available()\n")
     noop(RULE, "from .trl import is_wandb_available\n\nok = is_wandb_available()\n")
+
+
+def test_later_package_probes_move_to_transformers_too():
+    """FactAlign's KTO trainer copy: `from trl.import_utils import is_sklearn_available` (gone in 0.11)."""
+    check(RULE, """\
+        from trl.import_utils import is_sklearn_available, is_openai_available
+    """, """\
+        from transformers.utils import is_sklearn_available, is_openai_available
+    """)
+
+
+def test_every_probe_it_moves_is_exported_by_transformers_utils():
+    """Each successor is exported by `transformers.utils` in the oldest transformers the targets allow (4.56.2, the
+    cached wheel's `utils/__init__.py`) and in the installed one (the atlas cannot say: it holds `transformers.utils`
+    open, any name resolves there)."""
+    import zipfile
+
+    import transformers.utils
+
+    from migrations.v0_11.removed_import_utils import _PROBES
+
+    wheel = Path(os.environ.get("TRL_COMPAT_WHEELS", "/work/cache/wheels")) / "transformers-4.56.2-py3-none-any.whl"
+    if not wheel.exists():
+        pytest.skip("transformers 4.56.2 wheel not cached (make .cache/wheels/.downloaded)")
+    init = zipfile.ZipFile(wheel).read("transformers/utils/__init__.py").decode()
+    for new, _release in _PROBES.values():
+        assert re.search(rf"^\s+{new},$", init, re.M), new
+        assert callable(getattr(transformers.utils, new)), new
+
+
+def test_the_diffusers_copy_answers_as_trl_did(monkeypatch):
+    """TRL 0.11 - 0.23: `find_spec` and the installed distribution's metadata (transformers'
+    `_is_package_available`, which those releases called); transformers 4.56 has no such probe to move to."""
+    import importlib.metadata
+    import importlib.util
+
+    import compat.trl
+
+    real_spec, real_version = importlib.util.find_spec, importlib.metadata.version
+    for spec, installed in ((True, True), (True, False), (False, True)):
+        def version(name, *a, installed=installed):
+            if name != "diffusers":
+                return real_version(name, *a)
+            if installed:
+                return "0.30.0"
+            raise importlib.metadata.PackageNotFoundError(name)
+
+        monkeypatch.setattr(importlib.util, "find_spec",
+                            lambda name, *a, spec=spec: (object() if spec else None) if name == "diffusers"
+                            else real_spec(name, *a))
+        monkeypatch.setattr(importlib.metadata, "version", version)
+        assert compat.trl.is_diffusers_available() is (spec and installed)

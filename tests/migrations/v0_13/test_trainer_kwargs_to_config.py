@@ -255,6 +255,40 @@ def test_unseen_args_object_gets_the_keywords_through_trainer_config():
         assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
 
 
+def test_a_parameter_annotated_with_training_arguments_or_the_config_is_unseen_too():
+    """`def main(script_args, training_args: TrainingArguments, ...)` called with a parser's output
+    (alexisrozhkov/llm-calib): the two kinds of object `trainer_config` takes; another annotation is marked."""
+    check(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTConfig, SFTTrainer
+
+        def main(script_args, training_args: TrainingArguments, m):
+            SFTTrainer(model=m, args=training_args, packing=True)
+
+        def again(args: SFTConfig, m):
+            SFTTrainer(model=m, args=args, max_seq_length=512)
+    """, """\
+        from transformers import TrainingArguments
+        from trl import SFTConfig, SFTTrainer
+        from compat.trl import trainer_config
+
+        def main(script_args, training_args: TrainingArguments, m):
+            SFTTrainer(model=m, args=trainer_config(SFTConfig, training_args, packing=True))
+
+        def again(args: SFTConfig, m):
+            SFTTrainer(model=m, args=trainer_config(SFTConfig, args, max_length=512))
+    """)
+    for annotation in ("MyArguments", "DPOConfig", '"TrainingArguments"'):
+        out, _findings = run(RULE, f"""\
+            from trl import DPOConfig, SFTTrainer
+            from mine import MyArguments
+
+            def main(training_args: {annotation}, m):
+                SFTTrainer(model=m, args=training_args, packing=True)
+        """)
+        assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
+
+
 def test_gone_keyword_with_a_call_value_is_kept_and_marked():
     out, findings = run(RULE, """\
         from trl import DPOConfig, DPOTrainer

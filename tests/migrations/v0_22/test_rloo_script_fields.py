@@ -288,3 +288,27 @@ def test_migrated_v1_script_passes_the_check(tmp_path):
     assert_check_passes(tmp_path, out.replace("RLOOTrainer", "RLOOConfig as _unused"), transformers=("5.24.0",))
     assert_check_passes(tmp_path, out.replace("RLOOTrainer", "RLOOConfig as _unused"), transformers=("5.24.0",),
                         target_trl="1.13.0")
+
+
+def test_argument_classes_of_another_module_are_read_from_the_repository(tmp_path):
+    """sayands/noisy-lms: `TrlParser((RLOOConfig, TokenizerConfig, ModelConfig, DatasetConfig))`, the two argument
+    classes plain dataclasses of `src/configs.py`. A class the rule cannot read may declare the field (argparse's
+    conflict error), so it was left to a marker; the run's index now reads their fields. One that declares it, or
+    derives from a base the index cannot resolve, still leaves the read to the marker."""
+    from compat.migrate import migrate_paths
+
+    (tmp_path / "src").mkdir()
+    configs = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TokenizerConfig:\n    tokenizer_path: str = ''\n"
+               "\n\n@dataclass\nclass Loader:\n    reward_model_path: str = 'rm'\n\n\n"
+               "@dataclass\nclass Opaque(make_base()):\n    x: int = 0\n")
+    (tmp_path / "src" / "configs.py").write_text(configs, encoding="utf-8")
+    script = ("from trl import RLOOConfig, TrlParser\nfrom src.configs import {cls}\n\n"
+              "parser = TrlParser((RLOOConfig, {cls}))\nconfig, extra = parser.parse_args_into_dataclasses()\n"
+              "print(config.reward_model_path)\n")
+    for cls, moved in (("TokenizerConfig", True), ("Loader", False), ("Opaque", False)):
+        (tmp_path / "train.py").write_text(script.format(cls=cls), encoding="utf-8")
+        migrate_paths([str(tmp_path)], rules=[RULE], allow_dirty=True)
+        out = (tmp_path / "train.py").read_text(encoding="utf-8")
+        assert ("print(rloo_script_args.reward_model_path)" in out) is moved, (cls, out)
+        assert (f"TrlParser((RLOOConfig, {cls}, RLOOScriptArguments))" in out) is moved, (cls, out)
+    assert (tmp_path / "src" / "configs.py").read_text(encoding="utf-8") == configs

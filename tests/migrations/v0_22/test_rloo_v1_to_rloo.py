@@ -91,6 +91,14 @@ def test_aliased_import_and_both_given():
         t.RLOOTrainer(config=c, policy=p, model=m, reward_model=rm)
     """)
     assert "# TODO(trl-compat): both policy= and model= given" in out and "config=c, policy=p" in out
+    # besteaydemir/vlm-rl: nothing is edited, so no marker says a keyword was dropped or renamed (they stay)
+    out, findings = run(RULE, """\
+        from trl import RLOOTrainer
+        RLOOTrainer(config=c, policy=p, ref_policy=r, reward_model=rm, train_dataset=d, processing_class=pc, tokenizer=t)
+    """)
+    assert out.splitlines()[-1] == ("RLOOTrainer(config=c, policy=p, ref_policy=r, reward_model=rm, train_dataset=d, "
+                                    "processing_class=pc, tokenizer=t)")
+    assert [f.message for f in findings] == ["both tokenizer= and processing_class= given: keep processing_class="]
     out, _ = run(RULE, """\
         from trl import RLOOTrainer as R
         R(config=c, policy=p, reward_model=rm)
@@ -192,3 +200,38 @@ def test_subclass_noops():
             def __init__(self, config, policy):
                 super().__init__(config=config, policy=policy)
     """)
+
+
+def test_a_config_that_feeds_the_projects_own_v1_trainer_is_kept_and_marked(tmp_path):
+    """Crazytieguy/codenames-oversight: `rloo_trainer.py` is a copy of TRL 0.9.6's RLOOTrainer on
+    `transformers.Trainer` reading v1 fields of TRL's `RLOOConfig` (`args.rloo_k`, ...); `rloo.py` builds that config
+    with v1 fields and hands it to the copy. Rewriting the config for TRL's 0.22+ trainer (`rloo_k=` ->
+    `num_generations=`) broke the copy with no marker: both files now keep their code, marked at the import."""
+    from compat.migrate.engine import migrate_source
+
+    trainer = ("from transformers import Trainer\nfrom trl.trainer.rloo_config import RLOOConfig\n\n\n"
+               "class RLOOTrainer(Trainer):\n    def __init__(self, config: RLOOConfig, tokenizer, model) -> None:\n"
+               "        self.args = config\n        self.k = config.rloo_k\n")
+    script = ("from trl.trainer.rloo_config import RLOOConfig\n\nfrom .rloo_trainer import RLOOTrainer\n\n"
+              "config = RLOOConfig(output_dir='o', rloo_k=4, kl_coef=0.1, response_length=20)\n"
+              "trainer = RLOOTrainer(config=config, tokenizer=tok, model=model)\n")
+    (tmp_path / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "rloo_trainer.py").write_text(trainer, encoding="utf-8")
+    for name, source in (("rloo_trainer.py", trainer), ("rloo.py", script)):
+        result = migrate_source(source, rules=[RULE], path=str(tmp_path / name), verify_idempotent=True)
+        assert result.ok, result.errors
+        lines = result.text.splitlines(keepends=True)
+        [mark] = [n for n, line in enumerate(lines) if line.startswith("# TODO(trl-compat): RLOOConfig feeds this "
+                                                                       "project's own trainer")]
+        assert lines[mark + 1] == "from trl.trainer.rloo_config import RLOOConfig\n"
+        assert "".join(lines[:mark] + lines[mark + 1:]) == source  # nothing else changes
+        [finding] = [f for f in result.findings if f.severity == "manual"]
+        assert "(RLOOTrainer, a transformers.Trainer subclass" in finding.message
+    # TRL's own RLOOTrainer beside a Trainer subclass of the project: migrated as before
+    own = ("from transformers import Trainer\nfrom trl import RLOOConfig, RLOOTrainer\n\n\nclass Helper(Trainer):\n"
+           "    pass\n\n\nRLOOTrainer(config=RLOOConfig(output_dir='o', rloo_k=4), policy=p, reward_model=rm)\n")
+    result = migrate_source(own, rules=[RULE], path=str(tmp_path / "x.py"))
+    assert "num_generations=4" in result.text and "RLOOConfig feeds" not in result.text
+    # no v1 field in sight (a project trainer on TRL's 0.22+ RLOOConfig): nothing to say
+    noop(RULE, "from transformers import Trainer\nfrom trl import RLOOConfig\n\n\nclass Mine(Trainer):\n"
+               "    def __init__(self, args: RLOOConfig):\n        self.n = args.num_generations\n")

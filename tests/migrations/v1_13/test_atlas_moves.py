@@ -91,6 +91,18 @@ def test_removed_without_successor_is_marked_once(target):
     assert [f.severity for f in findings] == ["manual", "manual"]
 
 
+@pytest.mark.parametrize("target", ("1.13.0", "1.16.0"))
+def test_a_module_gone_as_a_whole_names_where_its_names_live_now(target):
+    # open-r1's GRPO trainer copy (vangogh0318/handbook-LLM-DRL): trl.extras.vllm_client went in 0.28.0 and VLLMClient
+    # lives on in trl.generation.vllm_client with another signature: marked, with the place to look
+    out, findings = run(MOVES, "from trl.extras.vllm_client import VLLMClient\n", target)
+    assert out.splitlines()[1] == "from trl.extras.vllm_client import VLLMClient"
+    assert [f.severity for f in findings] == ["manual"]
+    assert findings[0].message.startswith("trl.extras.vllm_client was removed in TRL 0.28.0 (TRL "
+                                          f"{target} has a different definition of VLLMClient at "
+                                          "trl.generation.vllm_client.VLLMClient: check it fits first)")
+
+
 def test_statement_marked_by_another_rule_gets_no_second_marker():
     noop(MOVES, """\
         import os
