@@ -4,7 +4,9 @@ The code cells are joined into one module (so an import in cell 1 resolves a nam
 marker statement `__trl_compat_cell__(i)`, with IPython syntax masked: lines starting with `%`, `!` or `?`, lines
 ending in `?`, `x = !cmd` / `x = %magic` assignments (with their `\\` continuation lines), and the line of a one-line
 cell that IPython runs as a magic without `%` (`pip install -U trl`: `compat.markers.automagic_cell`) become
-`__trl_compat_magic__(k)` and are put back verbatim afterwards; `%%` cells are not touched at all. If the joined module
+`__trl_compat_magic__(k)` and are put back verbatim afterwards (an automagic line whose cell a rule gave more lines,
+an import put in the first cell, gets its `%`: IPython applies automagic to one-line cells only, and `%pip install
+-U trl` is the magic it ran); `%%` cells are not touched at all. If the joined module
 does not parse, the cells that parse on their own are joined and migrated, the others reported and left as they are.
 
 Writing back never re-dumps the notebook: the `source` value of each *changed* cell is located in the original JSON
@@ -81,6 +83,12 @@ def mask(source: str) -> tuple[str, list[str]]:
         out.append(f"{indent}{MAGIC_MARK}({len(taken)}){ending}")
         taken.append("".join(group))
     return "".join(out), taken
+
+
+def _explicit_magic(line: str) -> str:
+    """`pip install x` -> `%pip install x`: the line magic an automagic line runs, written out (indent kept)."""
+    body = line.lstrip(" \t")
+    return line[: len(line) - len(body)] + "%" + body
 
 
 def unmask(text: str, taken: list[str]) -> str:
@@ -328,8 +336,13 @@ def _run_cells(
             body = body[:-1]
         if body == cell.masked:
             continue
+        taken = cell.taken
+        if automagic_cell(cell.source) and len([ln for ln in body.splitlines() if ln.strip()]) > 1:
+            # a rule added lines (an import) to a one-line cell IPython runs as a magic without `%`: with more lines
+            # IPython no longer applies automagic there (a SyntaxError), so the line gets its `%`, the same magic
+            taken = [_explicit_magic(line) for line in taken]
         try:
-            new_sources[cell.index] = unmask(body, cell.taken)
+            new_sources[cell.index] = unmask(body, taken)
         except ValueError as exc:
             result.errors.append(MigrateError("rule-output", str(exc), ",".join(sub.rules_applied)))
             return None

@@ -41,7 +41,8 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   it as `SFTConfig(**args.to_dict())` (its own fields fail, attributes set on it are lost), DPO/RewardTrainer read
   config fields from it, so the fix is to base that class on the TRL config;
 * an `args` the file never builds (a parameter without annotation or annotated `TrainingArguments` / the trainer's
-  config, `self.args` assigned nowhere in the file):
+  config, `self.args` assigned nowhere in the file, a name bound once to an attribute read,
+  `training_args = script_args.training_args`):
   `args=trainer_config(SFTConfig, args, max_length=...)` from `compat.trl`, the config TRL 0.9 - 0.12 built from
   that object and the keywords; any other `args` the rule cannot follow: a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
@@ -80,6 +81,7 @@ from migrations.base import (
 )
 from migrations.kinds.cst import (
     code,
+    dotted,
     explode_call,
     literal_value,
     make_kwarg,
@@ -407,6 +409,11 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
                 plan.attr_target = code(value)
             return
         if not isinstance(value, cst.Name):
+            return
+        if isinstance(assigned, cst.Attribute) and dotted(assigned) is not None:
+            # `training_args = script_args.training_args` (TRL's stack_llama_2 sft_llama2.py and its copies): an
+            # object built elsewhere, like a parameter's
+            plan.unseen = True
             return
         factory = self._factory_config(assigned, plan.call)
         if factory is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 
@@ -146,6 +147,25 @@ def test_a_one_line_automagic_cell_is_kept_and_the_notebook_migrated(tmp_path):
     nb = json.loads(path.read_text())
     assert "".join(nb["cells"][0]["source"]) == install
     assert "".join(nb["cells"][2]["source"]) == "SFTConfig(loss_type='nll')"
+
+
+def test_an_automagic_cell_given_an_import_gets_its_percent(tmp_path):
+    """hoa-10/RLHF's DPO notebook: `pip install git+...trl.git` alone in the first cell, and a rule that adds an
+    import (put in the first cell). With two lines IPython no longer applies automagic and the install line is a
+    SyntaxError there: it gets its `%`, the magic IPython ran; the notebook still parses for the check."""
+    from migrations import get
+
+    path = tmp_path / "nb.ipynb"
+    install = "pip install git+https://github.com/huggingface/trl.git\n"
+    make_notebook(path, [("code", install), ("code", "from trl import SFTConfig\n"),
+                         ("code", "args = SFTConfig(output_dir='o', warmup_ratio=0.1)")])
+    report = migrate_paths([str(path)], rules=[get("warmup-ratio")])
+    assert report.files[0].status == "changed", report.files[0].findings
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    assert cells[0] == "from compat.trl import warmup\n\n%pip install git+https://github.com/huggingface/trl.git\n"
+    assert "**warmup(0.1)" in cells[2]
+    for cell in cells:  # IPython's rule: a `%` line is a magic on any line of a cell; the rest must be Python
+        ast.parse("".join(line for line in cell.splitlines(keepends=True) if not line.startswith("%")))
 
 
 @pytest.mark.parametrize("src, masked", [

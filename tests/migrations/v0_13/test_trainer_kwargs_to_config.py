@@ -278,6 +278,27 @@ def test_a_parameter_annotated_with_training_arguments_or_the_config_is_unseen_t
         def again(args: SFTConfig, m):
             SFTTrainer(model=m, args=trainer_config(SFTConfig, args, max_length=512))
     """)
+    # TRL's stack_llama_2 sft_llama2.py and its copies (Z3R6X/ToM_in_small_LLMs): a TrainingArguments field of the
+    # script's dataclass, read into a name
+    check(RULE, """\
+        from trl import SFTTrainer
+
+        training_args = script_args.training_args
+        SFTTrainer(model=m, args=training_args, packing=script_args.packing)
+    """, """\
+        from trl import SFTTrainer, SFTConfig
+        from compat.trl import trainer_config
+
+        training_args = script_args.training_args
+        SFTTrainer(
+            model=m,
+            args=trainer_config(
+                SFTConfig,
+                training_args,
+                packing=script_args.packing,
+            ),
+        )
+    """)
     for annotation in ("MyArguments", "DPOConfig", '"TrainingArguments"'):
         out, _findings = run(RULE, f"""\
             from trl import DPOConfig, SFTTrainer
