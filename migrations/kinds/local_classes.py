@@ -9,10 +9,11 @@ is a subclass of `trl.SFTConfig`, of `transformers.TrainingArguments`, ...:
 * `scan(module, text, path)`: one module's classes (name -> bases resolved through that module's imports, the methods
   its body defines) and its import bindings (for re-exports), read with `ast`. The runner gives the module's dotted
   name (the file's path from the topmost folder holding an `__init__.py` chain) and calls it only for files whose
-  bytes pass `worth_scanning` (a class statement with bases, or a package `__init__.py` that may re-export one) and
-  either match `SEED` (they name TRL, `TrainingArguments` or an argument parser) or derive from / re-export a class
-  the index holds already (`referenced_words`, to a fixed point): on a copy of transformers (2,900 files) a few dozen
-  files are parsed, not every one with a class;
+  bytes pass `worth_scanning` (a class statement with bases, a `@dataclass` class, or a package `__init__.py` that
+  may re-export one) and either match `SEED` (they name TRL, `TrainingArguments` or an argument parser) or derive
+  from / re-export a class the index holds already (`referenced_words`) or define a dataclass a parser tuple of the
+  index names (`dataclass_names`: a script's argument classes in another module), to a fixed point: on a copy of
+  transformers (2,900 files) a few dozen files are parsed, not every one with a class;
 * `LocalClasses.base_in(qname, wanted)`: the first qualified name of `wanted` that the local class `qname` derives
   from, through local classes, re-exports and aliases in any module of the index; None for a name the index does not
   know as a local class (a library name is not the index's business);
