@@ -59,6 +59,9 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "get_kbit_device_map": (("compat.trl", "_get_kbit_device_map"),),  # removed in 1.8
     "is_wandb_available": (("compat.trl", "_is_wandb_available"),),  # trl.import_utils, removed in 0.11
     "is_diffusers_available": (("compat.trl", "_is_diffusers_available"),),  # trl.import_utils, removed in 0.24
+    # trl.import_utils package probes removed in 1.11 (llm_blender's in 1.2): the find_spec checks of TRL 1.0.0
+    **{n: (("compat.trl", f"_{n}"),) for n in ("is_fastapi_available", "is_pydantic_available", "is_uvicorn_available",
+                                               "is_vllm_ascend_available", "is_llm_blender_available")},
     "is_torch_greater_2_0": (("compat.trl", "_is_torch_greater_2_0"),),  # trl.import_utils, removed in 0.12
     "FDivergenceConstants": (("compat.trl", "_FDivergenceConstants"),),  # trl.trainer.dpo_config, removed in 0.29
     # trl.trainer.rloo_trainer / ppov2_trainer / ppo_trainer (0.9.2 - 0.25), trl.experimental.ppo (0.26 - 1.12): 1.0
@@ -71,6 +74,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # trl.trainer.utils (0.10 - 0.26), trl.experimental.utils until 1.13 with the same body; 1.16's takes a list of
     # stop token ids
     "truncate_right": (("compat._trainer_utils", "truncate_right"),),
+    # trl.trainer.utils 0.11 - 0.24 (and trl.trainer.reward_trainer until 0.23), no successor: the 0.19.1 body
+    "decode_and_strip_padding": (("compat._trainer_utils", "decode_and_strip_padding"),),
     # the PPO (v1) helpers: trl.trainer.utils's KL controllers and trl.core's statistics helpers (removed in 0.14, the
     # 0.13.0 bodies), trl.core.PPODecorators (removed in 0.24, the 0.23.1 class), RunningMoments and
     # get_global_statistics (trl.trainer.utils, removed in 0.29, the 0.28.0 bodies)
@@ -113,6 +118,7 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "prepare_model_for_int8_training": (("compat._peft", "prepare_model_for_int8_training"),),
     # not a TRL name: the trainer's config with the keywords TRL 0.13 took from the trainers, as 0.9 - 0.12 built it
     "trainer_config": (("compat.trl", "_trainer_config"),),
+    "batched_formatting": (("compat.trl", "_batched_formatting"),),  # a TRL <= 0.15 formatting_func (a batch)
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),
@@ -127,6 +133,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     **{n: (("compat._script_args", n),) for n in ("SftScriptArguments", "DpoScriptArguments")},
     # trl.commands.cli_utils (0.8 - 0.12), trl.scripts.chat (0.13 - 0.18): the 0.12.2 dataclass without `config`
     "ChatArguments": (("compat._script_args", "ChatArguments"),),
+    # TRL 0.9 - 1.6 ModelConfig's --trust_remote_code, for parsers that no longer declare it (trl-compat's own class)
+    "TrustRemoteCodeArguments": (("compat._script_args", "TrustRemoteCodeArguments"),),
     # trl.experimental.judges (0.29 - 1.0; `trl` before), removed in 1.1: the 1.0.0 classes (backends imported lazily)
     **{n: (("compat._judges", n),) for n in (
         "BaseJudge", "BaseRankJudge", "BasePairwiseJudge", "BaseBinaryJudge", "AllTrueJudge", "HfPairwiseJudge",

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ChatArguments", "DPOScriptArguments", "DpoScriptArguments", "RewardScriptArguments", "SFTScriptArguments", "SftScriptArguments"]
+__all__ = ["ChatArguments", "DPOScriptArguments", "DpoScriptArguments", "RewardScriptArguments", "SFTScriptArguments", "SftScriptArguments",
+           "TrustRemoteCodeArguments"]
 
 
 @dataclass
@@ -126,3 +127,24 @@ class ChatArguments:
     load_in_4bit: bool = False
     bnb_4bit_quant_type: str = "nf4"
     use_bnb_nested_quant: bool = False
+
+
+# -- `--trust_remote_code` (TRL <= 1.6 `ModelConfig`; 1.7 moved it to the training configs) -----------------------
+
+
+@dataclass
+class TrustRemoteCodeArguments:
+    """The `--trust_remote_code` option of TRL 0.9 - 1.6 `ModelConfig` (TRL 1.7 removed the field and declared it on
+    SFT/DPO/GRPO/KTO/RLOO/RewardConfig instead), for a parser whose other dataclasses have no such field on the
+    target (the project's own PPO config, an OnlineDPOConfig of its own, TrainingArguments): the migration
+    `model-config-trust-remote-code` appends this class to the parser's tuple, so the command line, a `--config`
+    YAML key and the default (False) stay what they were. The field and help text of TRL 1.0.0."""
+
+    trust_remote_code: bool = field(
+        default=False,
+        metadata={
+            "help": "Whether to allow for custom models defined on the Hub in their own modeling files. This option "
+            "should only be set to `True` for repositories you trust and in which you have read the code, as it will "
+            "execute code present on the Hub on your local machine."
+        },
+    )

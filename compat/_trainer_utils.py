@@ -17,7 +17,8 @@ points PPO-era imports here:
   `print_rich_table`: in `trl.trainer.utils` until 0.26, in `trl.experimental.ppo.ppo_trainer` from 0.27 to 1.12,
   gone in 1.13. Their bodies are the same in 0.26.2 and 1.12.0 (read from both wheels); these are those bodies, with
   the two helpers they call (`pad`, `first_true_indices`, 0.26.2) kept private here so that nothing depends on where
-  the installed TRL keeps them.
+  the installed TRL keeps them; and `decode_and_strip_padding` (0.11 - 0.24, the reward trainer's sample printer;
+  the 0.19.1 body).
 
 * the PPO (v1) bookkeeping TRL dropped with its old `PPOTrainer`: the KL coefficient controllers
   `AdaptiveKLController` / `FixedKLController` (`trl.trainer.utils` until 0.13, the 0.13.0 classes), the `trl.core`
@@ -79,7 +80,7 @@ from transformers.utils import ModelOutput, is_rich_available
 __all__ = [
     "AdaptiveKLController", "BaseTrainer", "DPODataCollatorWithPadding", "FixedKLController", "PPODecorators", "PeftSavingCallback",
     "RewardDataCollatorWithPadding", "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
-    "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response", "truncate_right",
+    "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response", "truncate_right", "decode_and_strip_padding",
     "compute_accuracy", "exact_div", "OnlineTrainerState", "prepare_deepspeed", "neftune_post_forward_hook",
     "OnPolicyConfig", "PPOv2Config",
 ]
@@ -199,6 +200,14 @@ def truncate_right(input_ids: torch.Tensor, stop_token_id: int, pad_token_id: in
     output_ids = torch.masked_fill(input_ids, idxs > trunc_idxs, pad_token_id)
     mask = torch.masked_fill(torch.ones_like(input_ids), idxs > trunc_idxs, 0)
     return output_ids, mask
+
+
+def decode_and_strip_padding(inputs: torch.Tensor, tokenizer: Any) -> list[str]:
+    """TRL 0.11 - 0.24 `decode_and_strip_padding` (`trl.trainer.utils`, also exported by `trl.trainer.reward_trainer`
+    until 0.23; removed in 0.25 with no successor): decode each row with the special tokens kept, then delete every
+    occurrence of the pad token's text. The 0.19.1 body."""
+    decoded = tokenizer.batch_decode(inputs, skip_special_tokens=False)
+    return [d.replace(tokenizer.pad_token, "") for d in decoded]
 
 
 def print_rich_table(df: Any) -> None:

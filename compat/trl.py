@@ -26,14 +26,17 @@ warmup keywords of the installed transformers for code written with `warmup_rati
 (`_tensorboard_dir`), the same for `logging_dir=`, which transformers 5.15 removed (rule `logging-dir`), and
 `AdamW` (`compat._optim`), transformers' own optimizer of 4.49 and before, which 4.50 removed (rule `removed-adamw`),
 `prepare_model_for_int8_training` (`compat._peft`), peft 0.2's function, for code passing its keywords (rule
-`removed-int8-training`), and `trainer_config` (`_trainer_config`), the trainer's config built with the keywords TRL 0.13 took from the trainers,
-for an `args` the migration cannot see (rule `trainer-kwargs-to-config`).
+`removed-int8-training`), `trainer_config` (`_trainer_config`), the trainer's config built with the keywords TRL 0.13 took from the trainers,
+for an `args` the migration cannot see (rule `trainer-kwargs-to-config`), and `batched_formatting`
+(`_batched_formatting`), a TRL <= 0.15 formatting function (called on a batch) for the per-example call of 0.16+
+(rule `sft-batched-formatting-func`).
 """
 
 from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable
 from typing import Any
 
 import compat
@@ -176,6 +179,59 @@ def _is_diffusers_available() -> bool:
     except PackageNotFoundError:
         return False
     return True
+
+
+def _batched_formatting(func: Callable[[dict[str, list[Any]]], list[str]]) -> Callable[[dict[str, Any]], str]:
+    """`SFTTrainer(formatting_func=batched_formatting(f))`: `f` written for TRL <= 0.15, which called a formatting
+    function on a batch of rows (a dict of columns, `dataset.map(..., batched=True)`) and refused anything but a
+    list of strings back (0.12.2 - 0.15's "The `formatting_func` should return a list of processed strings"); TRL
+    0.16+ calls it on one example (`dataset.map(..., batched=False)`) and wants one string (rule
+    `sft-batched-formatting-func`). The returned function calls `f` on a batch holding that one example and returns
+    the single string it gives; any other count is a `ValueError` naming `f`, not a silent mix-up."""
+
+    def formatting_func(example: dict[str, Any]) -> str:
+        texts = func({key: [value] for key, value in example.items()})
+        if not isinstance(texts, list) or len(texts) != 1:
+            raise ValueError(f"{getattr(func, '__name__', func)!r} returned {texts!r} for a batch of one example: "
+                             "batched_formatting expects one string per row of the batch")
+        return texts[0]
+
+    formatting_func.__name__ = getattr(func, "__name__", "formatting_func")
+    return formatting_func
+
+
+def _importable(package: str) -> bool:
+    """TRL 1.0.0 `trl.import_utils._is_package_available(package)` as its probes called it (no version asked):
+    `importlib.util.find_spec(package) is not None`."""
+    from importlib.util import find_spec
+
+    return find_spec(package) is not None
+
+
+def _is_fastapi_available() -> bool:
+    """Copy of TRL 0.16 - 1.10 `trl.import_utils.is_fastapi_available` (removed in 1.11; the vLLM server's check)."""
+    return _importable("fastapi")
+
+
+def _is_pydantic_available() -> bool:
+    """Copy of TRL 0.16 - 1.10 `trl.import_utils.is_pydantic_available` (removed in 1.11)."""
+    return _importable("pydantic")
+
+
+def _is_uvicorn_available() -> bool:
+    """Copy of TRL 0.16 - 1.10 `trl.import_utils.is_uvicorn_available` (removed in 1.11)."""
+    return _importable("uvicorn")
+
+
+def _is_vllm_ascend_available() -> bool:
+    """Copy of TRL 0.17 - 1.10 `trl.import_utils.is_vllm_ascend_available` (removed in 1.11)."""
+    return _importable("vllm_ascend")
+
+
+def _is_llm_blender_available() -> bool:
+    """Copy of TRL 0.12 - 1.1 `trl.import_utils.is_llm_blender_available` (exported by `trl` until 0.16, removed in
+    1.2) and of 0.10 - 0.11's `is_llmblender_available`: is `llm_blender` (PairRM's package) importable?"""
+    return _importable("llm_blender")
 
 
 def _warmup(ratio: float, steps: float | None = None) -> dict[str, float]:

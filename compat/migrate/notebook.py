@@ -4,9 +4,10 @@ The code cells are joined into one module (so an import in cell 1 resolves a nam
 marker statement `__trl_compat_cell__(i)`, with IPython syntax masked: lines starting with `%`, `!` or `?`, lines
 ending in `?`, `x = !cmd` / `x = %magic` assignments (with their `\\` continuation lines), and the line of a one-line
 cell that IPython runs as a magic without `%` (`pip install -U trl`: `compat.markers.automagic_cell`) become
-`__trl_compat_magic__(k)` and are put back verbatim afterwards (an automagic line whose cell a rule gave more lines,
-an import put in the first cell, gets its `%`: IPython applies automagic to one-line cells only, and `%pip install
--U trl` is the magic it ran); `%%` cells are not touched at all. If the joined module
+`__trl_compat_magic__(k)` and are put back verbatim afterwards (an automagic line whose cell a rule gave more lines gets its `%`: IPython applies
+automagic to one-line cells only, and `%pip install -U trl` is the magic it ran; an import a rule adds goes after the
+imports of the first cell with code, `migrations.kinds.imports.import_block_end`, never above an install cell's
+lines); `%%` cells are not touched at all. If the joined module
 does not parse, the cells that parse on their own are joined and migrated, the others reported and left as they are.
 
 Writing back never re-dumps the notebook: the `source` value of each *changed* cell is located in the original JSON
@@ -319,8 +320,15 @@ def _run_cells(
         return None
     result.rules_applied = sub.rules_applied
     findings = [_locate(f, cells, starts) for f in sub.findings]
+    installs = _install_lines(cells, options, rules, sub.text, findings)
+    if installs and "dependency-manifests" not in result.rules_applied:
+        result.rules_applied = [*result.rules_applied, "dependency-manifests"]
     if sub.text == joined:
-        return {}, findings
+        new_sources = {}
+        for cell in cells:
+            if cell.index in installs:
+                new_sources[cell.index] = unmask(cell.masked, installs[cell.index])
+        return new_sources, findings
     parts = _CELL_RE.split(sub.text)
     # parts = [text before the first marker, idx0, body0, idx1, body1, ...]
     order = [int(x) for x in parts[1::2]]
@@ -334,9 +342,9 @@ def _run_cells(
     for cell, body, was_added in zip(cells, bodies, added):
         if was_added and body.endswith("\n"):
             body = body[:-1]
-        if body == cell.masked:
+        if body == cell.masked and cell.index not in installs:
             continue
-        taken = cell.taken
+        taken = installs.get(cell.index, cell.taken)
         if automagic_cell(cell.source) and len([ln for ln in body.splitlines() if ln.strip()]) > 1:
             # a rule added lines (an import) to a one-line cell IPython runs as a magic without `%`: with more lines
             # IPython no longer applies automagic there (a SyntaxError), so the line gets its `%`, the same magic
@@ -347,6 +355,40 @@ def _run_cells(
             result.errors.append(MigrateError("rule-output", str(exc), ",".join(sub.rules_applied)))
             return None
     return new_sources, findings
+
+
+_IMPORTS_COMPAT = re.compile(r"^[ \t]*(?:from[ \t]+compat[ \t.]|import[ \t]+compat\b)", re.M)
+_IMPORTS_TRL = re.compile(r"^[ \t]*(?:from[ \t]+trl[ \t.]|import[ \t]+trl\b)", re.M)
+
+
+def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migration], migrated: str,
+                   findings: list[Finding]) -> dict[int, list[str]]:
+    """The notebook's install lines (`!pip install trl==0.7.4 ...`, masked from the rules) raised like a
+    requirements file's by `dependency-manifests` when the run has that rule and the notebook installs trl, with
+    `trl-compat` beside `trl` when the migrated code imports `compat`: {cell index: its new masked lines}, for the
+    cells whose lines change; the findings are appended to `findings`."""
+    rule = next((r for r in rules if r.id == "dependency-manifests"), None)
+    if rule is None:
+        return {}
+    from migrations.v1_13.dependency_manifests import COMPAT, compat_version, notebook_table, pip_install_line
+
+    table = notebook_table(options)
+    add = f"{COMPAT}>={compat_version()}" if _IMPORTS_COMPAT.search(migrated) else None
+    if not _IMPORTS_TRL.search(migrated) and not any(pip_install_line(line, {}, None)[2]
+                                                     for cell in cells for line in cell.taken):
+        return {}  # a notebook without trl: its transformers / peft pins are none of TRL's business
+    out: dict[int, list[str]] = {}
+    for cell in cells:
+        new_taken = []
+        for line in cell.taken:
+            new, messages, _trl = pip_install_line(line, table, add)
+            new_taken.append(new)
+            at = cell.source[: max(cell.source.find(line), 0)].count("\n") + 1
+            findings.extend(Finding(rule.id, message, at, 1, rule.anchor, "info", True, cell.index)
+                            for message in messages)
+        if new_taken != cell.taken:
+            out[cell.index] = new_taken
+    return out
 
 
 def _join(cells: list[_Cell]) -> tuple[str, list[int], list[bool]]:

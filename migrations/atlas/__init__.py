@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -245,8 +246,20 @@ class Atlas:
         if self._opaque(i, module):
             return True  # the module exists; what it binds was not read (see knows_names)
         if len(rest) == 1:
-            return self._binding(i, module, rest[0]) is not None
+            return self._binding(i, module, rest[0]) is not None or self._fast_fallback(i, module, rest[0])
         return self.resolve(version, qualname) is not None
+
+    def _fast_fallback(self, i: int, module: str, name: str) -> bool:
+        """transformers 5's lazy modules (`transformers`, `transformers.models.<family>`) answer a `*TokenizerFast` /
+        `*ImageProcessorFast` name they no longer bind with the class of the name without `Fast` (read in the 5.0.0
+        and 5.24.0 wheels, `utils/import_utils.py` `_LazyModule.__getattr__`: "V5: If trying to import a
+        *TokenizerFast symbol, transparently fall back to the non-Fast symbol"): `from transformers import
+        GPT2TokenizerFast` works and gives `GPT2Tokenizer` there."""
+        if self.package != "transformers" or self._versions[i] < Version("5.0.0") \
+                or not name.endswith(("TokenizerFast", "ImageProcessorFast")) \
+                or not (module == "transformers" or re.fullmatch(r"transformers\.models\.\w+", module)):
+            return False
+        return self._binding(i, module, name[:-4]) is not None
 
     def _opaque(self, i: int, module: str) -> bool:
         return _at(self._data.get("opaque", {}).get(module), i) is not None

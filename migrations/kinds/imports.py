@@ -294,13 +294,32 @@ def imports_trl(module: cst.Module, names: Iterable[str], modules: Iterable[str]
     return False
 
 
+#: the statements a notebook's joined module holds in place of a cell boundary and of a masked IPython line
+#: (`compat.migrate.notebook.CELL_MARK` / `MAGIC_MARK`)
+_NOTEBOOK_MARKS = frozenset({"__trl_compat_cell__", "__trl_compat_magic__"})
+
+
+def _notebook_mark(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, cst.Call) and isinstance(stmt.body[0].value.func, cst.Name) \
+        and stmt.body[0].value.func.value in _NOTEBOOK_MARKS
+
+
 def import_block_end(module: cst.Module) -> int:
-    """Index in module.body after the leading docstring / imports / import-only try or if blocks."""
+    """Index in module.body after the leading docstring / imports / import-only try or if blocks. In a notebook's
+    joined module the cell boundaries and masked IPython lines of that leading run are passed over too, so an import
+    lands after the imports of the first cell with code, never above a `!pip install` cell's lines (it would run
+    before the install)."""
     end = 0
+    imported = False
     for i, stmt in enumerate(module.body):
+        if _notebook_mark(stmt):
+            if end == i and not imported:  # into the first cell with code, not past its imports
+                end = i + 1
+            continue
         if isinstance(stmt, cst.SimpleStatementLine):
             if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-                end = i + 1
+                end, imported = i + 1, True
                 continue
             if i == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
                 if isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
@@ -397,7 +416,7 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
     at = import_block_end(module.with_changes(body=body))
     # never insert above `from __future__` imports or a module docstring; keep one blank line before the code
     rest = body[at:]
-    if rest and not (rest[0].leading_lines and rest[0].leading_lines[0].comment is None):
+    if rest and not _notebook_mark(rest[0]) and not (rest[0].leading_lines and rest[0].leading_lines[0].comment is None):
         rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(), *rest[0].leading_lines])
     return module.with_changes(body=[*body[:at], *new_stmts, *rest])
 

@@ -432,6 +432,15 @@ class LocalClasses:
             return None
         return self.find(f"{modules.pop()}.{name}")
 
+    def defined_in(self, path: str | None, name: str) -> LocalClass | None:
+        """The class `name` defined at the top level of the module file at `path` (the walk's path, as the index
+        records it): how a module names its own classes, which libcst qualifies with no module."""
+        if path is None:
+            return None
+        path = path.replace("\\", "/")
+        found = [c for c in self.classes if c.path.replace("\\", "/") == path and c.qname.rsplit(".", 1)[-1] == name]
+        return found[0] if len(found) == 1 else None
+
     def find_in(self, path: str | None, qname: str) -> LocalClass | None:
         """The local class that `qname`, as libcst qualifies a name in the file at `path`, names: a relative import
         (`..configs.GRPOConfig`) through `find_relative`, anything else through `find`."""

@@ -135,14 +135,34 @@ def metadata_floors(target: Version) -> dict[str, PackageFloor]:
     except UnknownReleaseError:
         release = trl.releases()[-1]
     out = _lower_bound_floors(trl.requires(release), f"trl {release}")
-    transformers = _transformers_release(floors_for(target).get("transformers"))
-    if transformers is not None:
-        from migrations.atlas import Atlas as _A
 
-        for name, floor in _lower_bound_floors(_A.load("transformers").requires(transformers),
-                                               f"transformers {transformers} (the oldest the floor admits)").items():
+    def merge(found: dict[str, PackageFloor]) -> None:
+        for name, floor in found.items():
             if name not in out or floor.lowest > out[name].lowest:
                 out[name] = floor
+
+    stack = floors_for(target)
+    transformers = _transformers_release(stack.get("transformers"))
+    if transformers is not None:
+        merge(_lower_bound_floors(Atlas.load("transformers").requires(transformers),
+                                  f"transformers {transformers} (the oldest the floor admits)"))
+    # what the raised packages require at their floor: `datasets>=4.7.0` beside `tqdm==4.66.1` has no solution
+    # (datasets 4.7.0 requires tqdm>=4.66.3): accelerate from its atlas, datasets / huggingface-hub / peft from
+    # `migrations.atlas.requires` (their wheels' METADATA)
+    from migrations.atlas import requires as recorded
+
+    for package in ("accelerate", "datasets", "huggingface-hub", "peft"):
+        floor = stack.get(package) or out.get(package)
+        if floor is None:
+            continue
+        lowest = str(floor.lowest)
+        if package == "accelerate":
+            atlas = Atlas.load("accelerate")
+            lines = atlas.requires(lowest) if lowest in atlas.releases() else None
+        else:
+            lines = recorded.requires(package, lowest)
+        if lines:
+            merge(_lower_bound_floors(lines, f"{package} {lowest} (the floor)"))
     return out
 
 

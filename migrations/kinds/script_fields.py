@@ -20,6 +20,7 @@ class is an `AttributeError` at run time there, which no keyword check sees. Thi
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,8 +47,8 @@ from migrations.kinds.cli_commands import (
     script_path,
 )
 from migrations.kinds.cst import code, replace_args, side_effect_free
-from migrations.kinds.imports import imported_names
-from migrations.kinds.options import config_paths
+from migrations.kinds.imports import code_words, ensure_imports, imported_names
+from migrations.kinds.options import ARGUMENT_PARSERS, PARSE_METHODS, config_paths
 
 __all__ = [
     "SCRIPT_CLASSES",
@@ -211,6 +212,87 @@ def compat_has_field_from(qualname: str, field: str, release: str) -> bool:
     return True
 
 
+#: the transformers release the migrated manifests require at least (TRL 1.13's floor): the fields a parser sees
+_TRANSFORMERS_FROM = "4.56.2"
+#: parse-method keywords (or a second positional) that change the shape of the output tuple
+_SHAPE_KEYWORDS = frozenset({"return_remaining_strings", "fail_with_unknown_args"})
+#: the class `model-config-trust-remote-code` appends to a parser whose other classes lack the option
+APART_CLASS = "TrustRemoteCodeArguments"
+
+
+@lru_cache(maxsize=64)
+def library_fields(qualname: str, release: str) -> frozenset[str] | None:
+    """Every field the TRL or transformers dataclass `qualname` has on some release from `release` (TRL) or from
+    `_TRANSFORMERS_FROM` (transformers) to the newest in the atlas; None when some such release does not know it as
+    a dataclass (absent, or not one)."""
+    from migrations.atlas import Atlas
+
+    if not qualname.startswith(("trl.", "transformers.")):
+        return None
+    package, start = ("trl", release) if qualname.startswith("trl.") else ("transformers", _TRANSFORMERS_FROM)
+    atlas = Atlas.load(package)
+    out: set[str] = set()
+    for r in atlas.releases():
+        if Version(r) < Version(start):
+            continue
+        fields = atlas.config_fields(r, qualname)
+        if fields is None:
+            return None
+        out.update(fields)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=64)
+def compat_own_fields(qualname: str) -> frozenset[str] | None:
+    """The fields of a `compat.trl` dataclass that is trl-compat's own on every TRL (its only candidate a `compat`
+    module: `OnPolicyConfig`, `DPOScriptArguments`, ...), read from its source with `ast` (nothing imported), its
+    bases of the same module and a transformers `TrainingArguments` base (`library_fields`) included; None for
+    anything else."""
+    from compat._exports import TRL_CANDIDATES
+
+    if not qualname.startswith("compat.trl."):
+        return None
+    found = TRL_CANDIDATES.get(qualname.removeprefix("compat.trl."), ())
+    if len(found) != 1 or not found[0][0].startswith("compat."):
+        return None
+    module, name = found[0]
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    imported = {a.asname or a.name: f"{n.module}.{a.name}" for n in tree.body if isinstance(n, ast.ImportFrom)
+                and n.module for a in n.names}
+
+    def fields(cls_name: str, depth: int = 0) -> set[str] | None:
+        cls = classes.get(cls_name)
+        if cls is None or depth > 5:
+            return None
+        out = {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+        for base in cls.bases:
+            if not isinstance(base, ast.Name):
+                return None
+            more = fields(base.id, depth + 1) if base.id in classes else \
+                library_fields(imported.get(base.id, ""), _TRANSFORMERS_FROM)
+            if more is None:
+                return None
+            out |= more
+        return out
+
+    result = fields(name)
+    return frozenset(result) if result is not None else None
+
+
+@dataclass(frozen=True)
+class Apart:
+    """`model_args.trust_remote_code` where no other class of the parser's tuple declares the option on the target:
+    `TrustRemoteCodeArguments` is appended to the `classes` tuple and `name` to the unpacking `target`."""
+
+    name: str
+    classes: cst.Tuple | cst.List
+    target: cst.Tuple | cst.List
+
+
 @dataclass(frozen=True)
 class FieldUse:
     """`node` (`x.field`) on a name holding an instance of `gone.cls`, or a keyword `field=` of its construction."""
@@ -337,6 +419,29 @@ class _Transformer(MigrationTransformer):
         for use in uses:
             if use.context == "keyword":
                 self.calls.setdefault(id(use.node), []).append(use)
+        self.holders: dict[int, str | None] = {}  # id(read) -> the training config's name (`_training_config`)
+        self.apart: dict[int, Apart] = {}  # id(read) -> the class appended to its parser (`_apart`)
+        self.apart_nodes: dict[int, tuple[str, Apart]] = {}  # id(tuple) -> ("classes" | "target", its plan)
+        self.needed: list[tuple[str, str]] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """The reads `_apart` answers edit the parser's tuple and the unpacking, both above the read: planned first."""
+        plans: dict[int, Apart | None] = {}  # per unpacking statement
+        for use in self.attrs.values():
+            if (use.gone.cls, use.gone.field) not in MOVED_TO_TRAINING_CONFIG or use.context != "read":
+                continue
+            assert isinstance(use.node, cst.Attribute)
+            holder = self.holders[id(use.node)] = self._training_config(use.node, use)
+            if holder is not None or use.binding is None or not use.binding.targets:
+                continue
+            key = id(use.binding.targets[0])
+            if key not in plans:
+                plans[key] = self._apart(use, node)
+            plan = plans[key]
+            if plan is not None:
+                self.apart[id(use.node)] = plan
+                self.apart_nodes[id(plan.classes)] = ("classes", plan)
+                self.apart_nodes[id(plan.target)] = ("target", plan)
 
     def _message(self, gone: Gone, what: str, hint: str) -> str:
         return f"{what} is gone since TRL {gone.removed}: {hint}"
@@ -357,11 +462,17 @@ class _Transformer(MigrationTransformer):
                                          "defaulted to None): this test no longer sees None unless --dtype is None")
             return updated_node.with_changes(attr=cst.Name(new))
         if (gone.cls, gone.field) in MOVED_TO_TRAINING_CONFIG and use.context == "read":
-            holder = self._training_config(original_node, use)
+            holder = self.holders.get(id(original_node))
             if holder is not None:
                 self.note(original_node, f"{what} -> {holder}.{gone.field} (--{gone.field} is parsed into the "
                                          f"training config since TRL {gone.removed})")
                 return updated_node.with_changes(value=cst.Name(holder))
+            apart = self.apart.get(id(original_node))
+            if apart is not None:
+                self.note(original_node, f"{what} -> {apart.name}.{gone.field} (--{gone.field}, gone from "
+                                         f"{gone.cls} in TRL {gone.removed}, is parsed into compat.trl."
+                                         f"{APART_CLASS}: no other class of the parser declares it)")
+                return updated_node.with_changes(value=cst.Name(apart.name))
         self.todo(original_node, self._message(gone, f"{gone.cls}.{gone.field}", self._hint(gone)))
         return updated_node
 
@@ -448,6 +559,150 @@ class _Transformer(MigrationTransformer):
         node = found[0] if len(found) == 1 else None
         return name if node is target or isinstance(node, cst.Param) and node.name is target else None
 
+    def _apart(self, use: FieldUse, module: cst.Module) -> Apart | None:
+        """The plan for a read of `ModelConfig.trust_remote_code` whose parser has no other class with the option on
+        the target: the unpacking `a, b, model_args = parser.parse_*()` (every target a plain name, no keyword
+        changing the output's shape), the parser a name bound once to `HfArgumentParser(...)` / `TrlParser(...)`
+        and used only there (or built inline), its tuple written out (or a name bound once and used only there),
+        every other class of it proven to lack the field (`_known_fields`), and a free name for the new target.
+        Appending `TrustRemoteCodeArguments` keeps `--trust_remote_code` (default False) and a `--config` key."""
+        binding, field = use.binding, use.gone.field
+        assert binding is not None
+        if any(n is None for n in binding.names) or len(binding.targets) != len(binding.names):
+            return None
+        element = self.get_metadata(ParentNodeProvider, binding.targets[0], None)
+        target = self.get_metadata(ParentNodeProvider, element, None) if element is not None else None
+        if not isinstance(target, (cst.Tuple, cst.List)) or [e.value for e in target.elements] != list(binding.targets):
+            return None
+        assign_target = self.get_metadata(ParentNodeProvider, target, None)
+        assign = self.get_metadata(ParentNodeProvider, assign_target, None) if assign_target is not None else None
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or assign.targets[0].target is not target:
+            return None
+        call = assign.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in PARSE_METHODS):
+            return None
+        if any(a.star or a.keyword is not None and a.keyword.value in _SHAPE_KEYWORDS for a in call.args) \
+                or sum(a.keyword is None for a in call.args) > 1:
+            return None
+        parser = call.func.value
+        built = self._used_once(parser) if isinstance(parser, cst.Name) else parser
+        if not isinstance(built, cst.Call) or not built.args or built.args[0].keyword is not None \
+                or not imported_names(self, built.func) & ARGUMENT_PARSERS:
+            return None
+        classes = built.args[0].value
+        if isinstance(classes, cst.Name):
+            classes = self._used_once(classes)
+        if not isinstance(classes, (cst.Tuple, cst.List)) or [e.value for e in classes.elements] != binding.classes:
+            return None
+        release = self.ctx.options.atlas_trl
+        for i, cls in enumerate(binding.classes):
+            known = self._known_fields(cls, field, release) if i != binding.index else frozenset()
+            if known is None or field in known:
+                return None
+        words = code_words(module.code)
+        if APART_CLASS in words:
+            return None
+        name = next(n for n in ("remote_code_args", *(f"remote_code_args_{i}" for i in range(2, 99)))
+                    if n not in words)
+        return Apart(name, classes, target)
+
+    def _used_once(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value of `name` when its scope binds it once, by a plain `name = value`, and reads it only here."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        found = [a for a in scope[name.value] if hasattr(a, "node")] if scope is not None else []
+        if len(found) != 1 or len(found[0].references) != 1:
+            return None
+        node = found[0].node
+        assign_target = self.get_metadata(ParentNodeProvider, node, None)
+        assign = self.get_metadata(ParentNodeProvider, assign_target, None) if assign_target is not None else None
+        if isinstance(assign_target, cst.AssignTarget) and assign_target.target is node \
+                and isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+            return assign.value
+        return None
+
+    def _known_fields(self, node: cst.BaseExpression, field: str, release: str, depth: int = 0) -> frozenset[str] | None:
+        """Every field the class `node` names may have from `release` on, when all of them are known: a TRL or
+        transformers dataclass (the atlas), a `compat.trl` class of trl-compat's own, a class of the repository (the
+        run's index of other modules, every base on the way resolved; or a class this module defines once at its
+        top level: its annotated names, `field` too when its body mentions it at all, and its bases'); None else."""
+        if depth > 5:
+            return None
+        names = imported_names(self, node)
+        if len(names) == 1:
+            return self._fields_of(next(iter(names)), release, depth)
+        if names or not isinstance(node, cst.Name):
+            return None
+        scope = self.get_metadata(ScopeProvider, node, None)
+        found = [a.node for a in scope[node.value] if hasattr(a, "node")] if scope is not None else []
+        if len(found) != 1 or not isinstance(found[0], cst.ClassDef) or not isinstance(
+                self.get_metadata(ScopeProvider, found[0], None), GlobalScope):
+            return None
+        cls = found[0]
+        if cls.keywords or any(b.keyword is not None or b.star for b in cls.bases):
+            return None
+        out = {s.target.value for line in cls.body.body if isinstance(line, cst.SimpleStatementLine)
+               for s in line.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)}
+        if re.search(rf"\b{re.escape(field)}\b", code(cls.body)):
+            out.add(field)
+        for base in cls.bases:
+            more = self._known_fields(base.value, field, release, depth + 1)
+            if more is None:
+                return None
+            out |= more
+        return frozenset(out)
+
+    def _fields_of(self, qname: str, release: str, depth: int) -> frozenset[str] | None:
+        if qname.startswith(("trl.", "transformers.")):
+            return library_fields(qname, release)
+        if qname.startswith("compat.trl."):
+            return compat_own_fields(qname)
+        local = self.ctx.options.local_classes
+        cls = local.find_in(self.ctx.path, qname) if local is not None else None
+        if cls is None or depth > 5:
+            return None
+        classes, outside = local.lineage(cls.qname)
+        if any(c.opaque for c in classes):
+            return None
+        out = {f for c in classes for f in c.fields}
+        for base in outside:
+            more = self._fields_of(base, release, depth + 1)
+            if more is None:
+                return None
+            out |= more
+        return frozenset(out)
+
+    def _appended(self, node: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.Tuple | cst.List:
+        """`node` with `value` as its last element, in the layout of the elements before it."""
+        elements = list(node.elements)
+        last = elements[-1]
+        if isinstance(last.comma, cst.Comma):  # a trailing comma: the new element takes it, the old last the one
+            between = elements[-2].comma if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma) \
+                else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))  # before it
+            elements[-1] = last.with_changes(comma=between)
+            elements.append(cst.Element(value, comma=last.comma))
+        else:
+            elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            elements.append(cst.Element(value))
+        return node.with_changes(elements=elements)
+
+    def _leave_sequence(self, original: cst.Tuple | cst.List, updated: cst.Tuple | cst.List) -> cst.BaseExpression:
+        found = self.apart_nodes.get(id(original))
+        if found is None:
+            return updated
+        role, plan = found
+        if role == "target":
+            return self._appended(updated, cst.Name(plan.name))
+        self.needed.append(("compat.trl", APART_CLASS))
+        self.changed = True
+        return self._appended(updated, cst.Name(APART_CLASS))
+
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
+        return self._leave_sequence(original_node, updated_node)
+
+    def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
+        return self._leave_sequence(original_node, updated_node)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         uses = self.calls.get(id(original_node))
         if not uses:
@@ -490,6 +745,8 @@ class ScriptFieldsMigration(PythonMigration):
             return wrapper.module
         t = _Transformer(self, ctx, uses)
         module = wrapper.visit(t)
+        if t.needed:
+            module = ensure_imports(module, t.needed)
         return module if t.changed else wrapper.module
 
     @property

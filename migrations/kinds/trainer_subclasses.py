@@ -163,21 +163,26 @@ class SelfAttributeAssigned(cst.CSTVisitor):
 
 
 HF_TRAINER = frozenset({"transformers.Trainer", "transformers.trainer.Trainer"})
+#: the base of TRL's step-loop PPOTrainer (0.4 - 0.13: `trl.trainer.BaseTrainer`, `trl.trainer.base.BaseTrainer`):
+#: a class of the project on it is a copy of that trainer (Silent-Zebra/twisted-smc-lm's `custom_ppo_trainer.py`)
+CLASSIC_BASE = frozenset({"trl.trainer.BaseTrainer", "trl.trainer.base.BaseTrainer"})
 
 
 def own_trainers(code: str, path: str | None) -> list[str]:
-    """The project's own `transformers.Trainer` subclasses this module defines or imports from its other files, by
-    name: a copy of a TRL trainer the project keeps (mnoukhov/async_rlhf's `src/ppov2_trainer.py`, TRL 0.9's
-    PPOv2Trainer on `Trainer`, taking a `PPOv2Config`; Crazytieguy/codenames-oversight's `rloo_trainer.py`, TRL
-    0.9.6's RLOOTrainer, taking TRL's `RLOOConfig`)."""
+    """The project's own `transformers.Trainer` subclasses (and subclasses of the step-loop trainers' `BaseTrainer`)
+    this module defines or imports from its other files, by name: a copy of a TRL trainer the project keeps
+    (mnoukhov/async_rlhf's `src/ppov2_trainer.py`, TRL 0.9's PPOv2Trainer on `Trainer`, taking a `PPOv2Config`;
+    Crazytieguy/codenames-oversight's `rloo_trainer.py`, TRL 0.9.6's RLOOTrainer, taking TRL's `RLOOConfig`;
+    Silent-Zebra/twisted-smc-lm's `custom_ppo_trainer.py`, TRL 0.7's PPOTrainer on `BaseTrainer`)."""
     if "Trainer" not in code:
         return []
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    imported = imported_subclasses(tree, path, HF_TRAINER, None)
-    return sorted({*subclasses_in(tree, HF_TRAINER, None, imported), *imported})
+    bases = HF_TRAINER | CLASSIC_BASE
+    imported = imported_subclasses(tree, path, bases, None)
+    return sorted({*subclasses_in(tree, bases, None, imported), *imported})
 
 
 def bound_at_module_level(visitor: cst.MetadataDependent, name: cst.Name) -> bool:

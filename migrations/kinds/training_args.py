@@ -92,9 +92,10 @@ def binds_name(text: str, name: str, helper_module: str = "compat.trl") -> bool:
 
 
 def pin_admits_none_before(path: str | None, library: str, first: str) -> bool:
-    """True when the repository's own pin of `library` (read beside `path`) admits no release of the atlas older
-    than `first`: the manifest rule keeps such a pin, so every release the migrated code may meet is `first` or
-    newer. False without a path or a pin."""
+    """True when the repository's own pin of `library` (read beside `path`) admits some release of the atlas from
+    `first` on and none older: the manifest rule keeps such a pin, so every release the migrated code may meet is
+    `first` or newer. False without a path or a pin, or for a pin no release from `first` on satisfies
+    (HahmDY/reward-modeling-develop's `transformers==4.53.1`: raised to the floor, which admits older ones)."""
     if not path:
         return False
     from migrations.atlas import Atlas
@@ -103,8 +104,11 @@ def pin_admits_none_before(path: str | None, library: str, first: str) -> bool:
     spec = requirement_spec(str(Path(path).parent), library)
     if spec is None:
         return False
-    return not any(spec.contains(r, prereleases=True) for r in Atlas.load(library).releases()
-                   if Version(r) < Version(first))
+    releases = Atlas.load(library).releases()
+    # a pin no release from `first` on satisfies (`transformers==4.53.1`, which the atlas may not even list) is one
+    # the manifest rule raises to the floor, which admits the releases before `first` again
+    return any(spec.contains(r, prereleases=True) for r in releases if Version(r) >= Version(first)) and \
+        not any(spec.contains(r, prereleases=True) for r in releases if Version(r) < Version(first))
 
 
 class FieldTransformer(MigrationTransformer):

@@ -10,9 +10,11 @@ TRL 0.8 - 0.10 exported both from `trl` and `trl.import_utils` (read from the 0.
   `is_rich_available` (0.18) were `find_spec(...)` checks: they move to
   transformers' probes of the same packages (`is_pil_available` -> `is_vision_available`; each exported by
   `transformers.utils` in the 4.56.2 wheel and the installed transformers, a test reads both), which answer the same
-  for an installed package (they read its metadata instead of its import spec). 1.11's `is_fastapi_available`,
-  `is_pydantic_available`, `is_uvicorn_available` have no `transformers.utils` export (only `import_utils` holds
-  them): `trl-compat check` flags them;
+  for an installed package (they read its metadata instead of its import spec);
+* the probes TRL 1.11 removed, `is_fastapi_available`, `is_pydantic_available`, `is_uvicorn_available`,
+  `is_vllm_ascend_available` (its vLLM server's checks; no `transformers.utils` export for the first three, only
+  its `import_utils` module holds them), and `is_llm_blender_available` (removed in 1.2; 0.10 - 0.11 called it
+  `is_llmblender_available`) move to `compat.trl` copies of TRL 1.0.0's checks (`find_spec(...)`; willccbb/verifiers);
 * `is_wandb_available` (a `find_spec("wandb")` check; transformers' function has other semantics: it honours
   `WANDB_DISABLED`) moves to `compat.trl.is_wandb_available`, a copy of that check; `is_diffusers_available` (0.24;
   transformers 4.56 has no probe of that package, 5.x exports one) to `compat.trl.is_diffusers_available`, a copy;
@@ -46,6 +48,9 @@ _PROBES = {
     "is_sklearn_available": ("is_sklearn_available", "0.11"),
     "is_openai_available": ("is_openai_available", "0.11"),
 }
+# probes of TRL's vLLM server, removed in 1.11 (atlas: in trl.import_utils 0.16 - 1.10): name -> the release
+_LATE_PROBES = {"is_fastapi_available": "1.11", "is_pydantic_available": "1.11", "is_uvicorn_available": "1.11",
+                "is_vllm_ascend_available": "1.11"}
 _VERSION_MSG = "removed in TRL 0.12: compare packaging.version yourself, or drop it (the floors are above it)"
 _GONE = {
     "is_transformers_greater_than": _VERSION_MSG,
@@ -56,7 +61,7 @@ _GONE = {
 class RemovedImportUtils(SymbolMigration):
     summary = "trl.import_utils probes (is_npu/xpu/peft_available, ..., removed in 0.11+) -> transformers/accelerate"
     triggers = ("import_utils", "is_npu_available", "is_xpu_available", "is_wandb_available", "is_diffusers_available",
-                *_PROBES)
+                "is_llm_blender_available", "is_llmblender_available", *_PROBES)
     symbols = {
         **{p: Moved("transformers.utils", "is_torch_npu_available", _NPU)
            for p in ("trl.is_npu_available", "trl.import_utils.is_npu_available")},
@@ -72,6 +77,13 @@ class RemovedImportUtils(SymbolMigration):
         **{f"{home}.is_diffusers_available": Moved("compat.trl", "is_diffusers_available", "removed from TRL in 0.24; "
                                                    "compat.trl keeps its check (transformers 4.56 has no such probe)")
            for home in ("trl", "trl.import_utils")},
+        **{f"trl.import_utils.{name}": Moved("compat.trl", name, f"removed from TRL in {release}; compat.trl keeps "
+                                             "its find_spec check")
+           for name, release in _LATE_PROBES.items()},
+        **{f"{home}.{old}": Moved("compat.trl", "is_llm_blender_available", f"removed from TRL in {release}; "
+                                  "compat.trl keeps its find_spec('llm_blender') check")
+           for home in ("trl", "trl.import_utils")
+           for old, release in (("is_llm_blender_available", "1.2"), ("is_llmblender_available", "0.12"))},
         "trl.import_utils.is_torch_greater_2_0": Moved("compat.trl", "is_torch_greater_2_0", "removed from TRL in 0.12; "
                                                        "compat.trl keeps its torch version check"),
     }

@@ -15,7 +15,11 @@ the old pin), takes the releases the pin admits, and:
 * every admitted release had the same default, and the target's differs: the old default is written out
   (`learning_rate=5e-05`), which is provably what the user got;
 * the admitted releases disagree (an open pin such as `trl>=0.8`): a marker naming the fields to decide;
-* no pin found, or the pin admits only releases with the target's defaults: nothing (no evidence of an old default).
+* the pin admits only releases with the target's defaults: nothing;
+* no pin found: the call's own keywords are the evidence when some TRL field it passes no release from the target on
+  declares (`SFTConfig(max_seq_length=...)` ran on 0.9 - 0.19, `DPOConfig(max_prompt_length=...)` before 0.29): the
+  releases declaring all of them stand for the pin, as above (jonhpark7966/FineTuning_Course's notebooks, no manifest:
+  `gradient_checkpointing=False` written out, 0.22 turned it on); a call every newer release takes is no evidence.
 """
 
 from __future__ import annotations
@@ -61,6 +65,27 @@ def default_at(config: str, field: str, release: Version) -> object:
 
 
 @functools.lru_cache(maxsize=256)
+def releases_taking(config: str, keywords: frozenset[str]) -> tuple[str, ...]:
+    """The releases (of `RELEASES`) whose `config` declares every TRL field among `keywords` (the atlas; fields TRL
+    declared on some release, not the TrainingArguments ones a transformers release decides): the only releases a
+    call passing them ran on. `SFTConfig(max_seq_length=...)` ran on 0.9 - 0.19."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    stem, pkg = _STEM[config]
+    paths = [f"trl.{config}", *([f"trl.experimental.{pkg}.{config}"] if pkg else [])]
+    per_release: dict[str, dict] = {}
+    for r in RELEASES:
+        fields = next((f for f in (atlas.config_fields(r, p) for p in paths) if f is not None), None)
+        if fields is not None:
+            per_release[r] = fields
+    declared = {n for fields in per_release.values() for n, f in fields.items()
+                if not f.origin.startswith("transformers.")}
+    restricting = keywords & declared
+    return tuple(r for r, fields in per_release.items() if restricting <= set(fields))
+
+
+@functools.lru_cache(maxsize=256)
 def pinned_releases(folder: str) -> tuple[str, ...] | None:
     """The TRL releases the nearest manifest at or above `folder` admits; None when no manifest pins TRL."""
     return pinned(folder, RELEASES)
@@ -69,10 +94,21 @@ def pinned_releases(folder: str) -> tuple[str, ...] | None:
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
-    def __init__(self, rule: PythonMigration, ctx: RuleContext, admitted: tuple[str, ...]) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, admitted: tuple[str, ...] | None) -> None:
         super().__init__(rule, ctx)
-        self.admitted = [Version(r) for r in admitted]
+        self.pinned = [Version(r) for r in admitted] if admitted else None
         self.target = Version(ctx.options.target_trl.base_version)
+
+    def _admitted(self, config: str, given: set[str]) -> tuple[list[Version], str]:
+        """The releases the call may have run on, and what says so: the repository's pin, else the call's own
+        keywords when some of them no release from the target on takes (it was written for an older TRL); else none
+        (a call every newer release takes is no evidence of an older default)."""
+        if self.pinned is not None:
+            return self.pinned, "your pinned TRL"
+        taking = [Version(r) for r in releases_taking(config, frozenset(given))]
+        if not taking or max(taking) >= self.target:
+            return [], ""
+        return taking, f"the TRL its keywords need ({taking[0]} - {taking[-1]})"
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = imported_names(self, original_node.func)  # none for a node the rule built: left as is
@@ -80,25 +116,28 @@ class _Transformer(MigrationTransformer):
         if config is None or any(a.star for a in updated_node.args):
             return updated_node
         given = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        admitted, source = self._admitted(config, given)
+        if not admitted:
+            return updated_node
         write: list[tuple[str, object]] = []
         unsure: list[str] = []
         for field in HISTORY[config]:
             if field in given:
                 continue
             new = default_at(config, field, self.target)
-            old = {repr(default_at(config, field, r)) for r in self.admitted
+            old = {repr(default_at(config, field, r)) for r in admitted
                    if r >= Version(HISTORY[config][field][0][0])}
             if not old or old == {repr(new)}:
                 continue
             if len(old) == 1:
-                write.append((field, default_at(config, field, self.admitted[-1])))
+                write.append((field, default_at(config, field, admitted[-1])))
             else:
                 unsure.append(field)
         if unsure:
-            self.todo(original_node, f"{config} defaults changed since your pinned TRL: set {', '.join(unsure)}")
+            self.todo(original_node, f"set {', '.join(unsure)}: {config} defaults changed since {source}")
         if not write:
             return updated_node
-        self.note(original_node, f"{config}: wrote out the defaults of the pinned TRL: "
+        self.note(original_node, f"{config}: wrote out the defaults of {source}: "
                                  + ", ".join(f"{f}={v!r}" for f, v in write))
         extra = [make_kwarg(f, parse_expr(repr(v))) for f, v in write]
         return replace_args(updated_node, [*updated_node.args, *extra])
@@ -113,10 +152,7 @@ class ConfigDefaults(PythonMigration):
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         if ctx.path is None:
             return wrapper.module
-        admitted = pinned_releases(str(Path(ctx.path).parent))
-        if not admitted:
-            return wrapper.module
-        t = _Transformer(self, ctx, admitted)
+        t = _Transformer(self, ctx, pinned_releases(str(Path(ctx.path).parent)))
         new = wrapper.visit(t)
         return new if t.changed else wrapper.module
 

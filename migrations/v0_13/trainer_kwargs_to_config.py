@@ -42,7 +42,8 @@ keywords there, under the target's field name (`max_seq_length` -> `SFTConfig.ma
   config fields from it, so the fix is to base that class on the TRL config;
 * an `args` the file never builds (a parameter without annotation or annotated `TrainingArguments` / the trainer's
   config, `self.args` assigned nowhere in the file, a name bound once to an attribute read,
-  `training_args = script_args.training_args`):
+  `training_args = script_args.training_args`, or to a call of a function or method of the module annotated to return
+  one of those two classes, `training_args = self._create_sft_training_arguments()`):
   `args=trainer_config(SFTConfig, args, max_length=...)` from `compat.trl`, the config TRL 0.9 - 0.12 built from
   that object and the keywords; any other `args` the rule cannot follow: a marker at the call, nothing moved;
 * `super().__init__(..., beta=...)` in a subclass of one of these trainers: a marker (the subclass's own
@@ -65,6 +66,7 @@ from packaging.version import Version
 
 import libcst as cst
 from libcst.metadata import (
+    GlobalScope,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -305,9 +307,11 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     # PositionProvider is resolved when a plan first needs a line (`LazyMetadata`): most files have no plan
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, local: LocalClasses | None = None, target: Version | None = None, text: str = "") -> None:
+    def __init__(self, local: LocalClasses | None = None, target: Version | None = None, text: str = "",
+                 path: str | None = None) -> None:
         super().__init__()
         self.local = local  # the run's index of the repository's classes (`kinds.local_classes`)
+        self.path = path  # the module's path in the run (how the index records it)
         self.target = target  # the target TRL
         self.text = text  # the module's code, as the engine holds it
         self.plans: list[_Plan] = []
@@ -357,7 +361,8 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             if keys or shifted or named is not None:
                 self.super_calls[id(node)] = (base, keys, shifted, named is not None)
             return
-        trainer = next((_TRAINER_PATHS[q] for q in sorted(self.qnames(node.func)) if q in _TRAINER_PATHS), None)
+        trainer = next((_TRAINER_PATHS[q] for q in sorted(self.qnames(node.func)) if q in _TRAINER_PATHS), None) \
+            or self._local_trainer(node.func)
         if trainer is None:
             return
         plan = _Plan(trainer, node)
@@ -366,7 +371,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return
         for a in args:
             if a.keyword is not None and a.keyword.value in _MOVED[trainer]:
-                if _is_signature_default(trainer, a.keyword.value, a.value):
+                if _is_signature_default(trainer, a.keyword.value, self._bound_literal(a.value)):
                     plan.defaulted.add(a.keyword.value)
                 else:
                     plan.moves.append((_MOVED[trainer][a.keyword.value], a.keyword.value, a.value))
@@ -375,6 +380,44 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             self._locate_args(plan, args)
         if plan.moves or gone or plan.switch or plan.parser_class is not None or plan.defaulted:
             self.plans.append(plan)
+
+    def _local_trainer(self, func: cst.BaseExpression) -> str | None:
+        """The TRL trainer a repository class derives from when nothing on its local lineage defines `__init__`
+        (luka-group/mDPO's `class mDPOTrainer(DPOTrainer)`, overriding the loss only): its calls are that trainer's
+        calls, keywords and all (the run's index; a class of this module by its module's name)."""
+        if self.local is None:
+            return None
+        names = sorted(self.qnames(func))
+        if not names and isinstance(func, cst.Name) and self._module_class(func):
+            own = self.local.defined_in(self.path, func.value)
+            names = [own.qname] if own is not None else []
+        for name in names:
+            cls = self.local.find_in(self.path, name)
+            if cls is None:
+                continue
+            classes, _outside = self.local.lineage(cls.qname)
+            base = self.local.base_in(cls.qname, _TRAINER_PATHS)
+            if base is not None and not any(c.opaque for c in classes) \
+                    and not self.local.defines(cls.qname, "__init__"):
+                return _TRAINER_PATHS[base]
+        return None
+
+    def _bound_literal(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`value`, or for a name its scope binds once, by a plain assignment of a literal, that literal
+        (`max_seq_length = None` ... `SFTTrainer(max_seq_length=max_seq_length)`, NomanTrips/verify_step_by_step's
+        pretrain.py): what the keyword passes."""
+        if not isinstance(value, cst.Name):
+            return value
+        scope = self.get_metadata(ScopeProvider, value, None)
+        found = [a.node for a in scope[value.value] if hasattr(a, "node")] if scope is not None else []
+        if len(found) != 1:
+            return value
+        target = self.get_metadata(ParentNodeProvider, found[0], None)
+        assign = self.get_metadata(ParentNodeProvider, target, None) if target is not None else None
+        if isinstance(target, cst.AssignTarget) and target.target is found[0] and isinstance(assign, cst.Assign) \
+                and len(assign.targets) == 1 and literal_value(assign.value, _MISSING) is not _MISSING:
+            return assign.value
+        return value
 
     def _locate_args(self, plan: _Plan, args: list[cst.Arg]) -> None:
         value = next((a.value for a in args if a.keyword is not None and a.keyword.value == "args"), None)
@@ -423,11 +466,22 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             if plan.late:
                 plan.attr_target = value.value
             return
+        if self._annotated_factory(assigned, _CONFIG[plan.trainer]):
+            # `training_args = self._create_sft_training_arguments()`, a method annotated `-> TrainingArguments`
+            # (deepradadiya/RLHF-Pipeline): built elsewhere, maybe by an override, like an annotated parameter's
+            plan.unseen = True
+            return
         parsed = self._parsed_class(assigned, target, value.value)
         if parsed is None:
             plan.hint = self._local_arguments_hint(plan, self._parsed_class(assigned, target, value.value, loose=True))
             return
         if self.qnames(parsed) & _TRAINING_ARGS:
+            if self._option_clash(parsed, _CONFIG[plan.trainer]):
+                # switching the parser's class would give it an option another of its classes declares (an
+                # argparse error at start-up: mesolitica/malaya's `ScriptArguments` with `beta`, `max_length`
+                # beside TrainingArguments): the parsed object stays, the trainer gets the config built from it
+                plan.unseen = True
+                return
             plan.parser_class = parsed
         elif self._config_kind(parsed) == _CONFIG[plan.trainer]:
             plan.parsed = True
@@ -438,6 +492,65 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         # `beta=training_args.beta` (the option parsed into the config, see old-script-arguments) moves nothing
         plan.late = [m for m in plan.moves if code(m[2]).strip() != f"{value.value}.{m[0]}"]
         plan.drop |= {kw for fld, kw, v in plan.moves if code(v).strip() == f"{value.value}.{fld}"}
+
+    def _option_clash(self, parsed: cst.CSTNode, config: str) -> bool:
+        """Whether the parser tuple holding `parsed` (its TrainingArguments element) has another class that may
+        declare a field `config` adds to TrainingArguments on a release from the target on: two dataclasses of one
+        HfArgumentParser with one option are an argparse error. A class whose fields are not known counts."""
+        element = self.get_metadata(ParentNodeProvider, parsed, None)
+        sequence = self.get_metadata(ParentNodeProvider, element, None) if element is not None else None
+        if not isinstance(sequence, (cst.Tuple, cst.List)):
+            return True
+        atlas = Atlas.load("trl")
+        target = max(self.target or Version("1.13.0"), Version("1.13.0"))
+        added: set[str] = set()
+        for release in atlas.releases():
+            if Version(release) >= target:
+                added |= {n for n, f in (atlas.config_fields(release, f"trl.{config}") or {}).items()
+                          if not f.origin.startswith("transformers.")}
+        for other in sequence.elements:
+            if other.value is parsed:
+                continue
+            fields = self._class_fields(other.value, str(target))
+            if fields is None or fields & added:
+                return True
+        return False
+
+    def _class_fields(self, node: cst.BaseExpression, release: str) -> set[str] | None:
+        """The fields of the class `node` names (the run's index of the repository's classes, this module's own
+        included; TRL's and transformers' dataclasses by the atlas); None when unknown."""
+        from migrations.kinds.script_fields import compat_own_fields, library_fields
+
+        names = sorted(self.qnames(node))
+        if not names and isinstance(node, cst.Name) and self._module_class(node):
+            return self._module_class_fields(node, release)
+        if len(names) != 1:
+            return None
+        qname = names[0]
+        if qname.startswith(("transformers.", "compat.trl.")):
+            found = library_fields(qname, release) if qname.startswith("transformers.") else compat_own_fields(qname)
+            return None if found is None else set(found)
+        if self.local is None and not qname.startswith("trl."):
+            return None
+        return _fields_of(self.local, qname, release) if self.local is not None else \
+            (set(Atlas.load("trl").config_fields(release, qname) or {}) or None)
+
+    def _module_class_fields(self, name: cst.Name, release: str) -> set[str] | None:
+        """The fields of this module's own class `name`: the names its body annotates, and its bases' (each known)."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        cls = next(a.node for a in scope[name.value] if hasattr(a, "node")) if scope is not None else None
+        if not isinstance(cls, cst.ClassDef) or cls.keywords:
+            return None
+        found = {s.target.value for line in cls.body.body if isinstance(line, cst.SimpleStatementLine)
+                 for s in line.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)}
+        for base in cls.bases:
+            if base.keyword is not None or base.star or base.value is name:
+                return None
+            more = self._class_fields(base.value, release)
+            if more is None:
+                return None
+            found |= more
+        return found
 
     def _unannotated_or_foreign(self, value: cst.Name | cst.Attribute, config: str) -> bool:
         """`args` holds an object the file never builds: an attribute assigned nowhere in it (`self.args`), or a name
@@ -458,10 +571,38 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return True
         if not isinstance(node, cst.Param):
             return False
-        if node.annotation is None:
-            return True
-        q = self.qnames(node.annotation.annotation)
+        return node.annotation is None or self._args_class(node.annotation.annotation, config)
+
+    def _args_class(self, annotation: cst.BaseExpression, config: str) -> bool:
+        """`annotation` names transformers' `TrainingArguments` or the trainer's own TRL config `config`: the two
+        kinds of object `compat.trl.trainer_config` takes."""
+        q = self.qnames(annotation)
         return bool(q & _TRAINING_ARGS) or any(_CONFIG_PATHS.get(n) == config for n in q)
+
+    def _annotated_factory(self, assigned: cst.BaseExpression, config: str) -> bool:
+        """`assigned` calls a function or method of this module (`make_args()`, `self._training_args()`) each of
+        whose definitions by that name is annotated to return `TrainingArguments` or the trainer's config `config`
+        (`-> TrainingArguments`): what it returns is decided there, or in an override elsewhere, and
+        `compat.trl.trainer_config` checks the object it gets."""
+        if not isinstance(assigned, cst.Call) or self._module is None:
+            return False
+        func = assigned.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            name = func.attr.value
+        elif isinstance(func, cst.Name):
+            name = func.value
+        else:
+            return False
+        defs: list[cst.FunctionDef] = []
+
+        class _Defs(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                if node.name.value == name:
+                    defs.append(node)
+
+        self._module.visit(_Defs())
+        return bool(defs) and all(d.returns is not None and self._args_class(d.returns.annotation, config)
+                                  for d in defs)
 
     def _factory_config(self, assigned: cst.BaseExpression, trainer_call: cst.Call) -> cst.Call | None:
         """`args = make_args(...)`: the config call that `make_args` returns, when it is a function defined once at
@@ -514,9 +655,15 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return "TrainingArguments"
         found = next((_CONFIG_PATHS[n] for n in sorted(q) if n in _CONFIG_PATHS), None)
         if found is None and self.local is not None:
+            names = sorted(q)
+            if not names and isinstance(func, cst.Name) and self._module_class(func):
+                # this module's own class (vlf-silkie/VLFeedback `class TrainingArguments(transformers.
+                # TrainingArguments)` beside its DPO script): the index knows it by its module's name
+                own = self.local.defined_in(self.path, func.value)
+                names = [own.qname] if own is not None else []
             # a repository class of another module (the run's index) deriving from a TRL config, with the
             # dataclass constructor it inherits (no `__init__` of its own on the way): it takes the config's fields
-            for n in sorted(q):
+            for n in names:
                 base = self.local.base_in(n, _CONFIG_PATHS)
                 if base is not None and not self.local.defines(n, "__init__"):
                     return _CONFIG_PATHS[base]
@@ -525,6 +672,13 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
                 if rebased is not None:
                     return rebased.config
         return found
+
+    def _module_class(self, name: cst.Name) -> bool:
+        """`name` means a class this module defines once at its top level (and binds nothing else)."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        found = [a.node for a in scope[name.value] if hasattr(a, "node")] if scope is not None else []
+        return len(found) == 1 and isinstance(found[0], cst.ClassDef) and isinstance(
+            self.get_metadata(ScopeProvider, found[0], None), GlobalScope)
 
     def _local_parser(self, func: cst.BaseExpression, method: str) -> bool:
         """`func` is a repository class deriving from HfArgumentParser / TrlParser, and `method` is a library parse
@@ -1023,7 +1177,7 @@ class TrainerKwargsToConfig(PythonMigration):
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         text = ctx.module_code(wrapper)
-        planner = _Planner(ctx.options.local_classes, ctx.options.target_trl, text)
+        planner = _Planner(ctx.options.local_classes, ctx.options.target_trl, text, ctx.path)
         wrapper.visit(planner)
         if not planner.plans and not planner.super_calls:
             return wrapper.module

@@ -15,7 +15,9 @@ Read from the 0.28.0 and 0.29.0 wheels:
   `PeftSavingCallback` (gone in 0.7.5, the 0.7.4 body), `trl_sanitze_kwargs_for_tagging` (gone in 0.14, the 0.13
   body) and `DPODataCollatorWithPadding` (0.27 moved it to
   `trl.experimental.utils` without its `label_pad_token_id` field; the 0.26.2 class) -> the `compat.trl` copies
-  (`compat._trainer_utils`);
+  (`compat._trainer_utils`); TRL 0.7's DPODataCollatorWithPadding was another class (built from the tokenizer, it
+  tokenized the rows: `tokenize_batch_element`, `collate`), so a module using that API (a call passing its
+  tokenizer-era fields, a subclass reading them) keeps its import, marked (`convertible`);
 * `exact_div` (gone in 0.27 from `trl.trainer.utils`, in 1.13 from `trl.experimental.ppo`: the 1.12 function, which
   also runs 0.6 - 0.8's `exact_div(a, b, a_str, b_str, msg)` calls as 0.8 did) and `compute_accuracy` (the reward /
   PRM metric, gone in 0.27 from `trl.trainer.utils`, in 1.14 from `trl.experimental.prm`: the 1.13 function), also
@@ -32,6 +34,8 @@ Read from the 0.28.0 and 0.29.0 wheels:
   0.11.4, the same code) -> the `compat.trl` copy;
 * `RewardDataCollatorWithPadding` (gone in 0.27, no successor taking its `input_ids_chosen` columns; also imported
   through `trl.trainer.reward_trainer`) -> the `compat.trl` copy of the 0.8.6 - 0.11.4 class (`max_length=` kept);
+* `decode_and_strip_padding` (0.11 - 0.24, no successor; also exported by `trl.trainer.reward_trainer`) -> the
+  `compat.trl` copy of the 0.19.1 function;
 * the other public helpers `trl.trainer.utils` lost between 0.27 and 1.0 (found with the API atlas:
   `migrations.atlas`, names of 0.8 - 0.24 absent on 1.16): those TRL moved to `trl.experimental.utils` (or `trl`)
   with the same parameters on 1.13 and 1.16 are moved there (`first_true_indices`, `get_reward`, `pad_to_length`,
@@ -42,7 +46,9 @@ Read from the 0.28.0 and 0.29.0 wheels:
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
@@ -66,7 +72,7 @@ _MOVED = {
     "pad_to_length": "trl.experimental.utils", "peft_module_casting_to_bf16": "trl.experimental.utils",
     "RichProgressCallback": "trl", "is_unsloth_available": "trl.import_utils",
 }
-_NO_SUCCESSOR = ("PerPromptStatTracker", "decode_and_strip_padding", "flush_right")
+_NO_SUCCESSOR = ("PerPromptStatTracker", "flush_right")
 #: the PPO (v1) bookkeeping kept by trl-compat (compat._trainer_utils, tested against the wheels): name -> why, and the
 #: modules that exported it (atlas: `trl.trainer` and `trl.trainer.ppo_trainer` re-exported them)
 _PPO_COPIES = {
@@ -109,6 +115,8 @@ _HELPER_COPIES = {
     "neftune_post_forward_hook": ("removed from TRL in 0.12 (transformers.trainer_utils kept a copy until 5.1); "
                                   "trl-compat keeps the 0.11 function",
                                   ("trl.trainer.utils", "trl.trainer.sft_trainer")),
+    "decode_and_strip_padding": ("removed from TRL in 0.25, no successor; trl-compat keeps the 0.19.1 function",
+                                 ("trl.trainer.utils", "trl.trainer.reward_trainer")),
     "RewardDataCollatorWithPadding": ("gone in TRL 0.27 (the reward trainer collates chosen_input_ids / "
                                       "rejected_input_ids since); trl-compat keeps the 0.8.6 - 0.11.4 class "
                                       "(max_length= included)", ("trl.trainer.utils", "trl.trainer.reward_trainer")),
@@ -122,7 +130,8 @@ _COPIED = {
     "PeftSavingCallback": "removed from TRL in 0.7.5; trl-compat keeps the 0.7.4 callback",
     "trl_sanitze_kwargs_for_tagging": "removed from TRL in 0.14; trl-compat keeps the 0.13 function",
     "DPODataCollatorWithPadding": "trl.experimental.utils's class has no label_pad_token_id (fixed at -100); "
-                                  "trl-compat keeps the 0.26.2 class (the same code since 0.8)",
+                                  "trl-compat keeps the 0.26.2 class (the same code since 0.8; 0.7's tokenizing "
+                                  "class is marked instead)",
 }
 _CHANGED = {
     "DataCollatorForLanguageModeling": "trl.trainer.sft_trainer.DataCollatorForLanguageModeling is another class",
@@ -154,6 +163,38 @@ def _table() -> dict[str, Moved | Gone]:
     return out
 
 
+#: TRL <= 0.7's DPODataCollatorWithPadding: built from the tokenizer, it tokenized the rows itself (read in the
+#: 0.7.4 wheel: these fields, `tokenize_batch_element`, `collate`); 0.8 turned it into the padding-only class
+_DPO_COLLATOR_07_FIELDS = frozenset({"tokenizer", "model", "padding", "padding_value", "max_length", "max_prompt_length",
+                                     "truncation_mode", "max_target_length"})
+_DPO_COLLATOR_07_MEMBERS = re.compile(r"\b(tokenize_batch_element|collate)\b|\bself\.(tokenizer|max_prompt_length|"
+                                      r"max_target_length|truncation_mode)\b")
+_DPO_COLLATOR_PATHS = frozenset({"trl.trainer.utils.DPODataCollatorWithPadding"})
+
+
+def _dpo_collator_07(code: str) -> bool:
+    """The module uses TRL 0.7's `DPODataCollatorWithPadding` API: a call of it (or of a class of the module
+    deriving from it) with one of its tokenizer-era fields or its tokenizer as first positional, or such a class
+    whose body reads its tokenizer-era members (luka-group/mDPO, vlf-silkie/VLFeedback: `trl==0.7.2`)."""
+    if "DPODataCollatorWithPadding" not in code:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+             for a in n.names if a.name == "DPODataCollatorWithPadding"}
+    lines = code.splitlines(keepends=True)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in names for b in node.bases):
+            names.add(node.name)
+            if _DPO_COLLATOR_07_MEMBERS.search("".join(lines[node.lineno - 1:node.end_lineno])):
+                return True
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+               and ({k.arg for k in n.keywords} & _DPO_COLLATOR_07_FIELDS or n.args)
+               for n in ast.walk(tree))
+
+
 class RemovedTrainerUtils(SymbolMigration):
     summary = "trl.trainer.utils helpers gone in 0.27-1.0: cap_exp, batch_generation, ... -> compat.trl, moved " \
               "ones -> their new module, the rest marked"
@@ -161,8 +202,18 @@ class RemovedTrainerUtils(SymbolMigration):
                 "KLController", "BaseTrainer", "exact_div", "compute_accuracy", "INVALID_LOGPROB", "OnlineTrainerState",
                 "neftune_post_forward_hook", "OnPolicyConfig")
     symbols = _table()
+    conditional = _DPO_COLLATOR_PATHS
+    _collator_07 = False  # set per module by `transform` (one worker process runs one module at a time)
+
+    def convertible(self, qname: str, call: cst.Call | None) -> str | None:
+        if self._collator_07:
+            return ("DPODataCollatorWithPadding is used with TRL 0.7's API here (tokenizer=, max_length=, "
+                    "max_prompt_length=, tokenize_batch_element, collate): 0.8 made it a padding-only class and "
+                    "trl-compat keeps that one; keep a copy of TRL 0.7's class (trl/trainer/utils.py) in the project")
+        return None
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        self._collator_07 = _dpo_collator_07(ctx.module_code(wrapper))
         if "FDivergenceType" in ctx.module_code(wrapper):
             module = _fdivergence_values(wrapper, ctx, self.id)
             if module is not wrapper.module:

@@ -90,13 +90,13 @@ class _Transformer(MigrationTransformer):
             field = arg.keyword.value if arg.keyword is not None else None
             if field in REMOVED[config]:
                 hint = _HINTS_BY_CONFIG.get((config, field)) or _HINTS.get(field, "drop it")
-                since = f"gone since TRL {REMOVED[config][field]}"
+                last = f"last in TRL {REMOVED[config][field]}"  # the table holds the last release that had it
                 if side_effect_free(arg.value):
                     # a TypeError on the target; its value does nothing but produce a value: dropped, and marked
                     dropped.add(field)
-                    self.todo(original_node, f"{config}({field}=) dropped, {since} (it was {code(arg.value)}): {hint}")
+                    self.todo(original_node, f"{config}({field}=) dropped: {hint} (it was {code(arg.value)}; {last})")
                 else:
-                    self.todo(original_node, f"{config}({field}=) is {since}: {hint}")
+                    self.todo(original_node, f"{config}({field}=) is gone ({last}): {hint}")
         if not dropped:
             return updated_node
         keep = [a for a in updated_node.args if a.keyword is None or a.keyword.value not in dropped]

@@ -786,3 +786,74 @@ def _environment_yml_add(text: str, requirement: str) -> str | None:
 
 
 MIGRATION = DependencyManifests()
+
+
+# -- notebooks: `!pip install ...` lines ---------------------------------------------------------------------------
+
+#: an install line of a notebook: `!pip install`, `%pip install`, `!python -m pip install`, `pip install` (automagic)
+_PIP_INSTALL = re.compile(r"^(?P<head>\s*[!%]?\s*(?:python3?\s+-m\s+)?pip3?\s+install\b)(?P<rest>[^\n\\]*)")
+_TOKEN = re.compile(r"""(?P<q>["']?)(?P<req>[^\s"']+)(?P=q)""")
+#: pip options whose next word is their value, never a requirement
+_VALUED_OPTIONS = frozenset({"-r", "-c", "-e", "--requirement", "--constraint", "--editable", "-i", "--index-url",
+                             "--extra-index-url", "-f", "--find-links", "-t", "--target"})
+
+
+def notebook_table(options) -> dict[str, PackageFloor]:  # type: ignore[no-untyped-def]
+    """The floors `DependencyManifests` raises pins to, for the run's target (a notebook's install lines)."""
+    table = {**metadata_floors(options.target_trl),
+             **floors_for(options.target_trl, transformers=options.target("transformers"))}
+    return _with_needs(table, options.project_needs)
+
+
+def pip_install_line(line: str, table: dict[str, PackageFloor], add: str | None = None
+                     ) -> tuple[str, list[str], bool]:
+    """A notebook's install line (`!pip install -q trl==0.7.4 "transformers==4.34.0"`) with each requirement the
+    manifests' rule manages raised as it raises a requirements file's (quotes, options and the rest kept), and
+    `add` (`trl-compat>=X`) right after the `trl` one when given and not installed already. Returns (the line, the
+    messages, whether the line installs trl). Anything else (no install line, a VCS / URL / path argument, an
+    option's value) is left as it is."""
+    m = _PIP_INSTALL.match(line)
+    if m is None:
+        return line, [], False
+    rest = m.group("rest")
+    messages: list[str] = []
+    edits: list[tuple[int, int, str]] = []  # (start, end, text) in `rest`, in order
+    names: set[str] = set()
+    installs_trl = False
+    previous = ""
+    for token in _TOKEN.finditer(rest):
+        req = token.group("req")
+        option_value = previous in _VALUED_OPTIONS
+        previous = req
+        if req.startswith("-") or option_value or "/" in req or "://" in req or req.startswith("."):
+            continue
+        declared = _Declared()
+        rewrite_requirement(req, declared)
+        names |= declared.names
+        rw = rewrite_requirement(req, table)
+        new = req if rw is None else rw.text
+        if rw is not None:
+            messages.extend(rw.outcome.messages)
+        if not token.group("q") and re.search(r"[<>]", new):
+            new = f'"{new}"'  # unquoted, `>` / `<` are the shell's redirections
+        if new != req:
+            edits.append((token.start("req") - len(token.group("q")), token.end(), new if not token.group("q")
+                          else f"{token.group('q')}{new}{token.group('q')}"))
+        if "trl" in declared.names:
+            installs_trl = True
+            if add is not None:
+                quoted = f'"{add}"' if re.search(r"[<>]", add) else add
+                edits.append((token.end(), token.end(), f" {quoted}"))
+    if add is not None and installs_trl and COMPAT in names:
+        edits = [e for e in edits if not e[2].lstrip().strip('"').startswith(add)]
+    elif add is not None and installs_trl:
+        messages.append(f"added {add}: the migrated code imports compat (trl-compat's package)")
+    if not edits:
+        return line, messages, installs_trl
+    out, pos = [], 0
+    for begin, finish, text in edits:
+        out.append(rest[pos:begin])
+        out.append(text)
+        pos = finish
+    out.append(rest[pos:])
+    return m.group("head") + "".join(out) + line[m.end():], messages, installs_trl

@@ -22,6 +22,13 @@ model to a trainer keeps the wrapper: its import is retargeted to `compat.value_
 with TRL's forward contract) and every use stays as written. A type check against the wrapper class
 (`isinstance(m, AutoModelForCausalLMWithValueHead)`, an annotation) is never retargeted to `AutoModelForCausalLM` (a
 factory no model is an instance of): where the wrapper goes, it reads `PreTrainedModel`, with a marker.
+
+A file defining a class that derives from a value-head class (`class Patched(AutoModelForCausalLMWithValueHead)`,
+AI-Plans/Model-Diffing; a copy of TRL's own `class AutoModelForCausalLMWithValueHead(PreTrainedModelWrapper)`,
+YangRui2015/Generalizable-Reward-Model) builds on the wrapper's API (`pretrained_model`, `v_head`, the
+`__init__(pretrained_model)` contract), which neither the `AutoModelForCausalLM` factory nor `PreTrainedModel` has:
+it keeps every use as written, the causal wrapper from `compat.value_head`, `PreTrainedModelWrapper` and the seq2seq
+wrapper as imported (no successor), and each such class is marked with what it now derives from.
 """
 
 from __future__ import annotations
@@ -71,6 +78,9 @@ class _Transformer(SymbolTransformer):
         self.own_heads = False  # the file builds ValueHead itself: its import goes to compat.value_head
         self.scan_patches: list[str] = []  # (scan pass) attributes of PreTrainedModelWrapper set / deleted
         self.patched_wrapper = False  # the file monkeypatches PreTrainedModelWrapper: it stays, with markers
+        self.scan_subclasses: list[tuple[str, str]] = []  # (scan pass) (class, the value-head class it derives from)
+        self.kept_bases: frozenset[str] = frozenset()  # wrapper classes the file derives from and keeps as written
+        self.mark_subclasses = False  # mark each class deriving from a value-head class (the file keeps them)
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
         if self.keep and ref.name in (CAUSAL, "ValueHead") and self._removed_home(ref):
@@ -81,6 +91,8 @@ class _Transformer(SymbolTransformer):
             return Replacement("transformers", "GPT2LMHeadModel") if ref.module == "trl.gpt2" else None
         if ref.name not in NAMES or not (ref.module in ("trl", "trl.models") or "value_head" in ref.module
                                          or "modeling_base" in ref.module or ref.module.startswith("trl.experimental.ppo")):
+            return None
+        if ref.name in self.kept_bases:
             return None
         if ref.name == CAUSAL:
             return Replacement("transformers", "AutoModelForCausalLM")
@@ -158,6 +170,41 @@ class _Transformer(SymbolTransformer):
             self.scan_trainers.append(name)
         if not self.keep and isinstance(f, cst.Name) and f.value == "isinstance" and len(node.args) == 2:
             self._type_check(node.args[1].value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """A class deriving from a value-head class (`class Patched(AutoModelForCausalLMWithValueHead)`, a copy of
+        TRL's own `class AutoModelForCausalLMWithValueHead(PreTrainedModelWrapper)`): it builds on the wrapper's API
+        (`pretrained_model`, `v_head`, its `__init__(pretrained_model)`), which neither `AutoModelForCausalLM` (a
+        factory) nor `PreTrainedModel` has. The scan records it; the rewrite marks it (see `ValueHeadModels`)."""
+        for base in node.bases:
+            ref = self.trl_ref(base.value, (CAUSAL, SEQ2SEQ, WRAPPER))
+            if ref is None or not self._removed_home(ref):
+                continue
+            self.scan_subclasses.append((node.name.value, ref.name))
+            if not self.mark_subclasses or ref.name == WRAPPER and self.patched_wrapper:  # marked as patched
+                continue
+            if ref.name == CAUSAL:
+                self.todo(node, f"{node.name.value} derives from TRL's {CAUSAL} (removed in TRL 1.13): it now "
+                          f"derives from {KEPT_MODULE}'s copy (forward, from_pretrained, generate, state_dict, "
+                          "v_head, pretrained_model); TRL's private helpers (post_init, _split_kwargs, ...) are not "
+                          "kept: check what this class overrides or calls", ANCHOR)
+            else:
+                self.todo(node, f"{node.name.value} derives from TRL's {ref.name} (removed in TRL 1.13), kept as "
+                          "written: no successor has its API (pretrained_model, post_init, _split_kwargs, ...): "
+                          "keep a copy of TRL 0.x's trl/models/modeling_base.py (and modeling_value_head.py) in the "
+                          f"project, or derive from {KEPT_MODULE}.{CAUSAL}", ANCHOR)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool | None:
+        """An import of a wrapper class the file derives from and keeps as written (`kept_bases`): marked there too,
+        where `trl-compat check` reports the missing name."""
+        if self.mark_subclasses and not isinstance(node.names, cst.ImportStar) and node.module is not None:
+            module = dotted(node.module) or ""
+            for alias in node.names:
+                name = dotted(alias.name) or ""
+                if name in self.kept_bases and self._removed_home(TrlRef(module, name)):
+                    self.todo(node, f"{module}.{name} is gone (TRL 1.13 removed the value-head wrappers); kept "
+                              "because a class of this file derives from it: see the marker at that class", ANCHOR)
+        return super().visit_ImportFrom(node)
 
     def _patch_of_wrapper(self, target: cst.BaseExpression) -> None:
         """(scan pass) `PreTrainedModelWrapper.<attr>` assigned or deleted: the class itself is patched."""
@@ -355,14 +402,14 @@ class _Transformer(SymbolTransformer):
             self.changed = True
             self.needed_imports.append(("transformers", "PreTrainedModel"))
             return cst.Name("PreTrainedModel")
-        if self.keep:
-            return super().leave_Name(original_node, updated_node)
         ref = self.trl_ref(original_node, ("ValueHead", "SUPPORTED_ARCHITECTURES", WRAPPER))
         if ref is not None and ref.name == WRAPPER and self.patched_wrapper and id(original_node) not in self._skip_names:
             self.todo(original_node, "this file monkeypatches TRL's PreTrainedModelWrapper (removed in TRL 1.13); its "
                       "successor transformers.PreTrainedModel is every model's base class, patching it would change "
                       "every model: kept as written, decide by hand", ANCHOR)
             return updated_node
+        if self.keep:
+            return super().leave_Name(original_node, updated_node)
         if ref is not None and id(original_node) not in self._skip_names and self.replacement(ref) is not None \
                 and not (self.own_heads and ref.name == "ValueHead"):
             if ref.name == WRAPPER:
@@ -387,7 +434,12 @@ class ValueHeadModels(PythonMigration):
         scan.keep = True  # the scan rewrites nothing that matters: only its visit_* bookkeeping is read
         wrapper.visit(scan)
         keep = bool(scan.scan_reads) and not scan.scan_trainers and set(scan.vh_vars.values()) == {CAUSAL}
-        transformer = _Transformer(self, ctx, keep=keep)
+        # a class of the file derives from a value-head class: the file builds on the wrapper's API, so it keeps
+        # every use as written (the causal wrapper from compat.value_head, the others as they are), classes marked
+        subclassed = {base for _name, base in scan.scan_subclasses}
+        transformer = _Transformer(self, ctx, keep=keep or bool(subclassed))
+        transformer.kept_bases = frozenset(subclassed - {CAUSAL})
+        transformer.mark_subclasses = bool(subclassed)
         transformer.own_heads = bool(scan.scan_heads)
         transformer.patched_wrapper = bool(scan.scan_patches)
         module = transformer.transform_module(wrapper)

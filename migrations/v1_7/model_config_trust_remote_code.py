@@ -20,9 +20,14 @@ parser's output (resolved by qualified name, see `migrations.kinds.script_fields
   statements of the same block, `kinds.bindings.still_bound`): the same
   `--trust_remote_code` option (default False), parsed into the object that owns it now. The rule runs after the
   other TRL rules, so a tuple they rewrote (`PPOConfig` -> `GRPOConfig`) is the one judged;
-* otherwise (no such config in the tuple: a PRM/ORPO/CPO config, your own TrainingArguments; a `ModelConfig(...)`
-  built by hand; a write) the read is marked with the fix, and `ModelConfig(trust_remote_code=)` is marked and
-  dropped when its value is side-effect free (it is a `TypeError` on every target).
+* no class of the tuple has the option and every other one provably lacks it on the target (`_known_fields`: the
+  atlas, trl-compat's own classes read from their source, the repository's classes with every base resolved): the
+  tuple gets `compat.trl.TrustRemoteCodeArguments` (TRL 1.0's field, default False), the unpacking a new name, and
+  the reads go there, for a parser bound once, parsed once into a plain unpacking of its tuple (`_apart`);
+* otherwise (a class of the tuple the rule cannot see into, or one declaring the field; a parser reused or parsed
+  into another shape; a `ModelConfig(...)` built by hand; a write) the read is marked with the fix, and
+  `ModelConfig(trust_remote_code=)` is marked and dropped when its value is side-effect free (it is a `TypeError` on
+  every target).
 """
 
 from __future__ import annotations

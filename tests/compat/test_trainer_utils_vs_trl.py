@@ -561,3 +561,18 @@ def test_on_policy_configs_build_and_parse():
     assert (parsed.total_episodes, parsed.non_eos_penalty, parsed.missing_eos_penalty, parsed.stop_token) == \
         (64, True, 1.0, "eos")
     assert issubclass(compat.trl.PPOv2Config, compat.trl.OnPolicyConfig)
+
+
+def test_decode_and_strip_padding_matches_trl_0_19():
+    """TRL 0.19.1's function (executed from the wheel) is the oracle; the written-out meaning beside it."""
+    from compat.tiny import tiny_tokenizer
+
+    theirs = _definitions("0.19.1", "trl/trainer/utils.py", {"decode_and_strip_padding"},
+                          {"torch": torch, "PreTrainedTokenizerBase": transformers.PreTrainedTokenizerBase})
+    tok = tiny_tokenizer()
+    pad = tok.pad_token_id
+    ids = torch.tensor([[pad, pad, 5, 6], [7, 8, 9, pad]])
+    ours = compat.trl.decode_and_strip_padding(ids, tok)
+    assert ours == theirs["decode_and_strip_padding"](ids, tok)
+    expected = [tok.decode(row, skip_special_tokens=False).replace(tok.pad_token, "") for row in ids.tolist()]
+    assert ours == expected and all(tok.pad_token not in s for s in ours)

@@ -149,10 +149,11 @@ def test_a_one_line_automagic_cell_is_kept_and_the_notebook_migrated(tmp_path):
     assert "".join(nb["cells"][2]["source"]) == "SFTConfig(loss_type='nll')"
 
 
-def test_an_automagic_cell_given_an_import_gets_its_percent(tmp_path):
+def test_an_import_a_rule_adds_goes_below_the_install_cell(tmp_path):
     """hoa-10/RLHF's DPO notebook: `pip install git+...trl.git` alone in the first cell, and a rule that adds an
-    import (put in the first cell). With two lines IPython no longer applies automagic and the install line is a
-    SyntaxError there: it gets its `%`, the magic IPython ran; the notebook still parses for the check."""
+    import. It went into the first cell, above the install (it ran before the packages were there; with two lines
+    IPython no longer applied automagic either): it goes after the imports of the first cell with code now, and
+    the install cell stays as written; the notebook still parses for the check."""
     from migrations import get
 
     path = tmp_path / "nb.ipynb"
@@ -162,9 +163,10 @@ def test_an_automagic_cell_given_an_import_gets_its_percent(tmp_path):
     report = migrate_paths([str(path)], rules=[get("warmup-ratio")])
     assert report.files[0].status == "changed", report.files[0].findings
     cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
-    assert cells[0] == "from compat.trl import warmup\n\n%pip install git+https://github.com/huggingface/trl.git\n"
+    assert cells[0] == install
+    assert cells[1] == "from trl import SFTConfig\nfrom compat.trl import warmup\n"
     assert "**warmup(0.1)" in cells[2]
-    for cell in cells:  # IPython's rule: a `%` line is a magic on any line of a cell; the rest must be Python
+    for cell in cells[1:]:  # IPython's rule: a `%` line is a magic on any line of a cell; the rest must be Python
         ast.parse("".join(line for line in cell.splitlines(keepends=True) if not line.startswith("%")))
 
 
@@ -180,3 +182,27 @@ def test_automagic_cells(src, masked):
     assert automagic_cell(src) is masked
     out, taken = mask(src)
     assert bool(taken) is masked and unmask(out, taken) == src
+
+
+def test_install_lines_are_raised_and_get_trl_compat(tmp_path):
+    """A notebook's `!pip install trl==0.7.4 ...` would install the old stack before the migrated code runs: with
+    `dependency-manifests` in the run its pins are raised like a requirements file's, and `trl-compat` goes beside
+    `trl` once the migrated code imports `compat`; a notebook without trl keeps its install lines."""
+    from migrations import get
+
+    rules = [get("warmup-ratio"), get("dependency-manifests")]
+    path = tmp_path / "nb.ipynb"
+    make_notebook(path, [("code", "!pip install -q trl==0.7.4 transformers==4.34.0\n%matplotlib inline\n"),
+                         ("code", "from trl import SFTConfig\n"),
+                         ("code", "args = SFTConfig(output_dir='o', warmup_ratio=0.1)")])
+    report = migrate_paths([str(path)], rules=rules)
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    assert cells[0].startswith('!pip install -q trl==1.16.0 "trl-compat>=') and '"transformers>=4.56.2"' in cells[0]
+    assert cells[0].endswith("\n%matplotlib inline\n")
+    assert {f.cell for f in report.files[0].findings if f.rule == "dependency-manifests"} == {0}
+    # no trl anywhere: left as it is
+    other = tmp_path / "other.ipynb"
+    make_notebook(other, [("code", "!pip install transformers==4.34.0\n"), ("code", "import torch\n")])
+    before = other.read_text()
+    migrate_paths([str(other)], rules=rules)
+    assert other.read_text() == before

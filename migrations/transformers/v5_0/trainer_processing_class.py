@@ -9,7 +9,8 @@ the `Trainer.tokenizer` property (4.46-4.57: a deprecated alias of `processing_c
   in a project module file it imports: `from .trainer import PairwiseTrainer`), when no class on the way takes
   `tokenizer` itself (`migrations.kinds.trainer_subclasses`);
 * `super().__init__(..., tokenizer=...)` (or `super(ThisClass, self).__init__`) / `Trainer.__init__(self, ...,
-  tokenizer=...)` inside such a subclass;
+  tokenizer=...)` inside such a subclass; `Trainer.__init__(self, ..., tokenizer=...)` in any class (the copies of
+  TRL 0.x's DPOTrainer subclassing TRL's and skipping its constructor: chuhac/ATM-RAG), the library's own method;
 * `self.tokenizer` inside such a subclass, unless the class assigns `self.tokenizer` itself.
 
 TRL's trainers have their own rule (`tokenizer-to-processing-class`). Marked: both keywords passed.
@@ -116,6 +117,10 @@ class _Transformer(MigrationTransformer):
         if found is not None:
             return found
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__":
+            found = self._library(func.value)
+            if found is not None:  # `Trainer.__init__(self, ...)` in any class (a copy of TRL 0.x's DPOTrainer
+                return found  # subclassing trl's, bypassing its constructor): transformers' own __init__, exactly
         base, _own = self._in_subclass()
         if base is None or not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
             return None

@@ -59,6 +59,7 @@ def _one_folder_blocker(code: str) -> str | None:
     except (SyntaxError, ValueError):
         return "the module could not be read"
     values: set[str] = set()
+    reads: set[str] = set()  # for each `x.logging_dir = ...`, the read `x.logging_dir` as a keyword would hold it
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             values.update(ast.dump(k.value) for k in node.keywords if k.arg == "logging_dir")
@@ -68,10 +69,18 @@ def _one_folder_blocker(code: str) -> str | None:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if (isinstance(target, ast.Attribute) and target.attr == "logging_dir") or (
-                        isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
-                        and target.slice.value == "logging_dir"):
+                if isinstance(target, ast.Attribute) and target.attr == "logging_dir":
+                    reads.add(ast.dump(ast.Attribute(value=target.value, attr="logging_dir", ctx=ast.Load())))
                     values.add(f"assigned at line {node.lineno}")
+                elif isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) \
+                        and target.slice.value == "logging_dir":
+                    values.add(f"assigned at line {node.lineno}")
+    # haf-rm-anonymized/Code-for-HAF-RM: `script_args.logging_dir = script_args.logging_dir.format(...)` on the
+    # script's own options, then `DPOConfig(logging_dir=script_args.logging_dir)`: the writes compute the one folder
+    # the one keyword passes
+    keywords = {v for v in values if not v.startswith("assigned at")}
+    if len(keywords) == 1 and reads == keywords:
+        values = keywords
     if len(values) > 1:
         return ("this module sets logging_dir to more than one folder, and TENSORBOARD_LOGGING_DIR holds one per "
                 "process")
@@ -84,8 +93,8 @@ def _tensorboard_off(report_to: cst.Arg | None) -> str | None:
     if report_to is None:
         return None
     value = literal_value(report_to.value, _MISSING)
-    if value is None:
-        return None  # None is "none" on 5.x
+    if value is None:  # 4.x read None as "all" (rule report-to-none writes that): TensorBoard when installed
+        return "report_to=None was every installed integration, TensorBoard among them"
     names = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else None
     if names is None or not all(isinstance(n, str) for n in names):
         return "report_to= is not a literal (TensorBoard may log to this folder)"

@@ -58,6 +58,12 @@ class PPOToGRPO(PythonMigration):
         own = own_trainers(source, ctx.path)
         if own and not imports_trl(wrapper.module, TRAINER_NAMES, _TRAINER_MODULES):
             return _mark_configs_of_own_trainers(self, wrapper, ctx, own)
+        shadowed = _shadowed_names(source)
+        if shadowed:
+            message = (f"{{name}} may be this project's own class here ({', '.join(shadowed)} is bound by another "
+                       "import or a class of this module as well as by TRL's): not rewritten; TRL 1.13 removed PPO, "
+                       "port the code that uses TRL's by hand (GRPOTrainer / GRPOConfig)")
+            return mark_trl_imports(self, wrapper, ctx, TRAINER_NAMES | CONFIG_NAMES, message)
         an = Analysis()
         an.source = source
         an.config_classes.update({name: frozenset() for name in imported})
@@ -73,6 +79,32 @@ class PPOToGRPO(PythonMigration):
         if stars:
             module = _star_todo(module, stars, self, ctx)
         return module
+
+
+def _shadowed_names(code: str) -> list[str]:
+    """The PPO trainer / config names this module binds both by a TRL import and by an import from another module
+    or a class of its own (Silent-Zebra/twisted-smc-lm's test_ppo.py: `from custom_ppo_trainer import PPOTrainer` in
+    one branch, `from trl import PPOTrainer` in the other, one call after both): which class a call builds is decided
+    at run time, so no rewrite of it is sound. A fallback assignment (`PPOTrainer = None` after a failed import) does
+    not count."""
+    if not any(n in code for n in TRAINER_NAMES | CONFIG_NAMES):
+        return []
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    trl: set[str] = set()
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            from_trl = node.level == 0 and (node.module or "").split(".")[0] == "trl"
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if name in TRAINER_NAMES | CONFIG_NAMES:
+                    (trl if from_trl else other).add(name)
+        elif isinstance(node, ast.ClassDef) and node.name in TRAINER_NAMES | CONFIG_NAMES:
+            other.add(node.name)
+    return sorted(trl & other)
 
 
 #: Where a project's config subclass may import PPOConfig from (the qualified names its base resolves to).
@@ -132,7 +164,7 @@ def _mark_configs_of_own_trainers(rule: PythonMigration, wrapper: cst.MetadataWr
     module = _KeptPPOv2Config().transform(wrapper, ctx)
     if module is not wrapper.module:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-    message = (f"{{name}} feeds this project's own trainer ({', '.join(own)}, a transformers.Trainer subclass: a copy "
+    message = (f"{{name}} feeds this project's own trainer ({', '.join(own)}, a trainer class of its own: a copy "
                "of TRL's PPO trainer?), which reads PPO fields GRPOConfig does not have: not rewritten. TRL 1.13 "
                "removed PPO: keep a copy of this config class from the TRL release the code pinned in the project "
                "(on compat.trl.OnPolicyConfig, its base from 0.10 on), or port the trainer to GRPOTrainer")

@@ -428,6 +428,115 @@ def _first_line(stmt: cst.BaseStatement) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _names_in(target: cst.CSTNode) -> list[cst.Name]:
+    """The plain names an assignment target binds (`a`, `a, (b, c)`, `*rest`; not `x.y` / `x[0]`)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_in(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_in(target.value)
+    return []
+
+
+#: methods that change the object they are called on (a list / dict / set the loop fills)
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "pop", "remove", "clear"})
+
+
+def read_after(module: cst.Module, loop: cst.For) -> list[str]:
+    """The names `loop` binds (its targets, its body's assignments) or fills (`rewards.append(...)`, `stats[k] =
+    v`) that the code after it, in the function (or
+    module) holding it, reads before binding them again, in document order (`_save_checkpoint(..., step)` after
+    `for step, batch in enumerate(trainer.dataloader)`): removing the loop would leave them unbound."""
+    bound: set[str] = set()
+    stores: set[int] = set()  # ids of Name nodes that are written (assignment / for / with targets)
+    skip: set[int] = set()  # ids of Name nodes that are no variable (attribute names, keywords)
+    found: list[str] = []
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            stores.update(id(n) for n in _names_in(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            stores.update(id(n) for n in _names_in(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            stores.update(id(n) for n in _names_in(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            stores.update(id(n) for n in _names_in(node.name))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            stores.update(id(n) for n in _names_in(node.target))
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            skip.add(id(node.attr))
+
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None:
+                skip.add(id(node.keyword))
+
+    class _Container(cst.CSTVisitor):
+        """The innermost function (else the module) whose body holds the loop."""
+
+        def __init__(self) -> None:
+            self.stack: list[cst.CSTNode] = [module]
+            self.found: cst.CSTNode = module
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.stack.append(node)
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.stack.pop()
+
+        def visit_For(self, node: cst.For) -> bool:
+            if node is loop:
+                self.found = self.stack[-1]
+                return False
+            return True
+
+    finder = _Container()
+    module.visit(finder)
+    finder.found.visit(_Targets())
+
+    class _Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.state = "before"
+
+        def visit_For(self, node: cst.For) -> None:
+            if node is loop:
+                self.state = "inside"
+
+        def leave_For(self, node: cst.For) -> None:
+            if node is loop:
+                self.state = "after"
+
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func  # `history.append(...)` in the loop changes what `history` holds after it
+            if self.state == "inside" and isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) \
+                    and f.attr.value in _MUTATORS:
+                bound.add(f.value.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            t = node.target  # `stats[key] = value` in the loop
+            if self.state == "inside" and isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name):
+                bound.add(t.value.value)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if id(node) in skip:
+                return
+            if self.state == "inside" and id(node) in stores:
+                bound.add(node.value)
+            elif self.state == "after" and node.value in bound:
+                if id(node) in stores:
+                    bound.discard(node.value)  # bound again before any read: the loop's value is not needed
+                else:
+                    found.append(node.value)
+
+    finder.found.visit(_Walk())
+    return list(dict.fromkeys(found))
+
+
 class Loop:
     """Mixed into `ppo_to_grpo.transformer.Transformer`, whose state (`self.an`, `self.era`, `self.plans`, ...) it
     uses: the classic step loops, planned in `__init__` and rewritten in `leave_For`."""
@@ -443,12 +552,32 @@ class Loop:
                 plan = analyse_loop(loop, tv, set())
                 if plan is None:
                     continue
+                if plan.reward_body is not None and self._inside_loop(loop):
+                    # `while trainer.current_step < total: for batch in trainer.dataloader: ...` (Code-for-HAF-RM):
+                    # train() in its place would run the whole training again on each pass
+                    plan.reward_body = None
+                    plan.reason = "it runs inside another loop: train() there would train again on each pass"
+                if plan.reward_body is not None:
+                    later = read_after(self.src, loop)
+                    if later:  # never remove what is still used
+                        plan.reward_body = None
+                        plan.reason = (f"code after the loop reads {', '.join(later)}, which the loop binds or "
+                                       "fills: replacing it would leave them unbound or empty")
                 self.plans[id(loop)] = plan
                 for inner in all_fors(loop):
                     seen.add(id(inner))
                 if plan.reward_body is not None:
                     self._loop_config(plan)
                 break
+
+    def _inside_loop(self, loop: cst.For) -> bool:
+        """`loop` sits in the body of another `for` / `while` of its function (or module)."""
+        node = self.an.parents.get(loop)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module, cst.ClassDef)):
+            if isinstance(node, (cst.For, cst.While)):
+                return True
+            node = self.an.parents.get(node)
+        return False
 
     def _loop_config(self, plan: LoopPlan) -> None:
         self._loop_config_raw(plan)
@@ -484,8 +613,22 @@ class Loop:
                             k = literal_value(el.key, None)
                             if isinstance(k, str):
                                 kwargs[k] = el.value
+                elif len(vals) == 1 and isinstance(vals[0], cst.Call) and isinstance(vals[0].func, cst.Name) \
+                        and vals[0].func.value == "dict" and "dict" not in self.an.assignments:
+                    # `generation_kwargs = dict(max_new_tokens=..., top_k=50, ...)` (kartikmunjal/rlhf-and-reward-
+                    # modelling-alt): the same mapping written as a call
+                    for arg in vals[0].args:
+                        if arg.keyword is not None:
+                            kwargs[arg.keyword.value] = arg.value
+                elif not self.an.subscript_sets.get(a.value.value):
+                    # bound twice (haf-rm-anonymized/Code-for-HAF-RM) or to something else: not read, and said so
+                    plan.removed.append(f"(generation settings **{a.value.value}: not read here, set them on the "
+                                        "config: max_completion_length, temperature, top_p, top_k, ...)")
                 for k, v in self.an.subscript_sets.get(a.value.value, {}).items():
                     kwargs[k] = v
+            elif a.star == "**":
+                plan.removed.append(f"(generation settings **{code(a.value)}: not read here, set them on the "
+                                    "config: max_completion_length, temperature, top_p, top_k, ...)")
         gen_extra: dict[str, cst.BaseExpression] = {}
         for k, v in kwargs.items():
             static = self._static(v)
@@ -493,15 +636,27 @@ class Loop:
                 upper = self._sampler_upper(v)  # `gen_len = output_length_sampler()` inside the loop
                 if upper is not None:
                     extra["max_completion_length"] = upper
+                    plan.removed.append(f"(response lengths drawn per query ({k}={code(v)}): GRPO generates up to "
+                                        f"max_completion_length={code(upper)} and stops at EOS)")
+                else:
+                    plan.removed.append(f"(generation setting {k}={code(v)}: set max_completion_length on the "
+                                        "config)")
                 continue
             if k != "length_sampler" and literal_value(static, MISSING) is MISSING:
-                continue  # computed in the loop (e.g. a sampled length): not a config value
+                # not a literal here (a sampled length, `cfg.max_new_tokens`): not moved, and the marker says so
+                if k not in ("do_sample", "pad_token_id", "eos_token_id", "return_prompt", "batch_size",
+                             "generate_ref_response", "min_length"):
+                    field = {"max_new_tokens": "max_completion_length"}.get(k, k)
+                    plan.removed.append(f"(generation setting {k}={code(v)}: set {field} on the config)")
+                continue
             if k == "max_new_tokens":
                 extra["max_completion_length"] = static
             elif k == "length_sampler":
                 upper = self._sampler_upper(v)
                 if upper is not None:
                     extra.setdefault("max_completion_length", upper)
+                    plan.removed.append(f"(response lengths drawn per query from {code(v)}: GRPO generates up to "
+                                        f"max_completion_length={code(upper)} and stops at EOS)")
             elif k == "top_k":
                 val = literal_value(static, None)
                 extra["top_k"] = cst.Integer(str(int(val))) if isinstance(val, (int, float)) else static

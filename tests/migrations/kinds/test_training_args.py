@@ -35,7 +35,10 @@ def test_pin_admits_none_before(tmp_path):
     assert not pin_admits_none_before(None, "transformers", "5.2.0")
     assert not pin_admits_none_before(str(tmp_path / "train.py"), "transformers", "5.2.0")  # no pin
     cases = (("transformers>=5.2", "5.2.0", True), ("transformers>=5.0", "5.2.0", False),
-             ("transformers>=5.0", "5.0.0", True), ("transformers==4.57.6", "5.0.0", False))
+             ("transformers>=5.0", "5.0.0", True), ("transformers==4.57.6", "5.0.0", False),
+             # HahmDY/reward-modeling-develop: a release the atlas does not list, older than `first`; the manifest
+             # rule raises it to the floor (4.56.2), which admits 4.x again
+             ("transformers==4.53.1", "5.0.0", False), ("transformers==99.0", "5.0.0", False))
     for i, (pin, first, expected) in enumerate(cases):
         folder = tmp_path / str(i)
         folder.mkdir()

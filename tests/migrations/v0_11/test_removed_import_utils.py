@@ -208,3 +208,47 @@ def test_the_diffusers_copy_answers_as_trl_did(monkeypatch):
                             else real_spec(name, *a))
         monkeypatch.setattr(importlib.metadata, "version", version)
         assert compat.trl.is_diffusers_available() is (spec and installed)
+
+
+def test_vllm_server_probes_move_to_compat_copies():
+    """willccbb/verifiers' `vllm_serve.py` (TRL 0.16 era): `from trl.import_utils import is_fastapi_available,
+    is_pydantic_available, is_uvicorn_available`, gone in 1.11; llm_blender's probe under both of its names."""
+    check(RULE, """\
+        from trl.import_utils import is_fastapi_available, is_pydantic_available, is_uvicorn_available
+        from trl import is_llm_blender_available
+        import trl
+        ok = trl.import_utils.is_vllm_ascend_available() or trl.import_utils.is_llmblender_available()
+    """, """\
+        from compat.trl import is_fastapi_available, is_pydantic_available, is_uvicorn_available
+        from compat.trl import is_llm_blender_available
+        import trl
+        import compat.trl
+
+        ok = compat.trl.is_vllm_ascend_available() or compat.trl.is_llm_blender_available()
+    """)
+
+
+def test_the_compat_probes_are_trl_1_0_checks(monkeypatch):
+    """The oracle: TRL 1.0.0's `_is_package_available(name)` without a version is `find_spec(name) is not None`
+    (read in the wheel when present); each copy answers by its package's import spec."""
+    import importlib.util
+
+    import compat.trl
+
+    probes = {"fastapi": compat.trl.is_fastapi_available, "pydantic": compat.trl.is_pydantic_available,
+              "uvicorn": compat.trl.is_uvicorn_available, "vllm_ascend": compat.trl.is_vllm_ascend_available,
+              "llm_blender": compat.trl.is_llm_blender_available}
+    import os
+    import zipfile
+    from pathlib import Path
+
+    wheel = Path(os.environ.get("TRL_COMPAT_WHEELS", Path(__file__).resolve().parents[3] / ".cache" / "wheels")) \
+        / "trl-1.0.0-py3-none-any.whl"
+    if wheel.exists():
+        source = zipfile.ZipFile(wheel).read("trl/import_utils.py").decode()
+        assert "    spec = importlib.util.find_spec(pkg_name)\n    package_exists = spec is not None\n" in source
+        for package in probes:
+            assert f'_is_package_available("{package}")' in source, package
+    for present in (True, False):
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, present=present: object() if present else None)
+        assert all(probe() is present for probe in probes.values())

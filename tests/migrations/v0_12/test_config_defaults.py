@@ -43,10 +43,23 @@ def test_range_within_one_era_is_provable(tmp_path):
 
 def test_open_pin_is_marked(tmp_path):
     out, findings = _run_in(tmp_path, "trl>=0.8", "from trl import DPOConfig\nDPOConfig(output_dir='o')\n")
-    assert out.splitlines()[1].startswith("# TODO(trl-compat): DPOConfig defaults changed since your pinned TRL")
-    assert findings[0].message.startswith("DPOConfig defaults changed since your pinned TRL: "
-                                          "set learning_rate, logging_steps, gradient_checkpointing, bf16")
+    assert out.splitlines()[1].startswith("# TODO(trl-compat): set learning_rate, logging_steps")
+    assert findings[0].message == ("set learning_rate, logging_steps, gradient_checkpointing, bf16: DPOConfig "
+                                   "defaults changed since your pinned TRL")
     assert [f.severity for f in findings] == ["manual"]
+
+
+def test_without_a_pin_the_call_keywords_date_it(tmp_path):
+    """jonhpark7966/FineTuning_Course (no manifest): `SFTConfig(max_seq_length=...)` ran on TRL 0.9 - 0.19, where
+    gradient checkpointing was off (0.22 turned it on): written out; the learning rate changed inside that span
+    (5e-05 until 0.11, 2e-05 from 0.12): marked. A call every newer release takes says nothing (no change)."""
+    out, findings = _run_in(tmp_path, None, "from trl import SFTConfig\nSFTConfig(output_dir='o', max_seq_length=512)\n")
+    assert "gradient_checkpointing=False" in out, out
+    (marker,) = [f.message for f in findings if f.severity == "manual"]
+    assert marker.startswith("set learning_rate") and "since the TRL its keywords need (0.9" in marker, marker
+    src = "from trl import SFTConfig\nSFTConfig(output_dir='o', max_length=512)\n"
+    out, findings = _run_in(tmp_path, None, src)
+    assert out == src and not findings
 
 
 def test_noops(tmp_path):

@@ -226,3 +226,73 @@ def test_the_defaults_written_out_are_transformers_own():
         for name, value in kwargs_rule.training_arguments_defaults().items():
             assert getattr(plain, name) == eval(value) != defaults[name], (name, config)
             assert kwargs_rule.TA_DEFAULT_TYPES[name] in str(fields[name].type), name
+
+
+def test_a_class_of_the_script_itself(tmp_path: Path):
+    """vlf-silkie/VLFeedback run_dpo.py declares `class TrainingArguments(transformers.TrainingArguments)` with `beta`
+    in the script that parses it and passes `beta=training_args.beta, max_length=training_args.model_max_length` to
+    DPOTrainer: the class is rebased on trl.DPOConfig, and the trainer keywords land on the parsed object (they were
+    marked: the rule looked this module's own class up by an import name it does not have)."""
+    script = textwrap.dedent("""\
+        from dataclasses import dataclass, field
+
+        import transformers
+        from trl import DPOTrainer
+
+
+        @dataclass
+        class TrainingArguments(transformers.TrainingArguments):
+            model_max_length: int = field(default=8192)
+            beta: float = field(default=0.1)
+
+
+        def train():
+            parser = transformers.HfArgumentParser((TrainingArguments,))
+            (training_args,) = parser.parse_args_into_dataclasses()
+            trainer = DPOTrainer(model, args=training_args, beta=training_args.beta,
+                                 max_length=training_args.model_max_length)
+        """)
+    (tmp_path / "run_dpo.py").write_text(script)
+    report = migrate_paths([str(tmp_path)], options=Options(target_trl=Version("1.16.0")),
+                           only=["local-config-base", "trainer-kwargs-to-config"], mode="write", allow_dirty=True,
+                           jobs=1, verify_idempotent=True)
+    assert not [f for f in report.files if f.status == "failed"], report.files
+    out = (tmp_path / "run_dpo.py").read_text()
+    assert "class TrainingArguments(trl.DPOConfig):" in out
+    assert "    training_args.max_length = training_args.model_max_length\n" \
+           "    trainer = DPOTrainer(\n        model,\n        args=training_args,\n    )\n" in out, out
+    assert "TODO(trl-compat)" not in out
+
+
+def test_a_repository_subclass_without_init_takes_the_trainer_keywords_path(tmp_path: Path):
+    """luka-group/mDPO: `class mDPOTrainer(DPOTrainer)` (another module, overriding the loss, no `__init__`) called
+    with `beta=`, `max_length=`: the call is DPOTrainer's, so the keywords move to its config like DPOTrainer's; a
+    subclass with an `__init__` of its own keeps its call (its signature decides)."""
+    (tmp_path / "mdpo_trainer.py").write_text(textwrap.dedent("""\
+        from trl import DPOTrainer
+
+
+        class mDPOTrainer(DPOTrainer):
+            def dpo_loss(self, *args):
+                return super().dpo_loss(*args)
+
+
+        class OwnInit(DPOTrainer):
+            def __init__(self, *args, beta=0.1, **kwargs):
+                super().__init__(*args, **kwargs)
+        """))
+    (tmp_path / "run.py").write_text(textwrap.dedent("""\
+        from trl import DPOConfig
+        from mdpo_trainer import OwnInit, mDPOTrainer
+
+        args = DPOConfig(output_dir="o")
+        mDPOTrainer(model, ref, args=args, beta=0.2, max_length=512)
+        OwnInit(model, ref, args=args, beta=0.3)
+        """))
+    report = migrate_paths([str(tmp_path)], options=Options(target_trl=Version("1.16.0")),
+                           only=["trainer-kwargs-to-config"], mode="write", allow_dirty=True, jobs=1,
+                           verify_idempotent=True)
+    assert not [f for f in report.files if f.status == "failed"], report.files
+    out = (tmp_path / "run.py").read_text()
+    assert 'args = DPOConfig(output_dir="o", beta=0.2, max_length=512)' in out, out
+    assert "mDPOTrainer(model, ref, args=args)" in out and "OwnInit(model, ref, args=args, beta=0.3)" in out

@@ -136,18 +136,39 @@ def test_a_keyword_passing_the_configs_own_field_is_dropped_not_assigned_to_itse
 
 def test_hf_argument_parser_switches_class_and_assigns():
     out, findings = run(RULE, """\
+        from dataclasses import dataclass
         from transformers import HfArgumentParser, TrainingArguments
         from trl import DPOTrainer
 
+        @dataclass
+        class ScriptArguments:
+            model_name: str = "gpt2"
+
         parser = HfArgumentParser((ScriptArguments, TrainingArguments))
         script_args, training_args = parser.parse_args_into_dataclasses()
-        trainer = DPOTrainer(model, ref, args=training_args, beta=script_args.beta, max_length=1024)
+        trainer = DPOTrainer(model, ref, args=training_args, beta=script_args.model_name, max_length=1024)
     """)
     assert "from transformers import HfArgumentParser\n" in out
     assert "HfArgumentParser((ScriptArguments, DPOConfig))" in out and "from trl import DPOTrainer, DPOConfig" in out
-    assert "training_args.beta = script_args.beta\ntraining_args.max_length = 1024\n" \
+    assert "training_args.beta = script_args.model_name\ntraining_args.max_length = 1024\n" \
            "trainer = DPOTrainer(model, ref, args=training_args)" in out
     assert [f.severity for f in findings].count("manual") == 1  # the changed defaults of the CLI
+
+
+def test_a_parser_whose_other_class_declares_a_config_option_is_not_switched():
+    """mesolitica/malaya `session/mistral/dpo.py`: `ScriptArguments` declares `beta` and `max_length`, which DPOConfig
+    declares too: `HfArgumentParser((ScriptArguments, DPOConfig))` is an argparse error at start-up, so the parser
+    keeps TrainingArguments and the trainer gets `trainer_config(DPOConfig, training_args, ...)`; a class the rule
+    cannot see into counts as a clash."""
+    for script_args in ("@dataclass\nclass ScriptArguments:\n    beta: float = 0.1\n    max_length: int = 512\n",
+                        "from mylib import ScriptArguments\n"):
+        out, _ = run(RULE, "from dataclasses import dataclass\nfrom transformers import HfArgumentParser, "
+                           "TrainingArguments\nfrom trl import DPOTrainer\n" + script_args +
+                           "parser = HfArgumentParser((ScriptArguments, TrainingArguments))\n"
+                           "script_args, training_args = parser.parse_args_into_dataclasses()\n"
+                           "trainer = DPOTrainer(model, ref, args=training_args, beta=script_args.beta)\n")
+        assert "HfArgumentParser((ScriptArguments, TrainingArguments))" in out, out
+        assert "    args=trainer_config(\n        DPOConfig,\n        training_args,\n        beta=script_args.beta,\n" in out, out
 
 
 def test_trl_parser_of_the_0_8_example_scripts():
@@ -155,7 +176,8 @@ def test_trl_parser_of_the_0_8_example_scripts():
     # inside a `with` block with the SFT keywords read from the script's own dataclass
     out, findings = run(RULE, """\
         from transformers import TrainingArguments
-        from trl import SFTTrainer, TrlParser
+        from trl import ModelConfig, SFTTrainer, TrlParser
+        from compat.trl import SftScriptArguments
 
         if __name__ == "__main__":
             parser = TrlParser((SftScriptArguments, TrainingArguments, ModelConfig))
@@ -173,7 +195,7 @@ def test_trl_parser_of_the_0_8_example_scripts():
     assert ("        training_args.dataset_text_field = args.dataset_text_field\n"
             "        training_args.max_length = args.max_seq_length\n"
             "        training_args.packing = args.packing\n") in out
-    assert "max_seq_length=" not in out and "from trl import SFTTrainer, TrlParser, SFTConfig" in out
+    assert "max_seq_length=" not in out and "from trl import ModelConfig, SFTTrainer, TrlParser, SFTConfig" in out
     assert [f.severity for f in findings].count("manual") == 1  # the changed defaults of the CLI
 
 
@@ -252,6 +274,60 @@ def test_unseen_args_object_gets_the_keywords_through_trainer_config():
                 "from trl import SFTTrainer\ntrainer_config = 1\nSFTTrainer(m, args=a, packing=p)\n",
                 "from trl import SFTTrainer\nfrom mylib import SFTConfig\nSFTTrainer(m, args=a, packing=p)\n"):
         out, findings = run(RULE, src)
+        assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
+
+
+def test_args_from_a_function_annotated_to_return_training_arguments_is_unseen_too():
+    """deepradadiya/RLHF-Pipeline: `training_args = self._create_sft_training_arguments()`, a method annotated
+    `-> TrainingArguments` defined after the trainer call (an override could return another object: `trainer_config`
+    checks what it gets). Called inline (`args=self._make()`, a call `trainer_config` would evaluate after keywords
+    written before it) or without that annotation, or with another class: marked."""
+    check(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+
+        class Orchestrator:
+            def run(self, m, ds):
+                training_args = self._create_sft_training_arguments()
+                trainer = SFTTrainer(model=m, args=training_args, train_dataset=ds, dataset_text_field="text")
+                SFTTrainer(model=m, args=self._create_sft_training_arguments(), packing=True)
+
+            def _create_sft_training_arguments(self) -> TrainingArguments:
+                return TrainingArguments(output_dir="out")
+    """, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer, SFTConfig
+        from compat.trl import trainer_config
+
+        class Orchestrator:
+            def run(self, m, ds):
+                training_args = self._create_sft_training_arguments()
+                trainer = SFTTrainer(
+                    model=m,
+                    args=trainer_config(
+                        SFTConfig,
+                        training_args,
+                        dataset_text_field="text",
+                    ),
+                    train_dataset=ds,
+                )
+                # TODO(trl-compat): move packing= to args, a trl.SFTConfig [trainer-kwargs-to-config]
+                SFTTrainer(model=m, args=self._create_sft_training_arguments(), packing=True)
+
+            def _create_sft_training_arguments(self) -> TrainingArguments:
+                return TrainingArguments(output_dir="out")
+    """)
+    for returns in ("", " -> MyArguments"):
+        out, _ = run(RULE, f"""\
+            from transformers import TrainingArguments
+            from trl import SFTTrainer
+
+            def make(){returns}:
+                return build()
+
+            args = make()
+            SFTTrainer(model=m, args=args, packing=True)
+        """)
         assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
 
 
@@ -455,6 +531,13 @@ def test_keywords_passed_with_their_0x_default_are_dropped():
     """)
     assert 'DPOConfig(output_dir="o", label_smoothing=0.0, beta=0.2)' in out
     assert 'SFTConfig(output_dir="o", packing=0)' in out
+    # NomanTrips/verify_step_by_step pretrain.py: the default through a name bound once to it
+    out, _ = run(RULE, """\
+        from trl import SFTConfig, SFTTrainer
+        max_seq_length = None
+        SFTTrainer(model, args=SFTConfig(output_dir="o"), max_seq_length=max_seq_length)
+    """)
+    assert 'SFTTrainer(model, args=SFTConfig(output_dir="o"))' in out and "max_length" not in out, out
 
 
 def test_a_dropped_keyword_before_an_inline_config():

@@ -482,3 +482,40 @@ def test_compat_invalid_logprob_is_every_wheels_constant():
     if not found:
         pytest.skip(f"no TRL wheel at {wheels}")
     assert set(found.values()) == {compat.trl.INVALID_LOGPROB} == {1.0}, found
+
+
+def test_decode_and_strip_padding_moves_to_the_compat_copy():
+    """HahmDY/reward-modeling-develop's custom reward trainers (TRL 0.19): the sample printer, gone in 0.25."""
+    check(RULE, """\
+        from trl.trainer.utils import decode_and_strip_padding, print_rich_table
+
+        texts = decode_and_strip_padding(inputs["input_ids_chosen"], self.processing_class)
+    """, """\
+        from compat.trl import decode_and_strip_padding, print_rich_table
+
+        texts = decode_and_strip_padding(inputs["input_ids_chosen"], self.processing_class)
+    """)
+
+
+def test_the_tokenizing_dpo_collator_of_trl_0_7_stays_marked():
+    """luka-group/mDPO and vlf-silkie/VLFeedback (`trl==0.7.2`) subclass TRL 0.7's DPODataCollatorWithPadding, built
+    from the tokenizer with max_length= / max_prompt_length= and calling `self.collate`: 0.8's padding-only class
+    (the compat copy) has none of that, so the import stays, marked; the 0.8+ use still moves."""
+    src = """\
+        from trl.trainer.utils import DPODataCollatorWithPadding
+
+
+        class QwenDPODataCollator(DPODataCollatorWithPadding):
+            def __call__(self, features):
+                return self.collate([self.tokenize_batch_element(**f) for f in features])
+
+
+        collator = QwenDPODataCollator(tokenizer, max_length=8192, max_prompt_length=4096, padding_value=0)
+    """
+    out, findings = run(RULE, src)
+    assert "from trl.trainer.utils import DPODataCollatorWithPadding" in out and "compat.trl" not in out
+    assert any("TRL 0.7's API" in f.message for f in findings)
+    out, _ = run(RULE, src.replace("max_length=8192, max_prompt_length=4096, padding_value=0", "pad_token_id=0")
+                 .replace("return self.collate([self.tokenize_batch_element(**f) for f in features])",
+                          "return super().__call__(features)").replace("(tokenizer, ", "("))
+    assert "from compat.trl import DPODataCollatorWithPadding" in out

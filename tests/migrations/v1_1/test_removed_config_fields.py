@@ -18,11 +18,11 @@ def test_removed_fields_are_marked():
         o = ORPOConfig(output_dir="o", max_length=64)
     """)
     lines = out.splitlines()
-    assert lines[3].startswith("# TODO(trl-compat): DPOConfig(max_prompt_length=) dropped, gone since")
+    assert lines[3].startswith("# TODO(trl-compat): DPOConfig(max_prompt_length=) dropped")
     assert lines[3].endswith(" [removed-config-fields]") and len(lines[3]) <= 100
-    assert findings[0].message == ("DPOConfig(max_prompt_length=) dropped, gone since TRL 0.28.0 (it was 128): "
-                                   "truncation is on max_length (prompt+completion) now")
-    assert lines[4].startswith("# TODO(trl-compat): DPOConfig(rpo_alpha=) dropped, gone")
+    assert findings[0].message == ("DPOConfig(max_prompt_length=) dropped: truncation is on max_length "
+                                   "(prompt+completion) now (it was 128; last in TRL 0.28.0)")
+    assert lines[4].startswith("# TODO(trl-compat): DPOConfig(rpo_alpha=) dropped")
     assert 'loss_type=["sigmoid", "sft"]' in findings[1].message
     # both are a TypeError on the target and their values are literals: dropped from the call, the markers say so
     assert lines[5] == 'cfg = DPOConfig(output_dir="o", beta=0.1)' and len(findings) == 2
@@ -36,7 +36,7 @@ def test_a_value_that_may_do_something_is_kept():
     """)
     lines = out.splitlines()
     assert lines[-1] == 'cfg = DPOConfig(output_dir="o", max_prompt_length=length_of(data))'
-    assert any(ln.startswith("# TODO(trl-compat): DPOConfig(max_prompt_length=) is gone since") for ln in lines)
+    assert any(ln.startswith("# TODO(trl-compat): DPOConfig(max_prompt_length=) is gone") for ln in lines)
     assert any(ln.startswith("# TODO(trl-compat): DPOConfig(padding_value=) dropped") for ln in lines)
     assert len(findings) == 2
 

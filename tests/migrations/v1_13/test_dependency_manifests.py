@@ -321,8 +321,11 @@ def test_metadata_pins_already_fine_or_above_are_kept():
 
 
 def test_metadata_floors_follow_the_target_release():
-    # pyarrow is no requirement of TRL 1.13 (1.16 added it)
-    assert migrate("trl\npyarrow==15.0.0\n", "requirements.txt", target="1.13.0").text == "trl>=1.13.0\npyarrow==15.0.0\n"
+    # pyarrow is no requirement of TRL 1.13 (1.16 added it), but of datasets 4.7.0, which TRL 1.13 requires: the
+    # raised floor comes from there (a `pyarrow==15.0.0` left beside it had no installable set)
+    result = migrate("trl\npyarrow==15.0.0\n", "requirements.txt", target="1.13.0")
+    assert result.text == "trl>=1.13.0\npyarrow>=21.0.0\n"
+    assert any("datasets 4.7.0 (the floor) requires pyarrow>=21.0.0" in f.message for f in result.findings)
 
 
 @pytest.mark.parametrize("line", [
@@ -528,3 +531,23 @@ def test_a_transformers_4_target_writes_below_5_into_the_manifest():
         options = Options(target_trl=Version("1.16.0"), targets=(("transformers", Version(f"{major}.0.0")),))
         result = migrate_source(text, options=options, rules=[RULE], path="requirements.txt")
         assert result.ok and result.text.splitlines()[1] + "\n" == expected, result.text
+
+
+def test_a_notebook_install_line_is_raised_like_a_requirements_file():
+    """CakeCrusher/gaitor-function-calling's notebooks install `trl==0.4.7 transformers==4.34.0 peft==0.4.0` in a
+    `!pip install` cell: the same floors as requirements.txt, quotes where `>` would be the shell's redirection,
+    `trl-compat` beside `trl` when asked; options, their values, paths and VCS URLs are left alone."""
+    from migrations.base import Options
+    from migrations.v1_13.dependency_manifests import notebook_table, pip_install_line
+
+    table = notebook_table(Options(target_trl=Version("1.16.0")))
+    line, messages, trl = pip_install_line('!pip install -q "trl==0.4.7" transformers==4.34.0 peft datasets\n',
+                                           table, "trl-compat>=0.1.0")
+    assert line == '!pip install -q "trl==1.16.0" "trl-compat>=0.1.0" "transformers>=4.56.2" peft datasets\n'
+    assert trl and len(messages) == 3 and messages[-1].startswith("added trl-compat>=0.1.0")
+    assert pip_install_line("%pip install -U trl\n", table)[0] == '%pip install -U "trl>=1.16.0"\n'
+    assert pip_install_line("pip install trl trl-compat\n", table, "trl-compat>=0.1.0")[0] == \
+        'pip install "trl>=1.16.0" trl-compat\n'
+    for kept in ("!pip install -r requirements.txt\n", "!pip install git+https://github.com/huggingface/trl.git\n",
+                 "!pip install -e . --extra-index-url https://x/simple\n", "!ls trl==0.4.7\n", "print(1)\n"):
+        assert pip_install_line(kept, table, "trl-compat>=0.1.0")[0] == kept, kept

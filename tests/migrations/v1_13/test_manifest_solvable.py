@@ -128,3 +128,44 @@ def test_rewritten_requirements_resolve_against_the_index(tmp_path):
     names = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
              for i in json.loads(out.stdout)["install"]}
     assert names["trl"] == "1.16.0"
+
+
+def _stub_version(req) -> str:  # type: ignore[no-untyped-def]
+    """A version satisfying `req`'s specifier: its lower bound where it has one, else a low one."""
+    lows = [s.version for s in req.specifier if s.operator in (">=", "==", "~=")]
+    return max(lows, key=Version) if lows else "0.0.1"
+
+
+@pytest.mark.slow
+def test_what_the_raised_datasets_requires_is_raised_too(tmp_path):
+    """haf-rm-anonymized/Code-for-HAF-RM and twisted-smc-lm: `tqdm==4.66.1`, `requests==2.31.0` stayed beside the
+    raised `datasets>=4.7.0`, which requires `tqdm>=4.66.3` and `requests>=2.32.2` (its wheel's METADATA, recorded by
+    `migrations.atlas.requires`): no installable set. Over stubs carrying datasets 4.7.0's recorded Requires-Dist (the
+    packages it names stubbed without dependencies of their own), the rewritten file resolves and the old one not."""
+    from packaging.requirements import Requirement
+
+    from migrations.atlas import requires as recorded
+
+    era = "trl==0.7.4\ndatasets==2.14.0\ntqdm==4.66.1\nrequests==2.31.0\n"
+    result = migrate_source(era, options=Options(target_trl=Version("1.16.0")), rules=[RULE],
+                            path="requirements.txt", verify_idempotent=True)
+    assert result.ok, result.errors
+    assert "tqdm>=4.66.3\n" in result.text and "requests>=2.32.2\n" in result.text, result.text
+    lines = recorded.requires("datasets", "4.7.0")
+    assert lines and "tqdm>=4.66.3" in lines
+    folder = tmp_path / "index"
+    folder.mkdir()
+    unconditional = [Requirement(r) for r in lines if Requirement(r).marker is None]
+    _wheel(folder, "datasets", "4.7.0", [str(r) for r in unconditional])
+    _wheel(folder, "datasets", "2.14.0", [])
+    for req in unconditional:
+        _wheel(folder, req.name, _stub_version(req), [])
+    for name, versions in {"tqdm": ["4.66.1"], "requests": ["2.31.0"]}.items():
+        for v in versions:
+            _wheel(folder, name, v, [])
+    _wheel(folder, "trl", "1.16.0", ["datasets>=4.7.0"])
+    _wheel(folder, "trl", "0.7.4", [])
+    body = "\n".join(ln for ln in result.text.splitlines() if not ln.startswith("#")) + "\n"
+    assert resolve(folder, era.replace("trl==0.7.4", "trl==1.16.0"), tmp_path) is None
+    resolved = resolve(folder, body, tmp_path)
+    assert resolved is not None and resolved["trl"] == "1.16.0", body

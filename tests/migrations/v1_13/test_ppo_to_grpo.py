@@ -301,6 +301,55 @@ def test_a_converted_loop_whose_config_is_built_elsewhere_says_which_values_to_s
     assert "moved to the config" not in msg
 
 
+_LOOP = (
+    "from trl import PPOTrainer, PPOConfig\n\n"
+    "def train(model, tokenizer, dataset):\n"
+    "    config = PPOConfig(batch_size=8)\n"
+    "    trainer = PPOTrainer(config, model=model, tokenizer=tokenizer, dataset=dataset)\n"
+    "    history = []\n"
+    "    gen = dict(max_new_tokens=32, top_k=50, top_p=0.9, temperature=0.7, eos_token_id=tokenizer.eos_token_id)\n"
+    "    for step, batch in enumerate(trainer.dataloader):\n"
+    "        q = batch[\"input_ids\"]\n"
+    "        r = trainer.generate(q, **gen)\n"
+    "        texts = [tokenizer.decode(x) for x in r]\n"
+    "        rewards = score(texts)\n"
+    "        stats = trainer.step(q, r, rewards)\n"
+    "{extra}"
+    "    {after}\n"
+)
+
+
+@pytest.mark.parametrize("after", ["save(trainer.model, step)", "plot(history)"])
+def test_a_loop_whose_values_are_read_after_it_is_not_converted(after: str) -> None:
+    """deepradadiya/RLHF-Pipeline saves `step` after the PPO loop (a NameError once the loop is gone); a list the
+    loop fills would be empty: such a loop stays as written, with the step-loop marker saying why."""
+    extra = "        history.append(stats)\n" if "history" in after else ""
+    result = migrate(_LOOP.format(extra=extra, after=after))
+    assert result.ok, result.errors
+    assert "trainer.step(q, r, rewards)" in result.text and ".train()" not in result.text
+    [msg] = [f.message for f in result.findings if "step loop was not converted" in f.message]
+    name = "step" if "step" in after else "history"
+    assert f"code after the loop reads {name}, which the loop binds or fills" in msg
+
+
+def test_a_loop_whose_names_are_bound_again_after_it_is_converted() -> None:
+    result = migrate(_LOOP.format(extra="", after="step = 0\n    print(step)"))
+    assert result.ok and "trainer.train()" in result.text, result.text
+
+
+def test_generation_settings_written_as_a_dict_call_move_to_the_config() -> None:
+    """kartikmunjal/rlhf-and-reward-modelling-alt: `generation_kwargs = dict(max_new_tokens=..., top_k=50, ...)`
+    was skipped (only `{...}` literals were read) while the marker said the settings had moved; a value that is no
+    literal is named in the marker instead."""
+    src = _LOOP.format(extra="", after="print('done')").replace("max_new_tokens=32", "max_new_tokens=cfg.n")
+    result = migrate(src)
+    assert result.ok, result.errors
+    text = result.text
+    assert "top_k=50," in text and "top_p=0.9," in text and "temperature=0.7," in text, text
+    [msg] = [f.message for f in result.findings if "step loop was replaced" in f.message]
+    assert "(generation setting max_new_tokens=cfg.n: set max_completion_length on the config)" in msg
+
+
 def test_a_log_with_that_may_be_none_reports_to_none() -> None:
     """Classic `log_with=None` meant no tracker; TrainingArguments takes `report_to=None` as every installed
     integration on transformers 4.56 and keeps `[None]` on 5.x (babylm: `log_with=ppo_cfg.get("log_with", None)`)."""
@@ -338,3 +387,37 @@ def test_a_subclass_constructor_call_is_marked_with_what_it_passes(call: str, ex
     for part in absent:
         assert part not in msg
     assert call.replace("PPOTrainer", "GRPOTrainer") in result.text  # the call left as it was (the base renamed)
+
+
+def test_a_trainer_name_bound_by_the_project_too_is_left_as_written() -> None:
+    """Silent-Zebra/twisted-smc-lm test_ppo.py: `from custom_ppo_trainer import PPOTrainer` in one branch, `from trl
+    import PPOTrainer` in the other, one call after both: the call was rewritten to GRPOTrainer, so the project's
+    own trainer was never used. Now nothing is rewritten and each TRL import is marked."""
+    src = ("from trl import PPOConfig\n\n"
+           "def main(custom):\n"
+           "    if custom:\n"
+           "        from custom_ppo_trainer import PPOTrainer\n"
+           "    else:\n"
+           "        from trl import PPOTrainer\n"
+           "    config = PPOConfig(batch_size=8)\n"
+           "    return PPOTrainer(config, model, ref_model, tokenizer)\n")
+    result = migrate(src)
+    assert result.ok, result.errors
+    assert "GRPO" not in result.text and "PPOTrainer(config, model, ref_model, tokenizer)" in result.text
+    assert result.text.count("may be this project's own class here") == 2, result.text
+
+
+def test_a_copy_of_the_step_loop_trainer_keeps_its_config() -> None:
+    """twisted-smc-lm's custom_ppo_trainer.py keeps TRL 0.7's PPOTrainer (on `BaseTrainer`), typed with TRL's
+    PPOConfig and reading its PPO fields: the config stays as written, its import marked."""
+    src = ("from trl.trainer import BaseTrainer, PPOConfig\n\n\n"
+           "class PPOTrainer(BaseTrainer):\n"
+           "    def __init__(self, config: PPOConfig = None):\n"
+           "        if not isinstance(config, PPOConfig):\n"
+           "            raise ValueError(config)\n"
+           "        self.kl = config.init_kl_coef\n")
+    result = migrate(src)
+    assert result.ok, result.errors
+    assert "GRPOConfig" not in result.text and "config: PPOConfig = None" in result.text
+    assert "# TODO(trl-compat): PPOConfig feeds this project's own trainer" in result.text
+    assert any("own trainer (PPOTrainer" in f.message for f in result.findings)

@@ -269,21 +269,58 @@ def test_compat_value_head_is_the_head_trl_built():
 PATCH_MARK = "# TODO(trl-compat): this file monkeypatches TRL's PreTrainedModelWrapper [value-head-models]"
 
 
-def test_a_subclass_of_the_wrapper_reads_pretrained_model():
-    check(RULE, """\
+KEPT_IMPORT = "# TODO(trl-compat): trl.PreTrainedModelWrapper is gone [value-head-models]"
+
+
+def test_a_subclass_of_the_wrapper_is_kept_as_written_and_marked():
+    """YangRui2015/Generalizable-Reward-Model keeps a copy of TRL's `AutoModelForCausalLMWithValueHead(
+    PreTrainedModelWrapper)`: on `PreTrainedModel` its `__init__(pretrained_model)` is a TypeError (another
+    constructor contract), so the base stays as imported and the class and import are marked; the file's reads of
+    `.pretrained_model` are its own class's attributes (no marker)."""
+    out, findings = run(RULE, """\
         from trl import PreTrainedModelWrapper
 
 
-        class Wrapped(PreTrainedModelWrapper):
+        class AutoModelForCausalLMWithValueHead(PreTrainedModelWrapper):
             pass
-    """, """\
-        from transformers import PreTrainedModel
 
 
-        # TODO(trl-compat): PreTrainedModelWrapper is gone: it now reads... [value-head-models]
-        class Wrapped(PreTrainedModel):
-            pass
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("m")
+        model.pretrained_model.resize_token_embeddings(3)
     """)
+    lines = out.splitlines()
+    assert lines[0] == KEPT_IMPORT and lines[1] == "from trl import PreTrainedModelWrapper", out
+    assert lines[4].startswith("# TODO(trl-compat): AutoModelForCausalLMWithValueHead derives")
+    assert lines[5] == "class AutoModelForCausalLMWithValueHead(PreTrainedModelWrapper):"
+    assert out.count("TODO(trl-compat)") == 2 and "model.pretrained_model.resize_token_embeddings(3)" in out
+    assert any("trl/models/modeling_base.py" in f.message for f in findings)
+
+
+def test_a_subclass_of_the_causal_wrapper_derives_from_the_compat_copy():
+    """AI-Plans/Model-Diffing `PatchedWithValueHead(AutoModelForCausalLMWithValueHead)` reads `self.pretrained_model`
+    and `self.v_head`: on the `AutoModelForCausalLM` factory it could not even be built; trl-compat's copy keeps that
+    API. Every use of the file stays as written (no `(model)` unwrapping, no `.pretrained_model` rewrite)."""
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead
+
+
+        class PatchedWithValueHead(AutoModelForCausalLMWithValueHead):
+            def forward(self, *args, **kwargs):
+                out = self.pretrained_model(*args, **kwargs)
+                return out.logits, None, self.v_head(out.hidden_states[-1]).squeeze(-1)
+
+
+        policy = PatchedWithValueHead(base_model)
+        policy.pretrained_model.push_to_hub("x")
+    """)
+    assert out.splitlines()[0] == "from compat.value_head import AutoModelForCausalLMWithValueHead", out
+    assert "# TODO(trl-compat): PatchedWithValueHead derives" in out
+    assert any("derives from compat.value_head's copy" in f.message or "compat.value_head's copy" in f.message
+               for f in findings)
+    assert "class PatchedWithValueHead(AutoModelForCausalLMWithValueHead):" in out
+    assert "policy = PatchedWithValueHead(base_model)\npolicy.pretrained_model.push_to_hub" in out
+    import ast
+    ast.parse(out)
 
 
 def test_a_monkeypatched_wrapper_class_is_kept_as_written():
@@ -318,6 +355,7 @@ def test_a_monkeypatched_wrapper_class_is_kept_as_written():
         class Mine(Base):
             pass
     """, f"""\
+        # TODO(trl-compat): trl.models.PreTrainedModelWrapper is gone [value-head-models]
         from trl.models import PreTrainedModelWrapper as Base
 
         {PATCH_MARK}

@@ -252,15 +252,18 @@ def test_online_dpo_config_holds_the_field_on_every_target():
 
 def test_online_dpo_lookalikes_stay_marked():
     # a module of the user's named like nothing of ours, a reference name that is not a config with the field,
-    # a local class of the same name, a reference_impl submodule that is not an export path
+    # a reference_impl submodule that is not an export path
     for src in (_ONLINE.format(module="mylib"),
                 _ONLINE.format(module="reference_impl").replace("OnlineDPOConfig", "A2POTrainer"),
-                _ONLINE.format(module="reference_impl").replace(
-                    "from reference_impl import OnlineDPOConfig", "class OnlineDPOConfig:\n        pass"),
                 _ONLINE.format(module="reference_impl.losses")):
         out, _ = run(RULE, src)
         assert out.splitlines()[-1] == "trust = model_config.trust_remote_code", src
         assert "TODO(trl-compat): ModelConfig.trust_remote_code" in out, src
+    # a local class of the same name holds nothing: it provably lacks the option, which gets a class of its own
+    out, _ = run(RULE, _ONLINE.format(module="reference_impl").replace(
+        "from reference_impl import OnlineDPOConfig", "class OnlineDPOConfig:\n        pass"))
+    assert out.splitlines()[-1] == "trust = remote_code_args.trust_remote_code", out
+    assert "TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig, TrustRemoteCodeArguments))" in out
 
 
 def test_the_parser_puts_the_flag_where_the_rewrite_reads_it(tmp_path):
@@ -391,3 +394,125 @@ def test_a_holder_rebound_after_the_read(tmp_path):
                 head + f"    def f():\n    {read}" + later):
         out, _ = run(RULE, src)
         assert "trust = model_config.trust_remote_code" in out and "# TODO(trl-compat)" in out, src
+
+
+def test_a_parser_without_the_option_gets_a_class_of_its_own():
+    """HCY123902/HAPO-like and kyleliang919/C-Optim PPO scripts (TRL 0.12-era ppo.py copies reading
+    `model_args.trust_remote_code`) whose other classes have no such option on the target (the project's own PPO
+    config on `compat.trl.OnPolicyConfig`, TRL's ScriptArguments): `TrustRemoteCodeArguments` is appended to the
+    tuple and the unpacking, and the reads go to it."""
+    check(RULE, """\
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser
+        from trl import ModelConfig, ScriptArguments
+        from compat.trl import OnPolicyConfig
+
+        @dataclass
+        class PPOConfig(OnPolicyConfig):
+            vf_coef: float = 0.1
+
+        if __name__ == "__main__":
+            parser = HfArgumentParser((ScriptArguments, PPOConfig, ModelConfig))
+            script_args, training_args, model_args = parser.parse_args_into_dataclasses()
+            tok = load(model_args.model_name_or_path, trust_remote_code=model_args.trust_remote_code)
+            ref = load(training_args.sft_model_path, trust_remote_code=model_args.trust_remote_code)
+    """, """\
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser
+        from trl import ModelConfig, ScriptArguments
+        from compat.trl import OnPolicyConfig, TrustRemoteCodeArguments
+
+        @dataclass
+        class PPOConfig(OnPolicyConfig):
+            vf_coef: float = 0.1
+
+        if __name__ == "__main__":
+            parser = HfArgumentParser((ScriptArguments, PPOConfig, ModelConfig, TrustRemoteCodeArguments))
+            script_args, training_args, model_args, remote_code_args = parser.parse_args_into_dataclasses()
+            tok = load(model_args.model_name_or_path, trust_remote_code=remote_code_args.trust_remote_code)
+            ref = load(training_args.sft_model_path, trust_remote_code=remote_code_args.trust_remote_code)
+    """)
+    # a multi-line tuple with a trailing comma keeps its layout; a transformers TrainingArguments; a name taken
+    check(RULE, """\
+        from transformers import HfArgumentParser, TrainingArguments
+        from trl import ModelConfig
+
+        remote_code_args = None
+        parser = HfArgumentParser(
+            (
+                TrainingArguments,
+                ModelConfig,
+            )
+        )
+        (training_args, model_args) = parser.parse_args_into_dataclasses()
+        x = model_args.trust_remote_code
+    """, """\
+        from transformers import HfArgumentParser, TrainingArguments
+        from trl import ModelConfig
+        from compat.trl import TrustRemoteCodeArguments
+
+        remote_code_args = None
+        parser = HfArgumentParser(
+            (
+                TrainingArguments,
+                ModelConfig,
+                TrustRemoteCodeArguments,
+            )
+        )
+        (training_args, model_args, remote_code_args_2) = parser.parse_args_into_dataclasses()
+        x = remote_code_args_2.trust_remote_code
+    """)
+
+
+@pytest.mark.parametrize("src", [
+    # a class the rule cannot see into (another package), or one declaring the field (argparse would refuse the
+    # duplicate option)
+    "from mylib import Mine\nparser = HfArgumentParser((Mine, ModelConfig))\n"
+    "a, model_args = parser.parse_args_into_dataclasses()\n",
+    "class Mine:\n    trust_remote_code: bool = True\nparser = HfArgumentParser((Mine, ModelConfig))\n"
+    "a, model_args = parser.parse_args_into_dataclasses()\n",
+    # the parser used twice (a YAML branch would unpack one value too few), the output's shape changed, an index
+    "parser = HfArgumentParser((TrainingArguments, ModelConfig))\n"
+    "a, model_args = parser.parse_args_into_dataclasses()\nb = parser.parse_yaml_file('x.yaml')\n",
+    "parser = HfArgumentParser((TrainingArguments, ModelConfig))\n"
+    "a, model_args, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)\n",
+    "parser = HfArgumentParser((TrainingArguments, ModelConfig))\n"
+    "a, model_args = parser.parse_args_into_dataclasses(None, True)\n",
+    # the tuple built elsewhere and used twice; a starred target
+    "classes = (TrainingArguments, ModelConfig)\nparser = HfArgumentParser(classes)\nprint(classes)\n"
+    "a, model_args = parser.parse_args_into_dataclasses()\n",
+])
+def test_a_parser_that_may_declare_the_option_or_is_reused_stays_marked(src):
+    head = "from transformers import HfArgumentParser, TrainingArguments\nfrom trl import ModelConfig\n"
+    out, _ = run(RULE, head + src + "x = model_args.trust_remote_code\n")
+    assert "TrustRemoteCodeArguments" not in out and out.endswith("x = model_args.trust_remote_code\n"), out
+    assert "# TODO(trl-compat): ModelConfig.trust_remote_code is gone" in out
+
+
+def test_the_appended_class_parses_the_option_as_model_config_did(tmp_path):
+    """The rewrite is the option itself: `--trust_remote_code` on the command line and in a TrlParser `--config`
+    YAML lands in `TrustRemoteCodeArguments` (default False), beside classes without it."""
+    import dataclasses
+
+    from transformers import HfArgumentParser, TrainingArguments
+    from trl import ModelConfig, TrlParser
+
+    from compat.trl import OnPolicyConfig, TrustRemoteCodeArguments
+
+    @dataclasses.dataclass
+    class PPOConfig(OnPolicyConfig):
+        vf_coef: float = 0.1
+
+    base = ["--output_dir", str(tmp_path), "--model_name_or_path", "m", "--report_to", "none"]
+    for classes in ((PPOConfig, ModelConfig, TrustRemoteCodeArguments),
+                    (TrainingArguments, ModelConfig, TrustRemoteCodeArguments)):
+        parser = HfArgumentParser(classes)
+        *_, remote = parser.parse_args_into_dataclasses(args=[*base, "--trust_remote_code"])
+        assert remote.trust_remote_code is True
+        *_, remote = parser.parse_args_into_dataclasses(args=base)
+        assert remote.trust_remote_code is False
+    config = tmp_path / "c.yaml"
+    config.write_text("trust_remote_code: true\n")
+    *_, remote = TrlParser((TrainingArguments, ModelConfig, TrustRemoteCodeArguments)).parse_args_and_config(
+        args=[*base, "--config", str(config)])
+    assert remote.trust_remote_code is True

@@ -108,3 +108,16 @@ def test_super_of_another_class_or_object_is_left_alone():
                "    def __init__(self, tok, other):\n        super(T, other).__init__(tokenizer=tok)\n")
     noop(RULE, "from transformers import Trainer\n\n\nclass T(Trainer):\n"
                "    def __init__(self, tok):\n        def inner(x):\n            super(T, x).__init__(tokenizer=tok)\n")
+
+
+def test_trainer_init_called_directly_from_a_subclass_of_another_trainer():
+    # chuhac/ATM-RAG mito.py: a copy of TRL 0.8's DPOTrainer, subclassing trl's DPOTrainer, calls transformers'
+    # constructor itself: the call is transformers.Trainer.__init__ whatever the class; its self.tokenizer is not
+    src = ("from transformers import Trainer\nfrom trl import DPOTrainer\n\n\nclass MITOTrainer(DPOTrainer):\n"
+           "    def __init__(self, model, tokenizer=None):\n        self.tokenizer = tokenizer\n"
+           "        Trainer.__init__(\n            self,\n            model=model,\n            tokenizer=tokenizer,\n"
+           "        )\n\n    def f(self):\n        return self.tokenizer\n")
+    check(RULE, src, src.replace("            tokenizer=tokenizer,", "            processing_class=tokenizer,"))
+    # a local class named Trainer is not transformers'
+    noop(RULE, "class Trainer:\n    def __init__(self, tokenizer=None):\n        pass\n\n\nclass X(Trainer):\n"
+               "    def __init__(self, tok):\n        Trainer.__init__(self, tokenizer=tok)\n")

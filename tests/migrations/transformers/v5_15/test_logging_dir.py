@@ -51,6 +51,8 @@ def test_tensorboard_on_sets_the_environment_variable_on_5_15():
     for call in ('GRPOConfig(report_to="tensorboard", logging_dir=f"{o}/l")',
                  'GRPOConfig(report_to=["all"], logging_dir=f"{o}/l")',
                  'GRPOConfig(report_to=a.report_to, logging_dir=f"{o}/l")',
+                 # 4.x read None as "all" (gpt4vision/R1-SGG tests/test_sampler.py; rule report-to-none)
+                 'GRPOConfig(report_to=None, logging_dir=f"{o}/l")',
                  'GRPOConfig(logging_dir=f"{o}/l", **settings)'):
         out, findings = run(RULE, f"from trl import GRPOConfig\nconfig = {call}\n")
         assert out.splitlines()[1] == "from compat.trl import tensorboard_dir"
@@ -92,6 +94,10 @@ def test_one_folder_per_module_else_marked():
     out, _ = run(RULE, 'from trl import RewardConfig\nif x:\n    c = RewardConfig(o, logging_dir=LOG_DIR, **s)\n'
                        'else:\n    c = RewardConfig(p, logging_dir=LOG_DIR, **s)\n')
     assert out.count("**tensorboard_dir(LOG_DIR, tensorboard=True)") == 2
+    # haf-rm-anonymized/Code-for-HAF-RM: the script's own option is formatted in place, then passed once
+    out, _ = run(RULE, 'from trl import DPOConfig\nargs.logging_dir = args.logging_dir.format("phi-2")\n'
+                       'args.logging_dir += suffix\nc = DPOConfig(o, logging_dir=args.logging_dir, report_to=r)\n')
+    assert "**tensorboard_dir(args.logging_dir, tensorboard=True)" in out and "TODO(trl-compat)" not in out
     out, findings = run(RULE, 'from trl import GRPOConfig\ntensorboard_dir = "x"\nGRPOConfig(logging_dir=tensorboard_dir)\n')
     assert "binds a name `tensorboard_dir`" in findings[0].message
 
