@@ -370,7 +370,12 @@ def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migrati
     rule = next((r for r in rules if r.id == "dependency-manifests"), None)
     if rule is None:
         return {}
-    from migrations.v1_13.dependency_manifests import COMPAT, compat_version, notebook_table, pip_install_line
+    from migrations.v1_13.dependency_manifests import (
+        COMPAT,
+        compat_version,
+        notebook_table,
+        pip_install_line,
+    )
 
     table = notebook_table(options)
     add = f"{COMPAT}>={compat_version()}" if _IMPORTS_COMPAT.search(migrated) else None
