@@ -30,6 +30,7 @@ import multiprocessing
 import multiprocessing.connection
 import multiprocessing.context
 import os
+import posixpath
 import re
 import signal
 import stat
@@ -451,12 +452,18 @@ def migrate_paths(
             later += [c for c in candidates if entries[c[0]].kind in _MANIFEST_KINDS and entries[c[0]].status
                       == "unchanged"]
         if later:
-            second = _Serial(replace(options, project_needs=needs), rules, verify_idempotent, time_budget)
-            try:
-                for index, outcome in second.run(tasks(later)):
-                    migrated(index, outcome)
-            finally:
-                second.close()
+            code_needs = [(e.path, e.needs) for e in entries if e.kind in ("python", "notebook")]
+            by_needs: dict[tuple[str, ...], list] = {}
+            for c in later:
+                by_needs.setdefault(_scoped_needs(entries[c[0]].path, code_needs, options.project_needs, needs),
+                                    []).append(c)
+            for scoped, group in by_needs.items():
+                second = _Serial(replace(options, project_needs=scoped), rules, verify_idempotent, time_budget)
+                try:
+                    for index, outcome in second.run(tasks(group)):
+                        migrated(index, outcome)
+                finally:
+                    second.close()
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         report.interrupted = signal.Signals(signum).name
@@ -470,6 +477,20 @@ def migrate_paths(
 
 
 _MANIFEST_KINDS = ("manifest", "python+manifest")
+
+
+def _scoped_needs(manifest: str, code_needs: list[tuple[str, Sequence[str]]], given: Sequence[str],
+                  everything: tuple[str, ...]) -> tuple[str, ...]:
+    """What the code a manifest installs needs: the needs of the migrated files under the manifest's folder (a
+    repository of several projects, mesolitica/malaya's `session/<model>/requirements.txt`: each gets `trl-compat`
+    only where its own code imports `compat`); the whole run's where no migrated code file lives under that folder
+    (`requirements/train.txt`, a manifest kept apart from the code). The run's own `project_needs` always count."""
+    folder = posixpath.dirname(manifest.replace("\\", "/"))
+    prefix = f"{folder}/" if folder else ""
+    inside = [needs for path, needs in code_needs if path.replace("\\", "/").startswith(prefix)]
+    if not inside and prefix:
+        return everything
+    return tuple(sorted({*given, *(n for needs in inside for n in needs)}))
 
 
 def _done(entry: FileEntry, on_file: Callable[[FileEntry], None] | None) -> None:

@@ -551,3 +551,26 @@ def test_a_notebook_install_line_is_raised_like_a_requirements_file():
     for kept in ("!pip install -r requirements.txt\n", "!pip install git+https://github.com/huggingface/trl.git\n",
                  "!pip install -e . --extra-index-url https://x/simple\n", "!ls trl==0.4.7\n", "print(1)\n"):
         assert pip_install_line(kept, table, "trl-compat>=0.1.0")[0] == kept, kept
+
+
+def test_trl_compat_goes_to_the_manifests_of_the_code_that_needs_it(tmp_path):
+    """mesolitica/malaya: one repository, a requirements file per project folder; `trl-compat` went to every one once
+    any code of the run imported `compat`. Now a manifest gets it when code under its folder needs it, or, where no
+    migrated code lives under its folder (`requirements/train.txt`), when any code of the run does."""
+    from compat.migrate import migrate_paths
+    from migrations import get
+
+    for folder, code in (("uses", "from trl.trainer.utils import truncate_right\nt = truncate_right\n"),
+                         ("plain", "from trl import SFTTrainer\nt = SFTTrainer(model='m')\n")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "train.py").write_text(code)
+        (tmp_path / folder / "requirements.txt").write_text("trl==0.8.6\n")
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "train.txt").write_text("trl==0.8.6\n")
+    report = migrate_paths([str(tmp_path)], options=Options(), rules=[RULE, get("removed-trainer-utils")], mode="write",
+                           allow_dirty=True, jobs=1)
+    assert not [f for f in report.files if f.status == "failed"], report.files
+    assert "from compat.trl import truncate_right" in (tmp_path / "uses" / "train.py").read_text()
+    assert "trl-compat>=" in (tmp_path / "uses" / "requirements.txt").read_text()
+    assert "trl-compat" not in (tmp_path / "plain" / "requirements.txt").read_text()
+    assert "trl-compat>=" in (tmp_path / "requirements" / "train.txt").read_text()
