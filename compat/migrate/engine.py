@@ -35,6 +35,7 @@ from migrations.base import (
     fit_markers,
 )
 
+from .imports import code_imports
 from .notebook import MAGIC_MARK, migrate_notebook, unmask
 from .result import ErrorKind, Kind, MigrateError, Result
 from .textio import has_lone_cr
@@ -102,29 +103,6 @@ def triggered_python_rules(text: str, rules: Sequence[Migration]) -> list[Python
     return [r for r in rules if isinstance(r, PythonMigration) and r.triggered_by(text)]
 
 
-def _imports(code: str) -> tuple[set[str], set[str]]:
-    """What a module imports (absolute imports, anywhere in it): its top-level packages, and the `compat.trl` names
-    it uses (`from compat.trl import X`, `compat.trl.X`); both empty when it does not parse."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return set(), set()
-    roots: set[str] = set()
-    compat_names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            roots.add(node.module.split(".")[0])
-            if node.module == "compat.trl":
-                compat_names.update(alias.name for alias in node.names)
-        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-              and isinstance(node.value.value, ast.Name) and node.value.value.id == "compat"
-              and node.value.attr == "trl"):
-            compat_names.add(node.attr)
-    return roots, compat_names
-
-
 def needs_of(before: str, after: str, *, notebook: bool = False) -> list[str]:
     """The requirements the migrated code gained: `trl-compat` when it imports `compat` or `reference_impl`
     (trl-compat's packages) and the original did not, and what the `compat.trl` names it newly uses need beyond
@@ -133,7 +111,7 @@ def needs_of(before: str, after: str, *, notebook: bool = False) -> list[str]:
 
     def imports(text: str) -> tuple[set[str], set[str]]:
         if not notebook:
-            return _imports(text)
+            return code_imports(text)
         import json
 
         try:
@@ -144,7 +122,7 @@ def needs_of(before: str, after: str, *, notebook: bool = False) -> list[str]:
         names: set[str] = set()
         for cell in cells:
             source = cell.get("source", "")
-            cell_roots, cell_names = _imports("".join(source) if isinstance(source, list) else str(source))
+            cell_roots, cell_names = code_imports("".join(source) if isinstance(source, list) else str(source))
             roots |= cell_roots
             names |= cell_names
         return roots, names

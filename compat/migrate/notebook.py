@@ -28,6 +28,7 @@ import libcst as cst
 from compat.markers import automagic_cell
 from migrations.base import Finding, Migration, Options
 
+from .imports import code_imports
 from .result import MigrateError, Result
 
 #: The engine's Python path (`engine._migrate_python`), passed in by the engine: text, options, rules, path -> Result.
@@ -357,10 +358,6 @@ def _run_cells(
     return new_sources, findings
 
 
-_IMPORTS_COMPAT = re.compile(r"^[ \t]*(?:from[ \t]+compat[ \t.]|import[ \t]+compat\b)", re.M)
-_IMPORTS_TRL = re.compile(r"^[ \t]*(?:from[ \t]+trl[ \t.]|import[ \t]+trl\b)", re.M)
-
-
 def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migration], migrated: str,
                    findings: list[Finding]) -> dict[int, list[str]]:
     """The notebook's install lines (`!pip install trl==0.7.4 ...`, masked from the rules) raised like a
@@ -373,24 +370,23 @@ def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migrati
     from migrations.v1_13.dependency_manifests import (
         COMPAT,
         compat_version,
-        notebook_table,
+        floor_table,
         pip_install_line,
     )
 
-    table = notebook_table(options)
-    add = f"{COMPAT}>={compat_version()}" if _IMPORTS_COMPAT.search(migrated) else None
-    if not _IMPORTS_TRL.search(migrated) and not any(pip_install_line(line, {}, None)[2]
-                                                     for cell in cells for line in cell.taken):
+    roots = code_imports(migrated)[0]
+    add = f"{COMPAT}>={compat_version()}" if {"compat", "reference_impl"} & roots else None
+    table = floor_table(options)
+    rewritten = {cell.index: [pip_install_line(line, table, add) for line in cell.taken] for cell in cells}
+    if "trl" not in roots and not any(installs_trl for lines in rewritten.values() for _, _, installs_trl in lines):
         return {}  # a notebook without trl: its transformers / peft pins are none of TRL's business
     out: dict[int, list[str]] = {}
     for cell in cells:
-        new_taken = []
-        for line in cell.taken:
-            new, messages, _trl = pip_install_line(line, table, add)
-            new_taken.append(new)
+        for line, (_new, messages, _trl) in zip(cell.taken, rewritten[cell.index]):
             at = cell.source[: max(cell.source.find(line), 0)].count("\n") + 1
             findings.extend(Finding(rule.id, message, at, 1, rule.anchor, "info", True, cell.index)
                             for message in messages)
+        new_taken = [new for new, _messages, _trl in rewritten[cell.index]]
         if new_taken != cell.taken:
             out[cell.index] = new_taken
     return out

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
 from migrations.kinds.cst import code
 from migrations.kinds.options import ARGUMENT_PARSERS, PARSE_METHODS
 
-__all__ = ["ConfigBinding", "config_binding", "holds_config", "holds_namespace", "parameter_binding", "parser_classes",
-           "still_bound"]
+__all__ = ["ConfigBinding", "config_binding", "holds_config", "holds_namespace", "module_class", "parameter_binding",
+           "parser_classes", "plain_value", "still_bound"]
 
 QNames = Callable[[cst.CSTNode], set[str]]
 
@@ -47,6 +47,30 @@ def _statement(t: cst.MetadataDependent, node: cst.CSTNode) -> cst.CSTNode | Non
     while parent is not None and not isinstance(parent, (cst.Assign, cst.BaseStatement)):
         parent = t.get_metadata(ParentNodeProvider, parent, None)
     return parent
+
+
+def module_class(t: cst.MetadataDependent, name: cst.Name) -> cst.ClassDef | None:
+    """The class `name` means when the module defines it once at its top level and binds the name nothing else."""
+    node = _single_assignment(t, name)
+    if isinstance(node, cst.ClassDef) and isinstance(t.get_metadata(ScopeProvider, node, None), GlobalScope):
+        return node
+    return None
+
+
+def plain_value(t: cst.MetadataDependent, name: cst.Name, *, read_once: bool = False) -> cst.BaseExpression | None:
+    """The value of `name` when its scope binds it once, by a plain `name = value` (with `read_once`: and reads it
+    only at one place); None otherwise."""
+    scope = t.get_metadata(ScopeProvider, name, None)
+    found = [a for a in scope[name.value] if hasattr(a, "node")] if scope is not None else []
+    if len(found) != 1 or read_once and len(found[0].references) != 1:
+        return None
+    node = found[0].node
+    target = t.get_metadata(ParentNodeProvider, node, None)
+    assign = t.get_metadata(ParentNodeProvider, target, None) if target is not None else None
+    if isinstance(target, cst.AssignTarget) and target.target is node and isinstance(assign, cst.Assign) \
+            and len(assign.targets) == 1:
+        return assign.value
+    return None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from typing import ClassVar, Literal
 
 import libcst as cst
 from libcst.metadata import (
-    GlobalScope,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -38,7 +37,13 @@ from libcst.metadata import (
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.bindings import ConfigBinding, config_binding, still_bound
+from migrations.kinds.bindings import (
+    ConfigBinding,
+    config_binding,
+    module_class,
+    plain_value,
+    still_bound,
+)
 from migrations.kinds.cli_commands import (
     CommandFlagsMigration,
     Verdict,
@@ -485,12 +490,9 @@ class _Transformer(MigrationTransformer):
             return self._through_local_classes(names, field)
         if not isinstance(node, cst.Name) or depth > 3:
             return names
-        scope = self.get_metadata(ScopeProvider, node, None)
-        found = [a.node for a in scope[node.value] if hasattr(a, "node")] if scope is not None else []
-        if len(found) != 1 or not isinstance(found[0], cst.ClassDef) or not isinstance(
-                self.get_metadata(ScopeProvider, found[0], None), GlobalScope):
+        cls = module_class(self, node)
+        if cls is None:
             return set()
-        cls = found[0]
         if re.search(rf"\b{re.escape(field)}\b", code(cls.body)):
             return set()
         return {q for base in cls.bases if base.keyword is None for q in self._class_names(base.value, field, depth + 1)}
@@ -586,13 +588,13 @@ class _Transformer(MigrationTransformer):
                 or sum(a.keyword is None for a in call.args) > 1:
             return None
         parser = call.func.value
-        built = self._used_once(parser) if isinstance(parser, cst.Name) else parser
+        built = plain_value(self, parser, read_once=True) if isinstance(parser, cst.Name) else parser
         if not isinstance(built, cst.Call) or not built.args or built.args[0].keyword is not None \
                 or not imported_names(self, built.func) & ARGUMENT_PARSERS:
             return None
         classes = built.args[0].value
         if isinstance(classes, cst.Name):
-            classes = self._used_once(classes)
+            classes = plain_value(self, classes, read_once=True)
         if not isinstance(classes, (cst.Tuple, cst.List)) or [e.value for e in classes.elements] != binding.classes:
             return None
         release = self.ctx.options.atlas_trl
@@ -607,20 +609,6 @@ class _Transformer(MigrationTransformer):
                     if n not in words)
         return Apart(name, classes, target)
 
-    def _used_once(self, name: cst.Name) -> cst.BaseExpression | None:
-        """The value of `name` when its scope binds it once, by a plain `name = value`, and reads it only here."""
-        scope = self.get_metadata(ScopeProvider, name, None)
-        found = [a for a in scope[name.value] if hasattr(a, "node")] if scope is not None else []
-        if len(found) != 1 or len(found[0].references) != 1:
-            return None
-        node = found[0].node
-        assign_target = self.get_metadata(ParentNodeProvider, node, None)
-        assign = self.get_metadata(ParentNodeProvider, assign_target, None) if assign_target is not None else None
-        if isinstance(assign_target, cst.AssignTarget) and assign_target.target is node \
-                and isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-            return assign.value
-        return None
-
     def _known_fields(self, node: cst.BaseExpression, field: str, release: str, depth: int = 0) -> frozenset[str] | None:
         """Every field the class `node` names may have from `release` on, when all of them are known: a TRL or
         transformers dataclass (the atlas), a `compat.trl` class of trl-compat's own, a class of the repository (the
@@ -633,13 +621,8 @@ class _Transformer(MigrationTransformer):
             return self._fields_of(next(iter(names)), release, depth)
         if names or not isinstance(node, cst.Name):
             return None
-        scope = self.get_metadata(ScopeProvider, node, None)
-        found = [a.node for a in scope[node.value] if hasattr(a, "node")] if scope is not None else []
-        if len(found) != 1 or not isinstance(found[0], cst.ClassDef) or not isinstance(
-                self.get_metadata(ScopeProvider, found[0], None), GlobalScope):
-            return None
-        cls = found[0]
-        if cls.keywords or any(b.keyword is not None or b.star for b in cls.bases):
+        cls = module_class(self, node)
+        if cls is None or cls.keywords or any(b.keyword is not None or b.star for b in cls.bases):
             return None
         out = {s.target.value for line in cls.body.body if isinstance(line, cst.SimpleStatementLine)
                for s in line.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)}

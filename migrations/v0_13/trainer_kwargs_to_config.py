@@ -66,7 +66,6 @@ from packaging.version import Version
 
 import libcst as cst
 from libcst.metadata import (
-    GlobalScope,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -81,6 +80,7 @@ from migrations.base import (
     RuleContext,
     add_todo_lines,
 )
+from migrations.kinds.bindings import module_class, plain_value
 from migrations.kinds.cst import (
     code,
     dotted,
@@ -387,11 +387,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         calls, keywords and all (the run's index; a class of this module by its module's name)."""
         if self.local is None:
             return None
-        names = sorted(self.qnames(func))
-        if not names and isinstance(func, cst.Name) and self._module_class(func):
-            own = self.local.defined_in(self.path, func.value)
-            names = [own.qname] if own is not None else []
-        for name in names:
+        for name in self._own_class_names(func):
             cls = self.local.find_in(self.path, name)
             if cls is None:
                 continue
@@ -406,18 +402,18 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         """`value`, or for a name its scope binds once, by a plain assignment of a literal, that literal
         (`max_seq_length = None` ... `SFTTrainer(max_seq_length=max_seq_length)`, NomanTrips/verify_step_by_step's
         pretrain.py): what the keyword passes."""
-        if not isinstance(value, cst.Name):
-            return value
-        scope = self.get_metadata(ScopeProvider, value, None)
-        found = [a.node for a in scope[value.value] if hasattr(a, "node")] if scope is not None else []
-        if len(found) != 1:
-            return value
-        target = self.get_metadata(ParentNodeProvider, found[0], None)
-        assign = self.get_metadata(ParentNodeProvider, target, None) if target is not None else None
-        if isinstance(target, cst.AssignTarget) and target.target is found[0] and isinstance(assign, cst.Assign) \
-                and len(assign.targets) == 1 and literal_value(assign.value, _MISSING) is not _MISSING:
-            return assign.value
-        return value
+        bound = plain_value(self, value) if isinstance(value, cst.Name) else None
+        return bound if bound is not None and literal_value(bound, _MISSING) is not _MISSING else value
+
+    def _own_class_names(self, func: cst.BaseExpression) -> list[str]:
+        """The qualified names `func` resolves to through imports, or for a class this module defines, the name the
+        run's index knows it by (its module's)."""
+        names = sorted(self.qnames(func))
+        if not names and self.local is not None and isinstance(func, cst.Name) \
+                and module_class(self, func) is not None:
+            own = self.local.defined_in(self.path, func.value)
+            names = [own.qname] if own is not None else []
+        return names
 
     def _locate_args(self, plan: _Plan, args: list[cst.Arg]) -> None:
         value = next((a.value for a in args if a.keyword is not None and a.keyword.value == "args"), None)
@@ -522,7 +518,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         from migrations.kinds.script_fields import compat_own_fields, library_fields
 
         names = sorted(self.qnames(node))
-        if not names and isinstance(node, cst.Name) and self._module_class(node):
+        if not names and isinstance(node, cst.Name) and module_class(self, node) is not None:
             return self._module_class_fields(node, release)
         if len(names) != 1:
             return None
@@ -537,9 +533,8 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
 
     def _module_class_fields(self, name: cst.Name, release: str) -> set[str] | None:
         """The fields of this module's own class `name`: the names its body annotates, and its bases' (each known)."""
-        scope = self.get_metadata(ScopeProvider, name, None)
-        cls = next(a.node for a in scope[name.value] if hasattr(a, "node")) if scope is not None else None
-        if not isinstance(cls, cst.ClassDef) or cls.keywords:
+        cls = module_class(self, name)
+        if cls is None or cls.keywords:
             return None
         found = {s.target.value for line in cls.body.body if isinstance(line, cst.SimpleStatementLine)
                  for s in line.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)}
@@ -655,15 +650,11 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return "TrainingArguments"
         found = next((_CONFIG_PATHS[n] for n in sorted(q) if n in _CONFIG_PATHS), None)
         if found is None and self.local is not None:
-            names = sorted(q)
-            if not names and isinstance(func, cst.Name) and self._module_class(func):
-                # this module's own class (vlf-silkie/VLFeedback `class TrainingArguments(transformers.
-                # TrainingArguments)` beside its DPO script): the index knows it by its module's name
-                own = self.local.defined_in(self.path, func.value)
-                names = [own.qname] if own is not None else []
-            # a repository class of another module (the run's index) deriving from a TRL config, with the
-            # dataclass constructor it inherits (no `__init__` of its own on the way): it takes the config's fields
-            for n in names:
+            # a repository class of another module (the run's index), or of this one (vlf-silkie/VLFeedback's `class
+            # TrainingArguments(transformers.TrainingArguments)` beside its DPO script), deriving from a TRL config,
+            # with the dataclass constructor it inherits (no `__init__` of its own on the way): it takes the config's
+            # fields
+            for n in self._own_class_names(func):
                 base = self.local.base_in(n, _CONFIG_PATHS)
                 if base is not None and not self.local.defines(n, "__init__"):
                     return _CONFIG_PATHS[base]
@@ -672,13 +663,6 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
                 if rebased is not None:
                     return rebased.config
         return found
-
-    def _module_class(self, name: cst.Name) -> bool:
-        """`name` means a class this module defines once at its top level (and binds nothing else)."""
-        scope = self.get_metadata(ScopeProvider, name, None)
-        found = [a.node for a in scope[name.value] if hasattr(a, "node")] if scope is not None else []
-        return len(found) == 1 and isinstance(found[0], cst.ClassDef) and isinstance(
-            self.get_metadata(ScopeProvider, found[0], None), GlobalScope)
 
     def _local_parser(self, func: cst.BaseExpression, method: str) -> bool:
         """`func` is a repository class deriving from HfArgumentParser / TrlParser, and `method` is a library parse

@@ -24,12 +24,10 @@ from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import code_words, ensure_imports, imported_names
+from migrations.kinds.options import config_paths
 
-_TRAINERS = frozenset({
-    "trl.SFTTrainer", "trl.trainer.SFTTrainer", "trl.trainer.sft_trainer.SFTTrainer", "compat.trl.SFTTrainer",
-    "trl.GKDTrainer", "trl.trainer.GKDTrainer", "trl.trainer.gkd_trainer.GKDTrainer",
-    "trl.experimental.gkd.GKDTrainer", "trl.experimental.gkd.gkd_trainer.GKDTrainer",
-})
+_TRAINERS = config_paths("SFTTrainer", "sft_trainer", "compat.trl.SFTTrainer") | config_paths(
+    "GKDTrainer", "gkd_trainer", "trl.experimental.gkd.GKDTrainer", "trl.experimental.gkd.gkd_trainer.GKDTrainer")
 _HELPER = "batched_formatting"
 
 

@@ -56,9 +56,7 @@ class DependencyManifests(ManifestMigration):
     def rewrite(self, text: str, filename: str, ctx: RuleContext) -> str:
         if not requires_trl(text, filename, ctx.path):
             return text  # trlx, OpenRLHF-style trees: their transformers/accelerate pins are none of TRL's business
-        table = {**metadata_floors(ctx.options.target_trl),
-                 **floors_for(ctx.options.target_trl, transformers=ctx.options.target("transformers"))}
-        table = _with_needs(table, ctx.options.project_needs)
+        table = floor_table(ctx.options)
         self.flag_trl_references(text, filename, ctx)
         if filename == "pyproject.toml":
             new = _pyproject(self, text, table, ctx)
@@ -798,8 +796,9 @@ _VALUED_OPTIONS = frozenset({"-r", "-c", "-e", "--requirement", "--constraint", 
                              "--extra-index-url", "-f", "--find-links", "-t", "--target"})
 
 
-def notebook_table(options) -> dict[str, PackageFloor]:  # type: ignore[no-untyped-def]
-    """The floors `DependencyManifests` raises pins to, for the run's target (a notebook's install lines)."""
+def floor_table(options) -> dict[str, PackageFloor]:  # type: ignore[no-untyped-def]
+    """The floors a manifest's pins (and a notebook's install lines) are raised to, for the run's target and the
+    requirements its rewritten code needs (`Options.project_needs`)."""
     table = {**metadata_floors(options.target_trl),
              **floors_for(options.target_trl, transformers=options.target("transformers"))}
     return _with_needs(table, options.project_needs)

@@ -537,6 +537,24 @@ def read_after(module: cst.Module, loop: cst.For) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _unread_splat(expr: cst.BaseExpression) -> str:
+    """The marker part for generation settings passed as `**expr` that the conversion could not read."""
+    return (f"(generation settings **{code(expr)}: not read here, set them on the config: max_completion_length, "
+            "temperature, top_p, top_k, ...)")
+
+
+def _unread_setting(key: str, value: cst.BaseExpression) -> str:
+    """The marker part for a generation setting whose value is no literal here (`max_new_tokens=cfg.n`)."""
+    field = {"max_new_tokens": "max_completion_length"}.get(key, key)
+    return f"(generation setting {key}={code(value)}: set {field} on the config)"
+
+
+def _sampled_lengths(how: str, upper: cst.BaseExpression) -> str:
+    """The marker part for response lengths the loop drew per query, now capped at the sampler's largest."""
+    return (f"(response lengths drawn per query {how}: GRPO generates up to max_completion_length={code(upper)} "
+            "and stops at EOS)")
+
+
 class Loop:
     """Mixed into `ppo_to_grpo.transformer.Transformer`, whose state (`self.an`, `self.era`, `self.plans`, ...) it
     uses: the classic step loops, planned in `__init__` and rewritten in `leave_For`."""
@@ -622,13 +640,11 @@ class Loop:
                             kwargs[arg.keyword.value] = arg.value
                 elif not self.an.subscript_sets.get(a.value.value):
                     # bound twice (haf-rm-anonymized/Code-for-HAF-RM) or to something else: not read, and said so
-                    plan.removed.append(f"(generation settings **{a.value.value}: not read here, set them on the "
-                                        "config: max_completion_length, temperature, top_p, top_k, ...)")
+                    plan.removed.append(_unread_splat(a.value))
                 for k, v in self.an.subscript_sets.get(a.value.value, {}).items():
                     kwargs[k] = v
             elif a.star == "**":
-                plan.removed.append(f"(generation settings **{code(a.value)}: not read here, set them on the "
-                                    "config: max_completion_length, temperature, top_p, top_k, ...)")
+                plan.removed.append(_unread_splat(a.value))
         gen_extra: dict[str, cst.BaseExpression] = {}
         for k, v in kwargs.items():
             static = self._static(v)
@@ -636,18 +652,15 @@ class Loop:
                 upper = self._sampler_upper(v)  # `gen_len = output_length_sampler()` inside the loop
                 if upper is not None:
                     extra["max_completion_length"] = upper
-                    plan.removed.append(f"(response lengths drawn per query ({k}={code(v)}): GRPO generates up to "
-                                        f"max_completion_length={code(upper)} and stops at EOS)")
+                    plan.removed.append(_sampled_lengths(f"({k}={code(v)})", upper))
                 else:
-                    plan.removed.append(f"(generation setting {k}={code(v)}: set max_completion_length on the "
-                                        "config)")
+                    plan.removed.append(_unread_setting(k, v))
                 continue
             if k != "length_sampler" and literal_value(static, MISSING) is MISSING:
                 # not a literal here (a sampled length, `cfg.max_new_tokens`): not moved, and the marker says so
                 if k not in ("do_sample", "pad_token_id", "eos_token_id", "return_prompt", "batch_size",
                              "generate_ref_response", "min_length"):
-                    field = {"max_new_tokens": "max_completion_length"}.get(k, k)
-                    plan.removed.append(f"(generation setting {k}={code(v)}: set {field} on the config)")
+                    plan.removed.append(_unread_setting(k, v))
                 continue
             if k == "max_new_tokens":
                 extra["max_completion_length"] = static
@@ -655,8 +668,7 @@ class Loop:
                 upper = self._sampler_upper(v)
                 if upper is not None:
                     extra.setdefault("max_completion_length", upper)
-                    plan.removed.append(f"(response lengths drawn per query from {code(v)}: GRPO generates up to "
-                                        f"max_completion_length={code(upper)} and stops at EOS)")
+                    plan.removed.append(_sampled_lengths(f"from {code(v)}", upper))
             elif k == "top_k":
                 val = literal_value(static, None)
                 extra["top_k"] = cst.Integer(str(int(val))) if isinstance(val, (int, float)) else static

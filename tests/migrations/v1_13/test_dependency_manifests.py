@@ -538,9 +538,9 @@ def test_a_notebook_install_line_is_raised_like_a_requirements_file():
     `!pip install` cell: the same floors as requirements.txt, quotes where `>` would be the shell's redirection,
     `trl-compat` beside `trl` when asked; options, their values, paths and VCS URLs are left alone."""
     from migrations.base import Options
-    from migrations.v1_13.dependency_manifests import notebook_table, pip_install_line
+    from migrations.v1_13.dependency_manifests import floor_table, pip_install_line
 
-    table = notebook_table(Options(target_trl=Version("1.16.0")))
+    table = floor_table(Options(target_trl=Version("1.16.0")))
     line, messages, trl = pip_install_line('!pip install -q "trl==0.4.7" transformers==4.34.0 peft datasets\n',
                                            table, "trl-compat>=0.1.0")
     assert line == '!pip install -q "trl==1.16.0" "trl-compat>=0.1.0" "transformers>=4.56.2" peft datasets\n'
