@@ -108,6 +108,10 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # model type of 4.56.2's and 4.57.6's Vision2Seq table to the same class (rule auto-model-for-vision2seq)
     "AutoModelForVision2Seq": (("transformers", "AutoModelForVision2Seq"),
                                ("transformers", "AutoModelForImageTextToText")),
+    # not a TRL name: transformers 5.0 moved it from modeling_utils to trainer_utils (the same function: 4.57.6 and
+    # 5.24.0 differ in a docstring default and an error message); 4.56.2 has only the old path, 5.x only the new
+    "load_sharded_checkpoint": (("transformers.trainer_utils", "load_sharded_checkpoint"),
+                                ("transformers.modeling_utils", "load_sharded_checkpoint")),
     # not a TRL name: transformers 5.2 removed TrainingArguments(group_by_length=); the keyword of the installed one
     "length_grouping": (("compat.trl", "_length_grouping"),),
     # not a TRL name: transformers 5.15 removed TrainingArguments(logging_dir=); the keyword of the installed one
@@ -119,6 +123,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # not a TRL name: the trainer's config with the keywords TRL 0.13 took from the trainers, as 0.9 - 0.12 built it
     "trainer_config": (("compat.trl", "_trainer_config"),),
     "batched_formatting": (("compat.trl", "_batched_formatting"),),  # a TRL <= 0.15 formatting_func (a batch)
+    # not a TRL name: transformers 5 ignores the text-classification pipeline's return_all_scores=; 4.x's answer
+    "with_return_all_scores": (("compat.trl", "_with_return_all_scores"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),

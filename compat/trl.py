@@ -16,7 +16,7 @@ imported on first use: `compat._sft_data` (`DataCollatorForCompletionOnlyLM`, `C
 `compat._judges` (the judges of TRL 1.0.0) and `compat._trainer_utils` (`PeftSavingCallback`, TRL 0.7.4; the PPOv2 / RLOO
 generation helpers `batch_generation`, `forward`, ..., TRL 0.26.2; the PPO (v1) helpers `AdaptiveKLController`,
 `stack_dicts`, `PPODecorators`, `RunningMoments`, `BaseTrainer`, ...; `exact_div`, `compute_accuracy`,
-`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`), and `compat._env_utils` (`strtobool`, TRL 0.12.2's `trl.env_utils`). Seven names are not TRL's:
+`OnlineTrainerState`, the old `prepare_deepspeed`, `neftune_post_forward_hook`), and `compat._env_utils` (`strtobool`, TRL 0.12.2's `trl.env_utils`). These names are not TRL's:
 `AutoModelForVision2Seq`, transformers' own class where the installed transformers has it (up to 4.57) and
 `AutoModelForImageTextToText` on 5.x, which maps every model type 4.56/4.57's Vision2Seq mapped to the same class
 (rule `auto-model-for-vision2seq`); `warmup` (`_warmup`), the
@@ -29,7 +29,9 @@ warmup keywords of the installed transformers for code written with `warmup_rati
 `removed-int8-training`), `trainer_config` (`_trainer_config`), the trainer's config built with the keywords TRL 0.13 took from the trainers,
 for an `args` the migration cannot see (rule `trainer-kwargs-to-config`), and `batched_formatting`
 (`_batched_formatting`), a TRL <= 0.15 formatting function (called on a batch) for the per-example call of 0.16+
-(rule `sft-batched-formatting-func`).
+(rule `sft-batched-formatting-func`), and `with_return_all_scores` (`_with_return_all_scores`), a text-classification
+pipeline answering transformers 4.x's `return_all_scores=`, which transformers 5 ignores (rule
+`pipeline-return-all-scores`).
 """
 
 from __future__ import annotations
@@ -276,6 +278,50 @@ def _length_grouping(group_by_length: bool) -> dict[str, Any]:
     if any(f.name == "group_by_length" for f in dataclasses.fields(TrainingArguments)):
         return {"group_by_length": group_by_length}
     return {"train_sampling_strategy": "group_by_length"} if group_by_length else {}
+
+
+def _with_return_all_scores(pipe: Any, return_all_scores: bool | None = None) -> Any:
+    """`with_return_all_scores(pipeline("sentiment-analysis", ...))`: a text-classification pipeline that answers
+    `return_all_scores=` as transformers 4.x did (rule `pipeline-return-all-scores`), on every transformers.
+
+    transformers 4.x (4.56.2 wheel) read `return_all_scores=True`, given when the pipeline was built or called, as
+    "every label's score, in label-id order" (`output[1]["score"]` is label 1's), nested in one more list for a single
+    string; `False` as the top label only. transformers 5 dropped the keyword: it reaches the tokenizer, which ignores
+    it, and the call answers the top label alone (`output[1]` is a KeyError). The pipeline returned here (the same
+    object, its class a subclass of its own) takes `return_all_scores=` on each call (the default: the value given
+    here) and asks for `top_k=None` (every label, sorted by score), put back in label-id order and nesting. A call
+    that passes `top_k` too gets what 4.x gave it: `top_k` wins. A pipeline of another kind is returned unchanged.
+    """
+    from transformers import TextClassificationPipeline
+
+    if not isinstance(pipe, TextClassificationPipeline):
+        return pipe
+    base = type(pipe)
+    label_ids: dict[str, int] = {}
+    for i, label in sorted(pipe.model.config.id2label.items()):
+        label_ids.setdefault(label, i)
+
+    def in_label_order(row: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return sorted(row, key=lambda d: label_ids.get(d["label"], len(label_ids)))
+
+    class AllScores(base):  # type: ignore[misc, valid-type]
+        def __call__(self, inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
+            all_scores = kwargs.pop("return_all_scores", return_all_scores)
+            if not all_scores or "top_k" in kwargs:
+                return base.__call__(self, inputs, *args, **kwargs)
+            out = base.__call__(self, inputs, *args, top_k=None, **kwargs)
+            if isinstance(inputs, str):  # one text: 4.x nested its labels in one more list
+                return [in_label_order(out)]
+            if isinstance(out, list) and out and isinstance(out[0], list):
+                return [in_label_order(row) for row in out]
+            if isinstance(out, list):  # one text pair ({"text": ..., "text_pair": ...}): not nested
+                return in_label_order(out)
+            return (in_label_order(row) for row in out)  # a generator (dataset or generator input)
+
+    AllScores.__name__ = AllScores.__qualname__ = base.__name__
+    AllScores.__module__ = base.__module__
+    pipe.__class__ = AllScores
+    return pipe
 
 
 def _tensorboard_dir(folder: str | os.PathLike[str] | None, *, tensorboard: bool = False) -> dict[str, Any]:

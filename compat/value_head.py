@@ -13,7 +13,10 @@ The contract kept (checked against the trl 0.11.4 wheel, `trl/models/modeling_va
   the head's dtype -> `summary = nn.Linear(hidden_size, 1)`; `hidden_size` is `config.word_embed_proj_dim` when the
   config has one (OPT), else `config.hidden_size`.
 * `AutoModelForCausalLMWithValueHead(pretrained_model, **v_head_kwargs)` and `.from_pretrained(name_or_model, ...)`
-  (a model object is wrapped as is; `peft_config=` applies `peft.get_peft_model`; `v_head_init_strategy="normal"`
+  (a model object is wrapped as is; `peft_config=` applies `peft.get_peft_model`, after
+  `peft.prepare_model_for_kbit_training` for a model loaded with a true `load_in_8bit` / `load_in_4bit` keyword, which
+  also sends such a model to this process's device when no `device_map` is given, and which transformers 5 takes
+  as `quantization_config`; `v_head_init_strategy="normal"`
   draws the head from N(0, v_head_initializer_range) with a zero bias; a local checkpoint's `v_head.*` weights are
   loaded into the head).
 * `forward(input_ids, past_key_values=None, attention_mask=None, return_past_key_values=False, **kw)` returns
@@ -109,15 +112,26 @@ class AutoModelForCausalLMWithValueHead(nn.Module):
         """Load (or take) a causal LM and wrap it; `v_head.*` weights in a local checkpoint are loaded."""
         v_head_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in VHEAD_ARGS}
         peft_config = kwargs.pop("peft_config", None)
+        kbit_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in KBIT_PREPARE_ARGS}
         if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
             from transformers import AutoModelForCausalLM
 
-            model = AutoModelForCausalLM.from_pretrained(pretrained_model_name_or_path, *model_args, **kwargs)
+            # TRL read only these two keywords to decide (not `quantization_config`)
+            kbit = bool(kwargs.get("load_in_8bit") or kwargs.get("load_in_4bit"))
+            if kbit and "device_map" not in kwargs:
+                kwargs["device_map"] = {"": _current_device()}
+            model = AutoModelForCausalLM.from_pretrained(pretrained_model_name_or_path, *model_args,
+                                                         **_quantization_keywords(kwargs))
         else:
             model = pretrained_model_name_or_path
+            kbit = bool(getattr(model, "is_loaded_in_8bit", False) or getattr(model, "is_loaded_in_4bit", False))
         if peft_config is not None:
             from peft import get_peft_model
 
+            if kbit:
+                from peft import prepare_model_for_kbit_training
+
+                model = prepare_model_for_kbit_training(model, **kbit_kwargs)
             model = get_peft_model(model, peft_config)
         wrapper = cls(model, **v_head_kwargs)
         if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
@@ -168,6 +182,50 @@ class AutoModelForCausalLMWithValueHead(nn.Module):
 
 
 VHEAD_FILE = "v_head.safetensors"
+#: the keywords of `peft.prepare_model_for_kbit_training` TRL's `from_pretrained` took and passed on (`_split_kwargs`)
+KBIT_PREPARE_ARGS = ("use_gradient_checkpointing", "gradient_checkpointing_kwargs")
+#: `BitsAndBytesConfig.__init__`'s keywords other than the two flags (4.56.2 and 5.x): transformers 4.x moved these from
+#: a `from_pretrained` call into the config it built from `load_in_8bit` / `load_in_4bit`
+BNB_KEYWORDS = ("llm_int8_threshold", "llm_int8_skip_modules", "llm_int8_enable_fp32_cpu_offload",
+                "llm_int8_has_fp16_weight", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "bnb_4bit_use_double_quant",
+                "bnb_4bit_quant_storage")
+
+
+def _current_device() -> Any:
+    """TRL 0.11.4 `PreTrainedModelWrapper._get_current_device`: where a k-bit model went without a `device_map`."""
+    from accelerate import PartialState
+    from transformers.utils import is_torch_npu_available, is_torch_xpu_available
+
+    state = PartialState()
+    if is_torch_xpu_available():
+        return f"xpu:{state.local_process_index}"
+    if is_torch_npu_available():
+        return f"npu:{state.local_process_index}"
+    return state.local_process_index if torch.cuda.is_available() else "cpu"
+
+
+def _quantization_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`from_pretrained` keywords with `load_in_8bit` / `load_in_4bit` as transformers 4.x read them, for a
+    transformers that dropped them (5.0; rule `load-in-kbit`): when one is true, `quantization_config=
+    BitsAndBytesConfig(<the flags and the bitsandbytes keywords>)` (4.x refused a `quantization_config` beside them);
+    when both are false, nothing. On a transformers that still takes them, the keywords as given."""
+    import inspect
+
+    from transformers import BitsAndBytesConfig, PreTrainedModel
+
+    if "load_in_8bit" in inspect.getsource(PreTrainedModel.from_pretrained) or not any(k in kwargs for k in (
+            "load_in_8bit", "load_in_4bit")):
+        return kwargs
+    out = dict(kwargs)
+    flags = {k: out.pop(k, False) for k in ("load_in_8bit", "load_in_4bit")}
+    if not any(flags.values()):
+        return out
+    if out.get("quantization_config") is not None:
+        raise ValueError("You can't pass `load_in_4bit`or `load_in_8bit` as a kwarg when passing "
+                         "`quantization_config` argument at the same time.")  # transformers 4.56.2's message
+    bnb = {k: out.pop(k) for k in BNB_KEYWORDS if k in out}
+    out["quantization_config"] = BitsAndBytesConfig(**flags, **bnb)
+    return out
 
 
 def _base(model: Any) -> Any:

@@ -378,8 +378,13 @@ def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migrati
     add = f"{COMPAT}>={compat_version()}" if {"compat", "reference_impl"} & roots else None
     table = floor_table(options)
     rewritten = {cell.index: [pip_install_line(line, table, add) for line in cell.taken] for cell in cells}
-    if "trl" not in roots and not any(installs_trl for lines in rewritten.values() for _, _, installs_trl in lines):
-        return {}  # a notebook without trl: its transformers / peft pins are none of TRL's business
+    installs_trl = any(trl for lines in rewritten.values() for _, _, trl in lines)
+    if "trl" not in roots and not installs_trl:
+        # a notebook without trl: its transformers / peft pins are none of TRL's business; but code a rule pointed
+        # at `compat` (a transformers 5 helper) needs trl-compat installed where the notebook installs its packages
+        rewritten = {cell.index: [(line, [], False) for line in cell.taken] for cell in cells}
+    if add is not None and not installs_trl and not any(COMPAT in line for cell in cells for line in cell.taken):
+        _add_beside_stack(cells, rewritten, add, rule, findings)
     out: dict[int, list[str]] = {}
     for cell in cells:
         for line, (_new, messages, _trl) in zip(cell.taken, rewritten[cell.index]):
@@ -390,6 +395,32 @@ def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migrati
         if new_taken != cell.taken:
             out[cell.index] = new_taken
     return out
+
+
+def _add_beside_stack(cells: list[_Cell], rewritten: dict[int, list[tuple[str, list[str], bool]]], add: str,
+                      rule: Migration, findings: list[Finding]) -> None:
+    """The migrated code imports `compat`, and no install line installs trl (by name) to put `trl-compat` beside:
+    it joins the first install line that installs transformers / peft / accelerate / datasets (else the first install
+    line), right after `pip install`; with no install line at all, the report says to install it."""
+    from migrations.v1_13.dependency_manifests import _PIP_INSTALL
+
+    quoted = f'"{add}"' if re.search(r"[<>]", add) else add
+    candidates = [(cell, k) for cell in cells for k, _line in enumerate(cell.taken)
+                  if _PIP_INSTALL.match(rewritten[cell.index][k][0])]
+    stack = [(cell, k) for cell, k in candidates
+             if re.search(r"\b(transformers|peft|accelerate|datasets)\b", rewritten[cell.index][k][0])]
+    if not candidates:
+        findings.append(Finding(rule.id, f"the migrated code imports compat (trl-compat's package) and the notebook "
+                                f"installs nothing: install {add} where it runs", 1, 1, rule.anchor, "warning", False,
+                                cells[0].index if cells else None))
+        return
+    cell, k = (stack or candidates)[0]
+    line, messages, trl = rewritten[cell.index][k]
+    m = _PIP_INSTALL.match(line)
+    assert m is not None
+    new = line[:m.end("head")] + f" {quoted}" + line[m.end("head"):]
+    rewritten[cell.index][k] = (new, [*messages, f"added {add}: the migrated code imports compat (trl-compat's "
+                                                 "package)"], trl)
 
 
 def _join(cells: list[_Cell]) -> tuple[str, list[int], list[bool]]:

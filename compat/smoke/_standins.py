@@ -377,56 +377,22 @@ _TASK_KIND = {
 }
 
 
-def _legacy_all_scores(pipe: Any, default_all: bool) -> Any:
-    """Give `return_all_scores=True` its pre-transformers-5 meaning on a transformers that dropped it: every label's
-    score, in label order (transformers 5 only offers `top_k=None`, sorted by score)."""
-    base = type(pipe)
-    id_order = [pipe.model.config.id2label[i] for i in sorted(pipe.model.config.id2label)]
-
-    class LegacyScores(base):  # type: ignore[misc, valid-type]
-        def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-            all_scores = kwargs.pop("return_all_scores", default_all)
-            if not all_scores:
-                return base.__call__(self, inputs, *args, **kwargs)
-            kwargs["top_k"] = None
-            out = base.__call__(self, inputs, *args, **kwargs)
-            single = isinstance(inputs, str)
-            rows = [out] if single else out
-            rows = [sorted(r, key=lambda d: id_order.index(d["label"])) for r in rows]
-            return [rows[0]] if single else rows
-
-    LegacyScores.__name__ = LegacyScores.__qualname__ = base.__name__
-    pipe.__class__ = LegacyScores
-    return pipe
-
-
 def tiny_pipeline(real_pipeline: Callable[..., Any], task: Any = None, model: Any = None, **kwargs: Any) -> Any:
-    """`pipeline(task, model=...)` with tiny weights: a real transformers pipeline, real output format, on CPU."""
-    import inspect
-
+    """`pipeline(task, model=...)` with tiny weights: a real transformers pipeline, real output format, on CPU. Its
+    keywords reach the real pipeline as written (transformers 5 ignores `return_all_scores=`, as it would for the
+    user: migrated code answers it through `compat.trl.with_return_all_scores`)."""
     for key in ("device", "device_map", "torch_dtype", "dtype", "revision", "token", "use_auth_token",
                 "trust_remote_code", "use_fast"):
         kwargs.pop(key, None)
     model_kwargs = dict(kwargs.pop("model_kwargs", None) or {})
     _drop_quantization(model, model_kwargs)
-    return_all_scores = kwargs.pop("return_all_scores", None)
     tokenizer = kwargs.pop("tokenizer", None)
     task_name = str(task or "text-classification")
     kind = _TASK_KIND.get(task_name, "sequence-classification" if "classification" in task_name else "causal-lm")
-    classification = kind == "sequence-classification"
-    native = True
-    if classification:
-        from transformers import TextClassificationPipeline
-
-        native = "return_all_scores" in inspect.signature(TextClassificationPipeline._sanitize_parameters).parameters
-        if native and return_all_scores is not None:
-            kwargs["return_all_scores"] = return_all_scores
     if model is None or isinstance(model, (str, os.PathLike)):
         model = tiny_model_for(model or task_name, kind, dict(model_kwargs))
     if tokenizer is None or isinstance(tokenizer, (str, os.PathLike)):
         tokenizer = tiny_tokenizer_for(tokenizer or getattr(model, "name_or_path", task_name), {})
     pipe = real_pipeline(task, model=model, tokenizer=tokenizer, device="cpu", **kwargs)
     NOTICE(f"pipeline({task_name!r}) -> tiny {type(pipe).__name__}")
-    if classification and not native:
-        return _legacy_all_scores(pipe, bool(return_all_scores))
     return pipe

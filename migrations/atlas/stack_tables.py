@@ -100,35 +100,47 @@ def tokenizer_classes(t: Atlas) -> dict[str, str]:
 
 
 def moved_names(t: Atlas) -> dict[str, str]:
-    """Classes and functions of the modules read in full that the newest release no longer has at that path but
-    exports elsewhere: old path -> the module to import from. Only where the floor (4.56.2) already has the new path
-    and it resolves there to the same definition as the old one (so the new spelling works on both); the top level
-    `transformers` is preferred."""
+    """Classes, functions and module-level values of the modules read in full that the newest release no longer has
+    at a path some 4.x release exported them at, but exports elsewhere: old path -> the module to import from. Only
+    where the floor (4.56.2) already has the new path and it resolves there to the same definition the old path
+    resolved to in the last release that had it (so the new spelling works on every release the manifest allows, and
+    names what the old one named), and both modules are ones whose names the atlas knows; the top level
+    `transformers` is preferred. This covers moves of 5.x (`tokenization_utils.PreTrainedTokenizer`) and re-exports
+    a module dropped before the floor (`trainer.ShardSampler`, an import `trainer.py` stopped making)."""
     from migrations.atlas.generate import prefix_filter
 
     full = prefix_filter(t.coverage()["full"])
     fours = [r for r in t.releases() if r.startswith("4.")]
-    last4, newest = fours[-1], t.releases()[-1]
+    newest = t.releases()[-1]
+    last_seen: dict[str, str] = {}  # old path -> the last 4.x release that exported it
+    for release in fours:
+        for module in t.modules(release):
+            if not full(module) or not t.knows_names(release, module) or module == "transformers.deepspeed" \
+                    or any(p.startswith("_") for p in module.split(".")):  # transformers.deepspeed: its own table
+                continue
+            for name in t.exports(release, module):
+                if not name.startswith("_"):
+                    last_seen[f"{module}.{name}"] = release
     out = {}
-    for module in t.modules(last4):
-        if not full(module) or not t.knows_names(last4, module) or any(p.startswith("_") for p in module.split(".")):
+    for qual, release in sorted(last_seen.items()):
+        if t.has(newest, qual):
             continue
-        for name in t.exports(last4, module):
-            qual = f"{module}.{name}"
-            if name.startswith("_") or t.has(newest, qual):
-                continue
-            old = t.resolve(FLOOR, qual)
-            if old is None or old.kind not in ("class", "def", "unknown"):  # unknown: defined in a module read for existence only
-                continue
+        name = qual.rsplit(".", 1)[1]
+        old = t.resolve(release, qual)
+        if old is None or old.kind not in ("class", "def", "unknown"):  # unknown: defined in a module read for existence only
+            continue
 
-            def same(q: str) -> bool:
-                r = t.resolve(FLOOR, q)
-                return t.has(newest, q) and r is not None and r.qualname == old.qualname  # noqa: B023
+        def same(q: str) -> bool:
+            module = q.rsplit(".", 1)[0]
+            if not (t.knows_names(FLOOR, module) and t.knows_names(newest, module)):
+                return False  # a module the atlas reads for existence only: it cannot tell what it exports
+            r = t.resolve(FLOOR, q)
+            return t.has(newest, q) and r is not None and r.qualname == old.qualname  # noqa: B023
 
-            top = f"transformers.{name}"
-            found = [top] if same(top) else [q for q in t.moved_to(newest, name) if same(q)]
-            if found:
-                out[qual] = found[0].rsplit(".", 1)[0]
+        top = f"transformers.{name}"
+        found = [top] if same(top) else [q for q in t.moved_to(newest, name) if same(q)]
+        if found:
+            out[qual] = found[0].rsplit(".", 1)[0]
     return out
 
 

@@ -349,6 +349,15 @@ def _only_imports(stmt: cst.CSTNode) -> bool:
     return found["imp"] and not found["other"]
 
 
+def _top_level_import_lines(body: Sequence[cst.BaseStatement]) -> dict[tuple[str, str], int]:
+    """(module, name) -> the index of the first top-level statement importing it (as in `top_level_imports`)."""
+    out: dict[tuple[str, str], int] = {}
+    for i, stmt in enumerate(body):
+        for key in top_level_imports(cst.Module(body=[stmt])):
+            out.setdefault(key, i)
+    return out
+
+
 def top_level_imports(module: cst.Module) -> set[tuple[str, str]]:
     have: set[tuple[str, str]] = set()
     for stmt in module.body:
@@ -373,7 +382,12 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
     new names appended (in the order given) instead of a new line. New statements go after the leading import block,
     with a blank line between them and the code that follows.
     """
-    have = top_level_imports(module)
+    needed = list(needed)
+    body = list(module.body)
+    # an import below the first statement that uses the name does not serve it (module-level code runs in order: a
+    # notebook importing `AutoModelForCausalLM` in a later cell; dieai/generative-ai-on-aws's PPO notebook)
+    first_use = _first_uses(body, {name for _mod, name in needed if name})
+    have = {key for key, at in _top_level_import_lines(body).items() if at <= first_use.get(key[1], len(body))}
     todo: dict[str, list[str]] = {}
     for mod, name in needed:
         if (mod, name) in have or name in todo.get(mod, []):
@@ -381,8 +395,6 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
         todo.setdefault(mod, []).append(name)
     if not todo:
         return module
-    body = list(module.body)
-    first_use = _first_uses(body, {n for names in todo.values() for n in names if n})
     # append to an existing top-level `from mod import ...` (no star, no parenthesised multi-line layout change) that
     # comes before every use of the name: a notebook imports in the cell of the trainer, after the config's cell
     for i, stmt in enumerate(body):

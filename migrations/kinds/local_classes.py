@@ -18,6 +18,7 @@ is a subclass of `trl.SFTConfig`, of `transformers.TrainingArguments`, ...:
   from, through local classes, re-exports and aliases in any module of the index; None for a name the index does not
   know as a local class (a library name is not the index's business);
 * `LocalClasses.defines(qname, method)`: whether the local class or a local base defines `method` itself;
+  `LocalClasses.forwards_init(qname)`: whether every such `__init__` only hands `*args, **kwargs` on to the base's;
 * `LocalClasses.delegates(qname, method)`: whether the parser method the local class defines itself is built on the
   library's parse methods (`LocalClass.delegating`: every value it returns comes from `self.<parse method>(...)` or
   from another method of the class, a one-element result unwrapped (`if len(x) == 1: x = x[0]`) at most), so it
@@ -109,6 +110,7 @@ class LocalClass:
     dataclass: bool = False  # decorated with `dataclasses.dataclass` (its annotated defaults are its fields')
     fields: tuple[str, ...] = ()  # the names its own body annotates (`x: int = 0`)
     opaque: bool = False  # a base the module's bindings do not resolve (not in `bases`: it may be anything)
+    forwarding_init: bool = False  # its `__init__(self, *args, **kwargs)` hands both on to the base's, untouched
 
 
 @dataclass(frozen=True)
@@ -276,6 +278,34 @@ def _delegating(node: ast.ClassDef) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _forwarding_init(node: ast.ClassDef) -> bool:
+    """The class's own `__init__` is `(self, *args, **kwargs)` and uses `args` and `kwargs`
+    only in one call of the base's `__init__` that passes both on as they came (`super().__init__(*args, **kwargs)`,
+    `super(Cls, self).__init__(...)` or `Base.__init__(self, *args, **kwargs)`): every argument of a call of the class
+    reaches the base's `__init__` as written."""
+    init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return False
+    a = init.args
+    if len(a.posonlyargs) + len(a.args) != 1 or a.kwonlyargs or a.vararg is None or a.kwarg is None:
+        return False  # a keyword of its own (`*args, beta=0.1, **kwargs`) would take a trainer keyword away
+    star, starstar = a.vararg.arg, a.kwarg.arg
+    forwarded = []
+    for call in (n for n in ast.walk(init) if isinstance(n, ast.Call)):
+        f = call.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "__init__"):
+            continue
+        positional = call.args[1:] if isinstance(f.value, ast.Name) else call.args  # `Base.__init__(self, ...)`
+        if [type(x) for x in positional] == [ast.Starred] and isinstance(positional[0].value, ast.Name) \
+                and positional[0].value.id == star and len(call.keywords) == 1 and call.keywords[0].arg is None \
+                and isinstance(call.keywords[0].value, ast.Name) and call.keywords[0].value.id == starstar:
+            forwarded.append(call)
+    if len(forwarded) != 1:
+        return False
+    inside = {id(n) for n in ast.walk(forwarded[0])}
+    return not any(isinstance(n, ast.Name) and n.id in (star, starstar) and id(n) not in inside for n in ast.walk(init))
+
+
 def scan(module: str, text: str, path: str, is_package: bool = False
          ) -> tuple[list[LocalClass], dict[str, str], list[ArgsUse], list[tuple[str, ...]]]:
     """(classes, bindings, uses, parser tuples) of one module: its module-level classes, name -> qualified name of
@@ -338,7 +368,7 @@ def scan(module: str, text: str, path: str, is_package: bool = False
                         for d in node.decorator_list)
         fields = tuple(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
         found.append(LocalClass(f"{module}.{name}", bases, methods, path, _delegating(node), decorated, fields,
-                                None in resolved or bool(node.keywords)))
+                                None in resolved or bool(node.keywords), _forwarding_init(node)))
     bindings = {f"{module}.{k}": v for k, v in imports.items() if counts[k] == 1}
     return found, bindings, _args_uses(tree, resolve), _parser_tuples(tree, resolve)
 
@@ -494,6 +524,11 @@ class LocalClasses:
         methods (`LocalClass.delegating`)."""
         cls = next((c for c in self._lineage(qname) if method in c.methods), None)
         return cls is not None and method in cls.delegating
+
+    def forwards_init(self, qname: str) -> bool:
+        """True when no local class on `qname`'s lineage defines `__init__` but to hand its arguments on to the base's
+        as they came (`LocalClass.forwarding_init`): a call of the class passes the library base exactly those."""
+        return all(cls.forwarding_init for cls in self._lineage(qname) if "__init__" in cls.methods)
 
     def defines(self, qname: str, method: str) -> bool:
         """True when the local class `qname` or one of its local bases defines `method` in its own body."""

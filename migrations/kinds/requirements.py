@@ -87,6 +87,18 @@ def floors_for(target: Version, transformers: Version | None = None) -> dict[str
     return out
 
 
+def python_floor(target: Version) -> PackageFloor | None:
+    """The Python floor of the target line (its wheel's `Requires-Python`, `compat.floors`): what a project's own
+    `requires-python` / Poetry `python` constraint must admit for the raised `trl` to install (a resolver solves for
+    the project's whole declared Python range)."""
+    profile = floors.PROFILES[target_line(target)]
+    row = next((r for r in profile.floors if r.package == floors.PYTHON and r.specifier), None)
+    if row is None:
+        return None
+    spec = SpecifierSet(row.specifier)
+    return PackageFloor("python", spec, _lowest(spec), row.why)
+
+
 #: The transformers release whose Requires-Dist the manifests rule honours: the oldest one the target's transformers
 #: floor admits that the transformers atlas holds (4.56.2 for every line 1.13-1.16).
 def _transformers_release(floor: PackageFloor | None) -> str | None:
@@ -283,6 +295,44 @@ def adjust(spec_text: str, floor: PackageFloor, *, hashed: bool = False) -> Outc
 # -- PEP 508 strings ----------------------------------------------------------------------------------------------
 
 _NAME = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?P<extras>\[[^\]]*\])?\s*")
+
+
+#: transformers' own floor for torch at run time (`is_torch_available()`, "Disabling PyTorch because PyTorch >= X is
+#: required"), read in the wheels (tested): below it transformers imports, but without torch: no model, no Trainer,
+#: no TRL. Keys: the oldest and newest transformers releases a rewritten manifest admits.
+TORCH_RUNTIME_FLOOR = {"4.56.2": "2.1.0", "5.24.0": "2.6.0"}
+
+
+def torch_below_runtime_floor(req: str, transformers_floor: PackageFloor | None) -> str | None:
+    """The warning for a `torch` requirement (`torch==2.1.0`, `torch<2.3`) that admits no release at or above what
+    the newest transformers the rewritten manifest admits needs at run time; None when it does (or `req` is not
+    torch). The manifest rule leaves torch as written (its CUDA build, and torchvision / torchaudio, go with it)."""
+    m = _NAME.match(req)
+    if m is None or canonicalize_name(m.group("name")) != "torch":
+        return None
+    spec_text = req[m.end():].split(";", 1)[0].strip().strip("()")
+    if not spec_text or spec_text.startswith("@"):
+        return None
+    try:
+        spec = SpecifierSet(spec_text)
+    except InvalidSpecifier:
+        return None
+    capped = transformers_floor is not None and transformers_floor.upper == "<5"
+    release = "4.56.2" if capped else "5.24.0"
+    floor = Version(TORCH_RUNTIME_FLOOR[release])
+    pins = [s.version for s in spec if s.operator in ("==", "===") and not s.version.endswith(".*")]
+    try:
+        if pins and all(Version(v) >= floor for v in pins):  # `torch==2.7.1+cu126`
+            return None
+    except InvalidVersion:
+        return None
+    probes = [floor, *(Version(f"2.{minor}.0") for minor in range(floor.minor + 1, 20)), Version("3.0.0")]
+    if not pins and any(spec.contains(v, prereleases=True) for v in probes):
+        return None
+    newest = "transformers 4.x" if capped else f"transformers {release} (the newest release this file admits)"
+    return (f"torch{spec_text} stays as written, but {newest} runs without PyTorch below {floor} (\"Disabling PyTorch "
+            f"because PyTorch >= {floor.major}.{floor.minor} is required\"): raise torch (with torchvision / "
+            f"torchaudio), or cap transformers")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,10 @@ the old pin), takes the releases the pin admits, and:
 * no pin found: the call's own keywords are the evidence when some TRL field it passes no release from the target on
   declares (`SFTConfig(max_seq_length=...)` ran on 0.9 - 0.19, `DPOConfig(max_prompt_length=...)` before 0.29): the
   releases declaring all of them stand for the pin, as above (jonhpark7966/FineTuning_Course's notebooks, no manifest:
-  `gradient_checkpointing=False` written out, 0.22 turned it on); a call every newer release takes is no evidence.
+  `gradient_checkpointing=False` written out, 0.22 turned it on); a call every newer release takes is no evidence,
+  unless the module imports a TRL name the target lacks: the last release that had it bounds the releases the module
+  ran on (AMindToThink/interpretable-fine-tuning's `from trl import DataCollatorForCompletionOnlyLM`, last in 0.19.1:
+  `gradient_checkpointing=False` and `bf16=False` written out, the learning rate marked where releases disagree).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from libcst.metadata import QualifiedNameProvider
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import make_kwarg, parse_expr, replace_args
+from migrations.kinds.cst import dotted, make_kwarg, parse_expr, replace_args
 from migrations.kinds.imports import imported_names
 from migrations.kinds.pins import pinned
 from migrations.v0_12._config_defaults_data import HISTORY, RELEASES
@@ -85,6 +88,35 @@ def releases_taking(config: str, keywords: frozenset[str]) -> tuple[str, ...]:
     return tuple(r for r, fields in per_release.items() if restricting <= set(fields))
 
 
+def import_horizon(module: cst.Module, target: Version) -> tuple[str, Version] | None:
+    """(a TRL name this module imports, the last release that had it) for the earliest such last release among the
+    names the target lacks (`from trl import DataCollatorForCompletionOnlyLM`: last in 0.19.1): the module as written
+    ran on no later release. None when it imports nothing the target lacks (a name no release had, a typo, is no
+    evidence)."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("trl")
+    best: tuple[str, Version] | None = None
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar) \
+                    or small.relative or small.module is None:
+                continue
+            mod = dotted(small.module) or ""
+            if mod != "trl" and not mod.startswith("trl."):
+                continue
+            for alias in small.names:
+                qual = f"{mod}.{dotted(alias.name)}"
+                if atlas.has(str(target), qual):
+                    continue
+                had = [Version(r) for r in RELEASES if atlas.has(r, qual)]
+                if had and max(had) < target and (best is None or max(had) < best[1]):
+                    best = (qual, max(had))
+    return best
+
+
 @functools.lru_cache(maxsize=256)
 def pinned_releases(folder: str) -> tuple[str, ...] | None:
     """The TRL releases the nearest manifest at or above `folder` admits; None when no manifest pins TRL."""
@@ -98,6 +130,7 @@ class _Transformer(MigrationTransformer):
         super().__init__(rule, ctx)
         self.pinned = [Version(r) for r in admitted] if admitted else None
         self.target = Version(ctx.options.target_trl.base_version)
+        self.horizon: tuple[str, Version] | None = None
 
     def _admitted(self, config: str, given: set[str]) -> tuple[list[Version], str]:
         """The releases the call may have run on, and what says so: the repository's pin, else the call's own
@@ -106,9 +139,19 @@ class _Transformer(MigrationTransformer):
         if self.pinned is not None:
             return self.pinned, "your pinned TRL"
         taking = [Version(r) for r in releases_taking(config, frozenset(given))]
-        if not taking or max(taking) >= self.target:
+        if self.horizon is None:
+            if not taking or max(taking) >= self.target:
+                return [], ""
+            return taking, f"the TRL its keywords need ({taking[0]} - {taking[-1]})"
+        name, last = self.horizon
+        taking = [r for r in taking if r <= last]
+        if not taking:
             return [], ""
-        return taking, f"the TRL its keywords need ({taking[0]} - {taking[-1]})"
+        return taking, f"the TRL this call ran on ({taking[0]} - {taking[-1]}: the module imports {name}, last in {last})"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if self.pinned is None:
+            self.horizon = import_horizon(node, self.target)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = imported_names(self, original_node.func)  # none for a node the rule built: left as is

@@ -147,6 +147,12 @@ _SIGNATURE_DEFAULTS: dict[str, dict[str, object]] = {
                    "eval_packing": None, "max_seq_length": None},
     "RewardTrainer": {"max_length": None},
 }
+#: TRL 0.x took the names of a model's trainable and reference adapters; TRL 1.13 - 1.16's DPOTrainer, given a
+#: PeftModel and no ref_model, copies the adapter named "default" into a frozen "ref" one (`dpo_trainer.py`:
+#: `model.peft_config["default"]`, a KeyError for a model without one; jondurbin/bagel)
+_ADAPTERS = ("gone in TRL 1.x: DPOTrainer trains the adapter named 'default' and copies it into a frozen 'ref' one "
+             "itself: load the trainable adapter as adapter_name='default' and drop the separately loaded reference "
+             "adapter (another name is a KeyError: 'default')")
 # old trainer keywords with no field on the target config -> what to do (marker text)
 _GONE: dict[str, dict[str, str]] = {
     "DPOTrainer": {
@@ -157,8 +163,8 @@ _GONE: dict[str, dict[str, str]] = {
         "is_encoder_decoder": "gone in TRL 1.x (read from the model config): drop it",
         "generate_during_eval": "gone in TRL 1.x: log samples with a callback instead",
         "ref_model_init_kwargs": "gone in TRL 1.x: build ref_model yourself with these kwargs",
-        "model_adapter_name": "gone in TRL 1.x: drop it (PEFT ref = adapter disabled)",
-        "ref_adapter_name": "gone in TRL 1.x: drop it (PEFT ref = adapter disabled)",
+        "model_adapter_name": _ADAPTERS,
+        "ref_adapter_name": _ADAPTERS,
         "reference_free": "gone in TRL 1.x: no reference-free DPO; pick a loss_type without ref",
         "force_use_ref_model": "gone in TRL 1.x: pass ref_model explicitly",
     },
@@ -383,8 +389,9 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
 
     def _local_trainer(self, func: cst.BaseExpression) -> str | None:
         """The TRL trainer a repository class derives from when nothing on its local lineage defines `__init__`
-        (luka-group/mDPO's `class mDPOTrainer(DPOTrainer)`, overriding the loss only): its calls are that trainer's
-        calls, keywords and all (the run's index; a class of this module by its module's name)."""
+        (luka-group/mDPO's `class mDPOTrainer(DPOTrainer)`, overriding the loss only) or each `__init__` there only
+        hands `*args, **kwargs` on to the base's: its calls are that trainer's calls, keywords and all (the run's
+        index; a class of this module by its module's name)."""
         if self.local is None:
             return None
         for name in self._own_class_names(func):
@@ -394,7 +401,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             classes, _outside = self.local.lineage(cls.qname)
             base = self.local.base_in(cls.qname, _TRAINER_PATHS)
             if base is not None and not any(c.opaque for c in classes) \
-                    and not self.local.defines(cls.qname, "__init__"):
+                    and (not self.local.defines(cls.qname, "__init__") or self.local.forwards_init(cls.qname)):
                 return _TRAINER_PATHS[base]
         return None
 
@@ -427,6 +434,11 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         if isinstance(value, cst.Call) and self._config_kind(value.func) is not None:
             plan.config_call, plan.inline = value, True
             plan.switch = self._config_kind(value.func) == "TrainingArguments"
+            return
+        if isinstance(value, cst.Call):
+            # `args=get_training_args(args)`, built by a function (umass-ml4ed/feedback-gen-dpo, whose SFT run calls it
+            # too): what it returns is decided there, and `compat.trl.trainer_config` checks the object it gets
+            plan.unseen = True
             return
         if isinstance(value, cst.Attribute):
             assignment = self._single_attribute_assignment(value, plan.call)
@@ -922,6 +934,25 @@ def _keywordize(trainer: str, call: cst.Call) -> list[cst.Arg] | None:
     return out
 
 
+def _merged_with_splats(call: cst.Call, defaults: list[cst.Arg], moved: list[cst.Arg]) -> cst.Call:
+    """`TrainingArguments(**vars(opts))` switched to a config: the keys of `**vars(opts)` are unknown here, so neither
+    the TrainingArguments defaults written out nor the moved trainer keywords may be keywords beside it (a key it also
+    holds is a `TypeError: got multiple values`, zucchini-nlp/RLHF-GPT2). One mapping keeps 0.x's order of
+    precedence: the defaults first (what TrainingArguments gave when the splat did not set them), then the call's own
+    `**` arguments, then the moved keywords (TRL 0.x set them on the config after it was built)."""
+    def entry(arg: cst.Arg) -> cst.BaseDictElement:
+        if arg.star == "**":
+            return cst.StarredDictElement(arg.value)
+        return cst.DictElement(cst.SimpleString(repr(arg.keyword.value).replace("'", '"')), arg.value)  # type: ignore[union-attr]
+
+    splats = [a for a in call.args if a.star == "**"]
+    if not defaults and not moved:
+        return call
+    kept = [a for a in call.args if a.star != "**"]
+    merged = cst.Dict([entry(a) for a in [*defaults, *splats, *moved]])
+    return replace_args(call, [*kept, cst.Arg(merged, star="**")])
+
+
 def _explode_nested(call: cst.Call) -> cst.Call:
     """One argument per line, one level deeper than the trainer call's own arguments (a call nested in a call)."""
     def ws(last: str) -> cst.ParenthesizedWhitespace:
@@ -1001,17 +1032,20 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
             new_args.append(make_kwarg(fld, value))
             plan.drop.add(kw)
         func = updated.func
+        defaults: list[cst.Arg] = []
         if plan.switch:
             written = []
             for key, default in _TA_DEFAULTS.items():
                 if key not in have:
-                    new_args.append(make_kwarg(key, parse_expr(default)))
+                    defaults.append(make_kwarg(key, parse_expr(default)))
                     written.append(f"{key}={default}")
             func = cst.Name(config)
             self.needed.append(("trl", config))
             self.note(original, f"TrainingArguments -> {config} for {plan.trainer}; TrainingArguments defaults the "
                                 f"config changes written out: {', '.join(written) or 'none'}")
-        return replace_args(updated.with_changes(func=func), new_args)
+        if any(a.star == "**" for a in updated.args):
+            return _merged_with_splats(updated.with_changes(func=func), defaults, new_args[len(updated.args):])
+        return replace_args(updated.with_changes(func=func), new_args + defaults)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.super_calls:
@@ -1106,18 +1140,23 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
         """`args=training_args` the rule cannot see built (a parameter, another module's object): the moved keywords
         go to `args=trainer_config(SFTConfig, training_args, max_length=...)` (`compat.trl`), the config TRL 0.9 -
         0.12 built from that object and the keywords; None (the call is marked) when `args=` is not a parameter
-        without annotation or an attribute the file never assigns (`plan.unseen`), a moved value or the `args` value
-        may have side effects, the plan has a hint of its own (a local config class to rebase), or the file already
+        without annotation, an attribute the file never assigns or a call (`plan.unseen`), a moved value may have
+        side effects or is written before an `args=` call, the plan has a hint of its own (a local config class to rebase), or the file already
         uses the name `trainer_config` or a config name not TRL's."""
         config = _CONFIG[plan.trainer]
         pos = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "args"), None)
         if not plan.unseen or plan.hint is not None or pos is None:
             return None
-        if not side_effect_free(args[pos].value) or not all(side_effect_free(v) for _, _, v in plan.moves):
+        if not all(side_effect_free(v) for _, _, v in plan.moves):
+            return None
+        moved = {kw for _, kw, _ in plan.moves}
+        if not side_effect_free(args[pos].value) and any(
+                a.keyword is not None and a.keyword.value in moved for a in args[:pos]):
+            # `args=make()` with a moved keyword written before it: inside trainer_config its value would be read
+            # after the call ran (which may change what it reads); written after it, the order is the call's own
             return None
         if "trainer_config" in self.words or (config in self.words and ("trl", config) not in self.imported):
             return None
-        moved = {kw for _, kw, _ in plan.moves}
         call = cst.Call(func=cst.Name("trainer_config"), args=[
             cst.Arg(cst.Name(config)), cst.Arg(args[pos].value), *(make_kwarg(f, v) for f, _, v in plan.moves)])
         call = replace_args(call, list(call.args))

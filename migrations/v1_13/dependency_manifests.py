@@ -35,10 +35,13 @@ from migrations.base import Finding, ManifestMigration, RuleContext, same_marker
 from migrations.kinds.requirements import (
     PackageFloor,
     Rewrite,
+    adjust,
     floors_for,
     metadata_floors,
+    python_floor,
     rewrite_poetry,
     rewrite_requirement,
+    torch_below_runtime_floor,
 )
 
 _COMMENT_OR_OPTION = re.compile(r"(\s+#|\s+--?[A-Za-z]|\s*\\\s*$)")
@@ -493,6 +496,7 @@ def _requirements_txt(rule: DependencyManifests, text: str, table: dict[str, Pac
         if not _is_requirement(first):
             continue
         end = _requirement_end(first)
+        _torch_warning(rule, ctx, first[:end], table, start + 1)
         hashed = "--hash" in logical
         rw = rewrite_requirement(first[:end], table, hashed=hashed)
         if rw is None:
@@ -505,6 +509,22 @@ def _requirements_txt(rule: DependencyManifests, text: str, table: dict[str, Pac
                 newline = "\r\n" if first.endswith("\r\n") else "\n"
                 out[start] = marker + newline + out[start]
     return "".join(out)
+
+
+def _torch_warning(rule: DependencyManifests, ctx: RuleContext, req: str, table: dict[str, PackageFloor],
+                   line: int) -> None:
+    message = torch_below_runtime_floor(req, table.get("transformers"))
+    if message is not None:
+        ctx.report(Finding(rule.id, message, line, 1, rule.anchor, "warning", False))
+
+
+def _poetry_pep440(constraint: str) -> str | None:
+    from migrations.kinds.requirements import _poetry_to_pep440
+
+    try:
+        return _poetry_to_pep440(constraint.strip())
+    except ValueError:
+        return None
 
 
 # -- pyproject.toml -----------------------------------------------------------------------------------------------
@@ -536,6 +556,7 @@ def _pyproject(rule: DependencyManifests, text: str, table: dict[str, PackageFlo
         for index, item in enumerate(array):
             if not isinstance(item, str):
                 continue
+            _torch_warning(rule, ctx, str(item), table, _line_of(text, str(item)))
             rw = rewrite_requirement(str(item), table)
             if rw is None:
                 continue
@@ -549,6 +570,11 @@ def _pyproject(rule: DependencyManifests, text: str, table: dict[str, PackageFlo
         if not hasattr(deps, "items"):
             return
         for name, value in list(deps.items()):
+            constraint = value if isinstance(value, str) else value.get("version") if hasattr(value, "get") else None
+            if _canonical(name) == "torch" and isinstance(constraint, str):
+                pep = _poetry_pep440(str(constraint))
+                if pep is not None:
+                    _torch_warning(rule, ctx, f"torch{pep}", table, _line_of(text, f"{name}"))
             floor = table.get(_canonical(name))
             if floor is None:
                 continue
@@ -565,8 +591,26 @@ def _pyproject(rule: DependencyManifests, text: str, table: dict[str, PackageFlo
             rule.report(ctx, rw, _line_of(text, f"{name}"))
             changed = True
 
+    python = python_floor(ctx.options.target_trl)
+
+    def fix_python(holder: Any, key: str, poetry: bool) -> None:
+        """`requires-python = ">=3.8"` / Poetry `python = "^3.9"`: raised to the target's Requires-Python, without
+        which no resolver installs the raised trl for the project (it solves for the whole declared range)."""
+        nonlocal changed
+        old = holder.get(key) if hasattr(holder, "get") else None
+        if python is None or not isinstance(old, str):
+            return
+        outcome = rewrite_poetry(str(old), python) if poetry else adjust(str(old), python)
+        if outcome is None:
+            return
+        literal = isinstance(old, String) and old.type in (StringType.SLL, StringType.MLL)
+        holder[key] = tomlkit.string(outcome.new, literal=literal)
+        rule.report(ctx, Rewrite(outcome.new, outcome, "python"), _line_of(text, key))
+        changed = True
+
     project = doc.get("project")
     if project is not None:
+        fix_python(project, "requires-python", poetry=False)
         fix_array(project.get("dependencies"))
         for array in (project.get("optional-dependencies") or {}).values():
             fix_array(array)
@@ -574,6 +618,7 @@ def _pyproject(rule: DependencyManifests, text: str, table: dict[str, PackageFlo
         fix_array(array)
     poetry = (doc.get("tool") or {}).get("poetry")
     if poetry is not None:
+        fix_python(poetry.get("dependencies"), "python", poetry=True)
         fix_poetry(poetry.get("dependencies"))
         fix_poetry(poetry.get("dev-dependencies"))
         for group in (poetry.get("group") or {}).values():
@@ -825,6 +870,11 @@ def pip_install_line(line: str, table: dict[str, PackageFloor], add: str | None 
         option_value = previous in _VALUED_OPTIONS
         previous = req
         if req.startswith("-") or option_value or "/" in req or "://" in req or req.startswith("."):
+            if not option_value and not req.startswith("-") and trl_reference(req):
+                installs_trl = True  # `git+https://github.com/huggingface/trl`: a fork or a commit, left as it is
+                if add is not None:
+                    quoted = f'"{add}"' if re.search(r"[<>]", add) else add
+                    edits.append((token.end(), token.end(), f" {quoted}"))
             continue
         declared = _Declared()
         rewrite_requirement(req, declared)

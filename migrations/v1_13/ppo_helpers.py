@@ -35,9 +35,9 @@ LOCAL_DEFS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         self.values = list(range(min_value, max_value))
 
     def __call__(self):
-        return random.choice(self.values)
+        return numpy.random.choice(self.values)
 ''',
-        (("random", ""),),
+        (("numpy", ""),),
     ),
     "respond_to_batch": (
         '''def respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0):

@@ -38,7 +38,7 @@ import re
 import libcst as cst
 
 from migrations.base import Finding, PythonMigration, RuleContext
-from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg
+from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg, literal_value
 from migrations.kinds.imports import TrlRef, drop_unused_import, imports_trl
 from migrations.kinds.symbols import REMOVED_TRL_MODULES, Replacement, SymbolTransformer
 
@@ -46,9 +46,11 @@ CAUSAL = "AutoModelForCausalLMWithValueHead"
 SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
 WRAPPER = "PreTrainedModelWrapper"
 GPT2_VH = "GPT2HeadWithValueModel"  # trl 0.0.x/0.1 (`trl.gpt2`)
-NAMES = frozenset({CAUSAL, SEQ2SEQ, WRAPPER, GPT2_VH, "ValueHead", "SUPPORTED_ARCHITECTURES"})
+ARCH = "SUPPORTED_ARCHITECTURES"
+NAMES = frozenset({CAUSAL, SEQ2SEQ, WRAPPER, GPT2_VH, "ValueHead", ARCH})
 VHEAD_KWARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy")
 ANCHOR = "value-head-models"  # the rule's id, its default anchor
+_UNKNOWN = object()
 MODEL_FACTORIES = ("from_pretrained", "get_peft_model", "from_config", "create_reference_model", "tiny_model")
 
 
@@ -60,6 +62,10 @@ VALUE_HEAD_READS = ("v_head", "state_dict", "load_state_dict")
 #: `trl.models` until 0.26, re-exported by `trl.trainer.ppo_trainer` until 0.28; atlas), read by no TRL 1.13+ code
 _ARCH_WRITE = ("a write to TRL's removed SUPPORTED_ARCHITECTURES: no TRL 1.13+ trainer reads such a list (GRPOTrainer "
                "takes a transformers model or a model id), so delete the line")
+_ARCH_READ = ("{module}.SUPPORTED_ARCHITECTURES is gone (TRL 1.13 removed the value-head wrappers it listed); kept "
+              "as written because line(s) {lines} read it: replace it with the tuple of model classes this code "
+              "should accept (e.g. (compat.value_head.AutoModelForCausalLMWithValueHead,) where the models are "
+              "built from compat.value_head)")
 _ARCH_MODULE_GONE = "; {module} is gone, so the write raises AttributeError now (inside a try, the except branch runs)"
 
 
@@ -74,8 +80,10 @@ class _Transformer(SymbolTransformer):
         self.class_aliases: dict[str, str] = {}  # variable -> value-head class it names
         self.built_by_call: set[str] = set()  # variables assigned the result of a call (e.g. LoraConfig(...))
         self._type_nodes: set[int] = set()  # class references in isinstance / annotations (-> PreTrainedModel)
-        self.scan_heads: list[str] = []  # (scan pass) calls building trl's ValueHead in the file's own code
-        self.own_heads = False  # the file builds ValueHead itself: its import goes to compat.value_head
+        self.scan_heads: list[str] = []  # (scan pass) uses of trl's ValueHead in the file's own code (calls, checks)
+        self.own_heads = False  # the file uses ValueHead itself: its import goes to compat.value_head
+        self.scan_arch_reads: list[int] = []  # (scan pass) lines reading trl's SUPPORTED_ARCHITECTURES
+        self.arch_read = False  # the file reads SUPPORTED_ARCHITECTURES: its import stays as written, marked
         self.scan_patches: list[str] = []  # (scan pass) attributes of PreTrainedModelWrapper set / deleted
         self.patched_wrapper = False  # the file monkeypatches PreTrainedModelWrapper: it stays, with markers
         self.scan_subclasses: list[tuple[str, str]] = []  # (scan pass) (class, the value-head class it derives from)
@@ -92,7 +100,7 @@ class _Transformer(SymbolTransformer):
         if ref.name not in NAMES or not (ref.module in ("trl", "trl.models") or "value_head" in ref.module
                                          or "modeling_base" in ref.module or ref.module.startswith("trl.experimental.ppo")):
             return None
-        if ref.name in self.kept_bases:
+        if ref.name in self.kept_bases or ref.name == ARCH and self.arch_read:
             return None
         if ref.name == CAUSAL:
             return Replacement("transformers", "AutoModelForCausalLM")
@@ -159,8 +167,6 @@ class _Transformer(SymbolTransformer):
             self.scan_reads.append(f"{f.value}(...) (tuple outputs)")
         elif isinstance(f, cst.Attribute) and dotted(f.value) in self.vh_vars and f.attr.value in VALUE_HEAD_READS:
             self.scan_reads.append(code(f))
-        if self.trl_ref(f, ("ValueHead",)) is not None:
-            self.scan_heads.append(code(f))
         if isinstance(f, cst.Name) and f.value in ("setattr", "delattr") and node.args and \
                 self.trl_ref(node.args[0].value, (WRAPPER,)) is not None:
             self.scan_patches.append(code(node))
@@ -195,16 +201,36 @@ class _Transformer(SymbolTransformer):
                           f"project, or derive from {KEPT_MODULE}.{CAUSAL}", ANCHOR)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool | None:
-        """An import of a wrapper class the file derives from and keeps as written (`kept_bases`): marked there too,
-        where `trl-compat check` reports the missing name."""
-        if self.mark_subclasses and not isinstance(node.names, cst.ImportStar) and node.module is not None:
+        """An import of a wrapper class the file derives from and keeps as written (`kept_bases`), or of the
+        SUPPORTED_ARCHITECTURES tuple the file still reads (`arch_read`): marked there too, where `trl-compat check`
+        reports the missing name."""
+        if not isinstance(node.names, cst.ImportStar) and node.module is not None:
             module = dotted(node.module) or ""
             for alias in node.names:
                 name = dotted(alias.name) or ""
-                if name in self.kept_bases and self._removed_home(TrlRef(module, name)):
+                if not self._removed_home(TrlRef(module, name)):
+                    continue
+                if self.mark_subclasses and name in self.kept_bases:
                     self.todo(node, f"{module}.{name} is gone (TRL 1.13 removed the value-head wrappers); kept "
                               "because a class of this file derives from it: see the marker at that class", ANCHOR)
+                elif self.arch_read and name == ARCH:
+                    lines = ", ".join(str(n) for n in dict.fromkeys(self.scan_arch_reads))
+                    self.todo(node, _ARCH_READ.format(module=module, lines=lines), ANCHOR)
         return super().visit_ImportFrom(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        """(scan pass) A read of trl's ValueHead (a call, an isinstance check, an alias) or SUPPORTED_ARCHITECTURES
+        outside the imports (which this transformer does not enter) and attribute names."""
+        if id(node) in self._skip_names:
+            return
+        ref = self.trl_ref(node, ("ValueHead", ARCH))
+        if ref is None or not self._removed_home(ref) or node.value != ref.name:
+            return
+        if ref.name == ARCH:
+            self.scan_arch_reads.append(self.position(node)[0])
+        else:
+            self.scan_heads.append(code(self.parent(node) or node) if isinstance(self.parent(node), cst.Call)
+                                   else node.value)
 
     def _patch_of_wrapper(self, target: cst.BaseExpression) -> None:
         """(scan pass) `PreTrainedModelWrapper.<attr>` assigned or deleted: the class itself is patched."""
@@ -281,20 +307,48 @@ class _Transformer(SymbolTransformer):
             inner = call
         peft = kwarg(call, "peft_config")
         if peft is not None:
+            prepare = False
             if inner is call:
                 inner = drop_kwarg(call, "peft_config")
-            return self._wrap_peft(inner, peft.value)
+                prepare = self._kbit_prepared(original, inner)
+            return self._wrap_peft(inner, peft.value, prepare)
         return inner
 
-    def _wrap_peft(self, model: cst.BaseExpression, peft: cst.BaseExpression) -> cst.BaseExpression:
-        """What `from_pretrained(..., peft_config=p)` did: `get_peft_model(model, p)` when p is not None."""
+    def _kbit_prepared(self, original: cst.Call, model: cst.Call) -> bool:
+        """TRL 0.x's wrapper, given `peft_config` and a model id with a true `load_in_8bit` / `load_in_4bit`, ran
+        `peft.prepare_model_for_kbit_training(model)` before `get_peft_model` (0.7.4 - 0.11.4 `modeling_base.py`; it
+        read only those keywords, not `quantization_config`), and put the model on this process's device when no
+        `device_map` was given. Literal flags: the same call is written; a flag read from an option: marked."""
+        flags = [a for a in model.args if a.keyword is not None and a.keyword.value in ("load_in_8bit", "load_in_4bit")]
+        values = [literal_value(a.value, _UNKNOWN) for a in flags]
+        if any(v is _UNKNOWN for v in values):
+            self.todo(original, "TRL's value-head wrapper ran peft.prepare_model_for_kbit_training(model) before "
+                      "get_peft_model when load_in_8bit / load_in_4bit was true: do the same where it is", ANCHOR)
+            return False
+        if not any(values):
+            return False
+        if kwarg(model, "device_map") is None:
+            self.todo(original, "TRL's value-head wrapper put a k-bit model on this process's device when no "
+                      "device_map was given: pass device_map={\"\": Accelerator().local_process_index}", ANCHOR)
+        self.note(original, "k-bit model with peft_config: prepare_model_for_kbit_training(...) before get_peft_model, "
+                            "as TRL's value-head wrapper did")
+        return True
+
+    def _wrap_peft(self, model: cst.BaseExpression, peft: cst.BaseExpression,
+                   prepare: bool = False) -> cst.BaseExpression:
+        """What `from_pretrained(..., peft_config=p)` did: `get_peft_model(model, p)` when p is not None, after
+        `prepare_model_for_kbit_training(model)` for a k-bit model (`prepare`, see `_kbit_prepared`)."""
         if isinstance(peft, cst.Name) and peft.value == "None":
             return model
 
         def wrap(p: cst.BaseExpression, m: cst.BaseExpression) -> cst.Call:
+            if prepare:
+                m = cst.Call(func=cst.Name("prepare_model_for_kbit_training"), args=[cst.Arg(m.deep_clone())])
             return cst.Call(func=cst.Name("get_peft_model"), args=[
                 cst.Arg(m, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(p)])
 
+        if prepare:
+            self.needed_imports.append(("peft", "prepare_model_for_kbit_training"))
         self.needed_imports.append(("peft", "get_peft_model"))
         sp = cst.SimpleWhitespace(" ")
         if isinstance(peft, cst.IfExp) and code(peft.orelse).strip() == "None":
@@ -441,6 +495,8 @@ class ValueHeadModels(PythonMigration):
         transformer.kept_bases = frozenset(subclassed - {CAUSAL})
         transformer.mark_subclasses = bool(subclassed)
         transformer.own_heads = bool(scan.scan_heads)
+        transformer.arch_read = bool(scan.scan_arch_reads)
+        transformer.scan_arch_reads = list(scan.scan_arch_reads)
         transformer.patched_wrapper = bool(scan.scan_patches)
         module = transformer.transform_module(wrapper)
         for factory in ("AutoModelForCausalLM", "AutoModelForSeq2SeqLM"):
@@ -449,7 +505,7 @@ class ValueHeadModels(PythonMigration):
             if not re.search(rf"\b{factory}\b", wrapper.module.code):
                 module = drop_unused_import(module, "transformers", factory)
         if transformer.own_heads and not keep:
-            ctx.report(Finding(self.id, f"trl's ValueHead is built here ({', '.join(dict.fromkeys(scan.scan_heads))}"
+            ctx.report(Finding(self.id, f"trl's ValueHead is used here ({', '.join(dict.fromkeys(scan.scan_heads))}"
                                f"): the import now names {KEPT_MODULE}.ValueHead (same head)", 1, 0, self.anchor,
                                "info", True))
         if keep:

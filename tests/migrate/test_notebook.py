@@ -206,3 +206,26 @@ def test_install_lines_are_raised_and_get_trl_compat(tmp_path):
     before = other.read_text()
     migrate_paths([str(other)], rules=rules)
     assert other.read_text() == before
+
+
+def test_trl_compat_joins_an_install_line_of_a_notebook_without_trl(tmp_path):
+    """brevdev/notebooks: a transformers notebook (no trl) whose code a transformers 5 rule points at `compat.trl`
+    installs `transformers peft accelerate` and never trl-compat (ModuleNotFoundError at the first migrated cell):
+    `trl-compat` joins the install line of the stack, right after `pip install`; its pins stay (no trl here). A
+    notebook with no install line at all gets a warning saying to install it."""
+    from migrations import get
+
+    rules = [get("warmup-ratio"), get("dependency-manifests")]
+    path = tmp_path / "nb.ipynb"
+    make_notebook(path, [("code", "!pip install -q wandb\n!pip install -q -U transformers==4.38.0 peft\n"),
+                         ("code", "from transformers import TrainingArguments\n"),
+                         ("code", "args = TrainingArguments(output_dir='o', warmup_ratio=0.1)")])
+    migrate_paths([str(path)], rules=rules)
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    assert cells[0].startswith('!pip install -q wandb\n!pip install "trl-compat>=')
+    assert cells[0].endswith(' -q -U transformers==4.38.0 peft\n')
+    bare = tmp_path / "bare.ipynb"
+    make_notebook(bare, [("code", "from transformers import TrainingArguments\n"),
+                         ("code", "args = TrainingArguments(output_dir='o', warmup_ratio=0.1)")])
+    report = migrate_paths([str(bare)], rules=rules)
+    assert any(f.severity == "warning" and "installs nothing" in f.message for f in report.files[0].findings)

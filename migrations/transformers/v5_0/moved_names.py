@@ -6,7 +6,9 @@ now), the per-family `tokenization_*_fast` modules went with their classes, help
 Mechanical: the table (`_moved_names`, generated from the atlas by `python -m migrations.atlas.stack_tables`) maps
 each class or function the newest release no longer has at its 4.x path to a module that exports it on both 4.56.2
 and the newest release, where on 4.56.2 both paths resolve to the same definition (so the new import works on every
-release the manifest allows); the top level `transformers` is preferred.
+release the manifest allows); the top level `transformers` is preferred. A name with no such shared path
+(`modeling_utils.load_sharded_checkpoint`, in `trainer_utils` from 5.0 only) goes to `compat.trl` (`BRIDGED`), which
+imports it from wherever the installed transformers keeps it.
 """
 
 from __future__ import annotations
@@ -15,11 +17,16 @@ from migrations.kinds.symbols import Moved, SymbolMigration
 from migrations.transformers.v5_0._moved_names import MOVES
 
 
+#: Names 5.0 moved where no path exports them on both 4.56.2 and 5.x: `compat.trl` resolves each to whichever the
+#: installed transformers has (`compat/_exports.py`, where the two definitions are compared)
+BRIDGED = {"transformers.modeling_utils.load_sharded_checkpoint": "compat.trl"}
+
+
 class MovedNames(SymbolMigration):
     summary = "names transformers 5.0 moved (tokenization_utils, trainer helpers, ...) -> a path 4.56 and 5.x share"
-    triggers = tuple(sorted({q.rsplit(".", 2)[-2] for q in MOVES}))  # the old module's last component
+    triggers = tuple(sorted({q.rsplit(".", 2)[-2] for q in {**MOVES, **BRIDGED}}))  # the old module's last component
     requires = ("transformers",)
-    symbols = {qual: Moved(module, qual.rsplit(".", 1)[-1]) for qual, module in MOVES.items()}
+    symbols = {qual: Moved(module, qual.rsplit(".", 1)[-1]) for qual, module in {**MOVES, **BRIDGED}.items()}
 
 
 MIGRATION = MovedNames()

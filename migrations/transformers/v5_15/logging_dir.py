@@ -11,7 +11,8 @@ resolves to `transformers.TrainingArguments` (or `Seq2SeqTrainingArguments`) or 
 is absent (the 5.x default, `"none"`; with no `*` / `**` splat that may carry it) or a literal that names neither
 `tensorboard` nor `all`:
 
-* where the repository's own transformers pin admits no release older than 5.15: the keyword dropped;
+* where the repository's own transformers pin admits no release older than 5.15, or `report_to=` is such a literal
+  (TensorBoard never ran on 4.x either) and the module never reads `.logging_dir` back: the keyword dropped;
 * otherwise `**tensorboard_dir(d)` from `compat.trl` (`compat.trl._tensorboard_dir`): `logging_dir=d` where the
   installed `TrainingArguments` still has the field (the call is the original one, TensorBoard included on 4.x),
   nothing on 5.15+. The splat sits where the keyword was, so the evaluation order is the written one.
@@ -105,7 +106,9 @@ def _tensorboard_off(report_to: cst.Arg | None) -> str | None:
 
 class _Transformer(HelperSplatTransformer):
     def visit_Module(self, node: cst.Module) -> None:
-        self.blocker = _one_folder_blocker(self.ctx.code if self.ctx.code is not None else node.code)
+        code = self.ctx.code if self.ctx.code is not None else node.code
+        self.blocker = _one_folder_blocker(code)
+        self.reads_back = ".logging_dir" in code  # the module's own use of the folder (`os.makedirs(args.logging_dir)`)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         folder = kwarg(updated_node, "logging_dir")
@@ -122,6 +125,11 @@ class _Transformer(HelperSplatTransformer):
         if why is None and self.plain:
             self.note(original_node, "logging_dir= dropped: only TensorBoard read it, and report_to= leaves it off "
                                      "(the manifest requires transformers>=5.15, which has no such field)")
+            return replace_args(updated_node, [a for a in args if a is not folder])
+        if why is None and report_to is not None and not self.reads_back:
+            # report_to= a literal without TensorBoard: 4.x never ran it either (brevdev/notebooks' report_to="wandb")
+            self.note(original_node, "logging_dir= dropped: only TensorBoard read it (4.56.2 - 5.14), and this "
+                                     "report_to= never runs TensorBoard")
             return replace_args(updated_node, [a for a in args if a is not folder])
         if why is not None and self.blocker is not None:
             self.todo(original_node, _MARK.format(why=f"{why}, and {self.blocker}"))

@@ -79,6 +79,9 @@ class Analysis(cst.CSTVisitor):
         self.trainers: list[Trainer] = []
         self.config_vars: dict[str, cst.Call | None] = {}
         self.trainer_vars: set[str] = set()
+        # functions / methods of this module that return a new trainer (`def _init_ppo_trainer(self): ... return
+        # PPOTrainer(config, ...)`): what they return is a trainer (`self.ppo_trainer = self._init_ppo_trainer()`)
+        self.trainer_factories: set[str] = set()
         self.assignments: dict[str, list[cst.BaseExpression]] = {}
         self.subscript_sets: dict[str, dict[str, cst.BaseExpression]] = {}
         self.votes = {"classic": 0, "trainer": 0}
@@ -120,12 +123,38 @@ class Analysis(cst.CSTVisitor):
             isinstance(node, cst.Name) and node.value in self.config_classes
         )
 
+    def _factory_call(self, func: cst.BaseExpression) -> bool:
+        """`make_trainer` / `self.make_trainer`: a function or method of this module returning a new trainer."""
+        if isinstance(func, cst.Name):
+            return func.value in self.trainer_factories
+        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+            and func.attr.value in self.trainer_factories
+
     def is_trainer_class(self, node: cst.BaseExpression) -> bool:
         return self.ref(node, TRAINER_NAMES) is not None or (
             isinstance(node, cst.Name) and node.value in self.trainer_classes
         )
 
     # -- visiting --
+    def visit_Module(self, node: cst.Module) -> None:
+        analysis = self
+
+        class _Factories(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.functions: list[str] = []
+
+            def visit_FunctionDef(self, fn: cst.FunctionDef) -> None:
+                self.functions.append(fn.name.value)
+
+            def leave_FunctionDef(self, fn: cst.FunctionDef) -> None:
+                self.functions.pop()
+
+            def visit_Return(self, ret: cst.Return) -> None:
+                if self.functions and isinstance(ret.value, cst.Call) and analysis.is_trainer_class(ret.value.func):
+                    analysis.trainer_factories.add(self.functions[-1])
+
+        node.visit(_Factories())
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._stmt.append(node)
@@ -210,6 +239,8 @@ class Analysis(cst.CSTVisitor):
                 self.config_vars[var] = value if var else None  # type: ignore[index]
             elif self.is_trainer_class(value.func) and var:
                 self.trainer_vars.add(var)
+            elif var and not value.args and self._factory_call(value.func):
+                self.trainer_vars.add(var)  # `self.ppo_trainer = self._init_ppo_trainer()` (JumpyPizza's RL trainer)
             # `a, cfg, c = parser.parse_args_into_dataclasses()`
             f = value.func
             if isinstance(f, cst.Attribute) and f.attr.value in (

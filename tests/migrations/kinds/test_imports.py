@@ -65,6 +65,18 @@ def test_ensure_imports_never_merges_into_an_import_below_a_use():
         "SFTTrainer(args=SFTConfig())\n")
 
 
+def test_ensure_imports_does_not_count_an_import_below_the_first_use():
+    """dieai/generative-ai-on-aws's PPO notebook: the model cell (a rule's `AutoModelForCausalLM` there) comes before
+    a later cell's `from transformers import ..., AutoModelForCausalLM`: that import does not serve the use (a
+    NameError when the cells run in order), so the name is imported above it too."""
+    mod = cst.parse_module("import os\nm = AutoModelForCausalLM.from_pretrained(os.sep)\n"
+                           "from transformers import AutoModelForCausalLM\nn = AutoModelForCausalLM\n")
+    out = ensure_imports(mod, [("transformers", "AutoModelForCausalLM")])
+    assert out.code.startswith("import os\nfrom transformers import AutoModelForCausalLM\n\nm = ")
+    above = cst.parse_module("from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM\n")
+    assert ensure_imports(above, [("transformers", "AutoModelForCausalLM")]) is above
+
+
 def test_drop_unused_import():
     mod = cst.parse_module("from compat.trl import dft_loss, other\nother()\n")
     assert drop_unused_import(mod, "compat.trl", "dft_loss").code == "from compat.trl import other\nother()\n"

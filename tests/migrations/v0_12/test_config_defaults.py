@@ -113,3 +113,20 @@ def test_the_data_matches_the_installed_trl():
         defaults = {f.name: f.default for f in dataclasses.fields(cls)}
         for field in mod.HISTORY[name]:
             assert mod.default_at(name, field, Version(trl.__version__)) == defaults[field], (name, field)
+
+
+def test_an_import_the_target_lacks_dates_an_unpinned_module(tmp_path):
+    """AMindToThink/interpretable-fine-tuning (no trl pin): `SFTConfig(output_dir=..., ...)` beside `from trl import
+    DataCollatorForCompletionOnlyLM` (last in 0.19.1). The call alone is no evidence (every release takes it), so TRL
+    1.16's gradient checkpointing and bf16 came in silently (a ValueError on a CPU). The import bounds the releases
+    the module ran on: gradient_checkpointing=False (the default up to 0.21) written out, the fields whose default
+    changed within 0.9 - 0.19 marked. A module importing only names the target has: nothing."""
+    src = ("from trl import SFTConfig, DataCollatorForCompletionOnlyLM\n\n"
+           'args = SFTConfig(output_dir="out", num_train_epochs=1)\n')
+    out, findings = _run_in(tmp_path, None, src)
+    assert 'args = SFTConfig(output_dir="out", num_train_epochs=1, gradient_checkpointing=False)' in out
+    manual = [f.message for f in findings if f.severity == "manual"]
+    assert len(manual) == 1 and manual[0].startswith("set learning_rate, logging_steps, bf16:")
+    assert "DataCollatorForCompletionOnlyLM, last in 0.19.1" in manual[0]
+    plain = "from trl import SFTConfig, SFTTrainer\n\nargs = SFTConfig(output_dir='out')\n"
+    assert _run_in(tmp_path, None, plain) == (plain, [])

@@ -266,8 +266,9 @@ def test_a_class_of_the_script_itself(tmp_path: Path):
 
 def test_a_repository_subclass_without_init_takes_the_trainer_keywords_path(tmp_path: Path):
     """luka-group/mDPO: `class mDPOTrainer(DPOTrainer)` (another module, overriding the loss, no `__init__`) called
-    with `beta=`, `max_length=`: the call is DPOTrainer's, so the keywords move to its config like DPOTrainer's; a
-    subclass with an `__init__` of its own keeps its call (its signature decides)."""
+    with `beta=`, `max_length=`: the call is DPOTrainer's, so the keywords move to its config like DPOTrainer's, as
+    for one whose `__init__` only hands `*args, **kwargs` on; a subclass with an `__init__` of its own keeps its call
+    (its signature decides)."""
     (tmp_path / "mdpo_trainer.py").write_text(textwrap.dedent("""\
         from trl import DPOTrainer
 
@@ -280,14 +281,29 @@ def test_a_repository_subclass_without_init_takes_the_trainer_keywords_path(tmp_
         class OwnInit(DPOTrainer):
             def __init__(self, *args, beta=0.1, **kwargs):
                 super().__init__(*args, **kwargs)
+
+
+        class Forwarding(DPOTrainer):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.steps = 0
+
+
+        class Peeking(DPOTrainer):
+            def __init__(self, *args, **kwargs):
+                self.beta_seen = kwargs.get("beta")
+                super().__init__(*args, **kwargs)
         """))
     (tmp_path / "run.py").write_text(textwrap.dedent("""\
         from trl import DPOConfig
-        from mdpo_trainer import OwnInit, mDPOTrainer
+        from mdpo_trainer import Forwarding, OwnInit, Peeking, mDPOTrainer
 
         args = DPOConfig(output_dir="o")
         mDPOTrainer(model, ref, args=args, beta=0.2, max_length=512)
         OwnInit(model, ref, args=args, beta=0.3)
+        Peeking(model, ref, args=args, beta=0.4)
+        second = DPOConfig(output_dir="p")
+        Forwarding(model, ref, args=second, beta=0.5)
         """))
     report = migrate_paths([str(tmp_path)], options=Options(target_trl=Version("1.16.0")),
                            only=["trainer-kwargs-to-config"], mode="write", allow_dirty=True, jobs=1,
@@ -296,3 +312,7 @@ def test_a_repository_subclass_without_init_takes_the_trainer_keywords_path(tmp_
     out = (tmp_path / "run.py").read_text()
     assert 'args = DPOConfig(output_dir="o", beta=0.2, max_length=512)' in out, out
     assert "mDPOTrainer(model, ref, args=args)" in out and "OwnInit(model, ref, args=args, beta=0.3)" in out
+    # an __init__ that only hands *args, **kwargs on (the keywords reach DPOTrainer's) is DPOTrainer's call too; one
+    # that reads kwargs, or takes a keyword of its own, decides itself
+    assert 'second = DPOConfig(output_dir="p", beta=0.5)' in out and "Forwarding(model, ref, args=second)" in out
+    assert "Peeking(model, ref, args=args, beta=0.4)" in out

@@ -226,15 +226,16 @@ def test_invisible_args_and_gone_keywords_are_marked():
         from trl import SFTTrainer, DPOTrainer
 
         def build(args, model):
-            return SFTTrainer(model, args=args(), packing=True)
+            return SFTTrainer(model, packing=True, args=args())
 
-        DPOTrainer(model, args=make_args(), max_prompt_length=128, beta=0.2)
+        DPOTrainer(model, beta=0.2, max_prompt_length=128, args=make_args())
     """)
     lines = out.splitlines()
+    # `args=` built by a call, with the keywords written before it: marked (see test_args_built_by_a_call_...)
     assert lines[3].strip().startswith("# TODO(trl-compat): move packing= to args, a trl.SFTConfig")
     # max_prompt_length= is a TypeError on every target: its plain value is dropped, and the line says so
-    assert "DPOTrainer(model, args=make_args(), beta=0.2)" in lines
-    marker = lines[lines.index("DPOTrainer(model, args=make_args(), beta=0.2)") - 2]
+    assert "DPOTrainer(model, beta=0.2, args=make_args())" in lines
+    marker = lines[lines.index("DPOTrainer(model, beta=0.2, args=make_args())") - 2]
     assert marker.startswith("# TODO(trl-compat): DPOTrainer(max_prompt_length=) dropped"), marker
     assert sum(f.severity == "manual" for f in findings) == 3
 
@@ -280,8 +281,8 @@ def test_unseen_args_object_gets_the_keywords_through_trainer_config():
 def test_args_from_a_function_annotated_to_return_training_arguments_is_unseen_too():
     """deepradadiya/RLHF-Pipeline: `training_args = self._create_sft_training_arguments()`, a method annotated
     `-> TrainingArguments` defined after the trainer call (an override could return another object: `trainer_config`
-    checks what it gets). Called inline (`args=self._make()`, a call `trainer_config` would evaluate after keywords
-    written before it) or without that annotation, or with another class: marked."""
+    checks what it gets). Called inline with a moved keyword written before `args=` (`trainer_config` would evaluate
+    it after the call), or without that annotation, or with another class: marked."""
     check(RULE, """\
         from transformers import TrainingArguments
         from trl import SFTTrainer
@@ -290,7 +291,7 @@ def test_args_from_a_function_annotated_to_return_training_arguments_is_unseen_t
             def run(self, m, ds):
                 training_args = self._create_sft_training_arguments()
                 trainer = SFTTrainer(model=m, args=training_args, train_dataset=ds, dataset_text_field="text")
-                SFTTrainer(model=m, args=self._create_sft_training_arguments(), packing=True)
+                SFTTrainer(model=m, packing=True, args=self._create_sft_training_arguments())
 
             def _create_sft_training_arguments(self) -> TrainingArguments:
                 return TrainingArguments(output_dir="out")
@@ -312,7 +313,7 @@ def test_args_from_a_function_annotated_to_return_training_arguments_is_unseen_t
                     train_dataset=ds,
                 )
                 # TODO(trl-compat): move packing= to args, a trl.SFTConfig [trainer-kwargs-to-config]
-                SFTTrainer(model=m, args=self._create_sft_training_arguments(), packing=True)
+                SFTTrainer(model=m, packing=True, args=self._create_sft_training_arguments())
 
             def _create_sft_training_arguments(self) -> TrainingArguments:
                 return TrainingArguments(output_dir="out")
@@ -329,6 +330,47 @@ def test_args_from_a_function_annotated_to_return_training_arguments_is_unseen_t
             SFTTrainer(model=m, args=args, packing=True)
         """)
         assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
+
+
+def test_args_built_by_a_call_in_the_trainer_call_is_unseen():
+    """umass-ml4ed/feedback-gen-dpo: `args=get_training_args(args)`, a function returning a plain TrainingArguments
+    that the SFT run calls too (switching its class would change that run): the keywords, written after `args=`, go
+    to `trainer_config(DPOConfig, get_training_args(args), ...)`, evaluated in the order the call had."""
+    check(RULE, """\
+        from transformers import TrainingArguments
+        from trl import DPOTrainer
+
+        def get_training_args(args):
+            return TrainingArguments(output_dir=args.model_name, remove_unused_columns=False)
+
+        def sft(args):
+            return Trainer(model, args=get_training_args(args))
+
+        def dpo(args):
+            return DPOTrainer(model, args=get_training_args(args), beta=args.beta, train_dataset=ds, max_length=2048)
+    """, """\
+        from transformers import TrainingArguments
+        from trl import DPOTrainer, DPOConfig
+        from compat.trl import trainer_config
+
+        def get_training_args(args):
+            return TrainingArguments(output_dir=args.model_name, remove_unused_columns=False)
+
+        def sft(args):
+            return Trainer(model, args=get_training_args(args))
+
+        def dpo(args):
+            return DPOTrainer(
+                model,
+                args=trainer_config(
+                    DPOConfig,
+                    get_training_args(args),
+                    beta=args.beta,
+                    max_length=2048,
+                ),
+                train_dataset=ds,
+            )
+    """)
 
 
 def test_a_parameter_annotated_with_training_arguments_or_the_config_is_unseen_too():
@@ -999,3 +1041,32 @@ def test_a_function_that_may_not_be_the_only_source_is_not_followed(change):
     out, findings = run(RULE, source)
     assert "SFTConfig" not in out
     assert any("move dataset_text_field=, max_seq_length= to args" in f.message for f in findings)
+
+
+def test_a_switched_config_call_with_a_splat_merges_in_order():
+    """zucchini-nlp/RLHF-GPT2: `DPOTrainer(args=TrainingArguments(**vars(training_args)), max_length=...)` with the
+    project's own dataclass (it holds learning_rate, logging_steps, ...). The defaults written out and the moved
+    keyword were keywords beside the splat: `TypeError: got multiple values for keyword argument 'learning_rate'`
+    (and the pinned defaults would have beaten the user's). One mapping keeps TRL 0.x's precedence: the defaults,
+    then the splat, then the moved keywords (set on the config after it was built)."""
+    out, _ = run(RULE, """\
+        from transformers import TrainingArguments
+        from trl import DPOTrainer
+
+        def main(training_args, data_args):
+            return DPOTrainer(model, ref, args=TrainingArguments(**vars(training_args)), max_length=data_args.n)
+        """)
+    assert ('args=DPOConfig(\n            **{"learning_rate": 5e-05, "logging_steps": 500, "gradient_checkpointing": '
+            'False, "bf16": False, **vars(training_args), "max_length": data_args.n},\n        ),') in out, out
+    # run it with the real DPOConfig (the trainer call only hands back its args): the user's values win over the
+    # defaults written out, the moved keyword over both
+    from types import SimpleNamespace
+
+    import trl
+
+    scope = {"DPOTrainer": lambda model, ref, args: args, "DPOConfig": trl.DPOConfig, "model": None, "ref": None}
+    exec(compile(out.split("\n\n", 1)[1], "migrated.py", "exec"), scope)
+    opts = SimpleNamespace(output_dir="o", learning_rate=1e-05, logging_steps=100, max_length=7, report_to="none")
+    config = scope["main"](opts, SimpleNamespace(n=9))
+    assert (config.learning_rate, config.logging_steps, config.max_length) == (1e-05, 100, 9)
+    assert config.gradient_checkpointing is False and config.bf16 is False

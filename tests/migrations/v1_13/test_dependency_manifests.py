@@ -550,7 +550,11 @@ def test_a_notebook_install_line_is_raised_like_a_requirements_file():
         'pip install "trl>=1.16.0" trl-compat\n'
     for kept in ("!pip install -r requirements.txt\n", "!pip install git+https://github.com/huggingface/trl.git\n",
                  "!pip install -e . --extra-index-url https://x/simple\n", "!ls trl==0.4.7\n", "print(1)\n"):
-        assert pip_install_line(kept, table, "trl-compat>=0.1.0")[0] == kept, kept
+        assert pip_install_line(kept, table)[0] == kept, kept
+    # trl from a VCS URL (SepKeyPro/genAI's notebooks): kept as written, trl-compat beside it when the code needs it
+    line, _messages, trl = pip_install_line("!pip install git+https://github.com/huggingface/trl.git peft\n", table,
+                                            "trl-compat>=0.1.0")
+    assert trl and line == '!pip install git+https://github.com/huggingface/trl.git "trl-compat>=0.1.0" peft\n'
 
 
 def test_trl_compat_goes_to_the_manifests_of_the_code_that_needs_it(tmp_path):
@@ -574,3 +578,61 @@ def test_trl_compat_goes_to_the_manifests_of_the_code_that_needs_it(tmp_path):
     assert "trl-compat>=" in (tmp_path / "uses" / "requirements.txt").read_text()
     assert "trl-compat" not in (tmp_path / "plain" / "requirements.txt").read_text()
     assert "trl-compat>=" in (tmp_path / "requirements" / "train.txt").read_text()
+
+
+def test_the_projects_python_range_is_raised_to_the_targets_requires_python():
+    """DanielSc4/RewardLM's Poetry `python = "^3.9"` beside `trl = "^1.16.0"`: TRL 1.16 declares Requires-Python
+    >=3.11 and a resolver solves for the project's whole range, so the file would not lock; PEP 621's
+    `requires-python` likewise. The rest of a constraint (an upper bound) stays."""
+    poetry = '[tool.poetry.dependencies]\npython = "^3.9"\ntrl = "^0.4.1"\n'
+    result = migrate(poetry, "pyproject.toml")
+    assert changed_lines(poetry, result.text) == [('python = "^3.9"\n', 'python = "^3.11"\n'),
+                                                  ('trl = "^0.4.1"\n', 'trl = "^1.16.0"\n')]
+    pep621 = '[project]\nname = "x"\nrequires-python = ">=3.8,<3.13"\ndependencies = ["trl==0.11.4"]\n'
+    result = migrate(pep621, "pyproject.toml")
+    assert ('requires-python = ">=3.8,<3.13"\n', 'requires-python = ">=3.11,<3.13"\n') in changed_lines(pep621,
+                                                                                                           result.text)
+    assert any(f.message.startswith("python>=3.8 raised to >=3.11") for f in result.findings), result.findings
+    # TRL 1.13 declares >=3.10; a range that already admits it stays
+    result = migrate(pep621.replace(">=3.8", ">=3.10"), "pyproject.toml", target="1.13.0")
+    assert "requires-python = \">=3.10,<3.13\"" in result.text
+    python = next(r for r in floors.PROFILES["1.16"].floors if r.package == floors.PYTHON)
+    assert python.specifier == ">=3.11"
+
+
+def test_a_torch_pin_below_transformers_runtime_floor_is_reported():
+    """zucchini-nlp/RLHF-GPT2 `torch==2.1.0`, umass-ml4ed `torch==2.0.1` beside a raised, open transformers: pip
+    installs transformers 5.24, which runs without PyTorch below 2.6 (4.56.2: below 2.1). torch stays as written (its
+    CUDA build and torchvision / torchaudio go with it), with a warning."""
+    text = "trl==0.7.4\ntorch==2.1.0\ntransformers==4.36.0\n"
+    result = migrate(text, "requirements.txt")
+    warnings = [f for f in result.findings if f.severity == "warning" and f.message.startswith("torch==2.1.0")]
+    assert len(warnings) == 1 and warnings[0].line == 2 and "below 2.6.0" in warnings[0].message
+    assert "torch==2.1.0\n" in result.text
+    for fine in ("trl\ntorch>=2.0\n", "trl\ntorch==2.7.1+cu126\n", "trl\ntorch\n"):
+        assert not [f for f in migrate(fine, "requirements.txt").findings if f.message.startswith("torch")]
+    poetry = '[tool.poetry.dependencies]\npython = "^3.11"\ntrl = "^0.4.1"\ntorch = "{}"\n'
+    assert not [f for f in migrate(poetry.format("^2.0.1"), "pyproject.toml").findings if "torch" in f.message]
+    assert [f.line for f in migrate(poetry.format("2.1.0"), "pyproject.toml").findings if "PyTorch" in f.message] == [4]
+
+
+def test_the_torch_runtime_floors_are_transformers_own():
+    import inspect
+    import re
+    import zipfile
+    from pathlib import Path
+
+    from migrations.kinds.requirements import TORCH_RUNTIME_FLOOR
+
+    wheel = Path(__file__).resolve().parents[3] / ".cache" / "wheels" / "transformers-4.56.2-py3-none-any.whl"
+    if not wheel.exists():
+        pytest.skip("the transformers 4.56.2 wheel is not cached (make .cache/wheels/.downloaded)")
+    old = zipfile.ZipFile(wheel).read("transformers/utils/import_utils.py").decode()
+    assert f'Disabling PyTorch because PyTorch >= {TORCH_RUNTIME_FLOOR["4.56.2"][:3]} is required' in old
+    transformers = pytest.importorskip("transformers")
+    if transformers.__version__ != "5.24.0":
+        pytest.skip(f"transformers {transformers.__version__} installed, the table's newest is 5.24.0")
+    from transformers.utils import import_utils
+
+    floors = re.findall(r"Disabling PyTorch because PyTorch >= ([0-9.]+) is required", inspect.getsource(import_utils))
+    assert floors == [TORCH_RUNTIME_FLOOR["5.24.0"][:3]]

@@ -16,7 +16,7 @@ def test_set_seed_moves_and_length_sampler_is_defined_locally():
         sampler = LengthSampler(4, 16)
     ''', '''\
         from transformers import set_seed
-        import random
+        import numpy
 
 
         class LengthSampler:
@@ -26,13 +26,38 @@ def test_set_seed_moves_and_length_sampler_is_defined_locally():
                 self.values = list(range(min_value, max_value))
 
             def __call__(self):
-                return random.choice(self.values)
+                return numpy.random.choice(self.values)
 
 
         set_seed(0)
         sampler = LengthSampler(4, 16)
     ''')
     assert [f.message for f in findings if f.changed] == ["trl.core.LengthSampler is now defined locally"]
+
+
+def test_the_local_length_sampler_draws_what_trl_drew():
+    """A review of a migrated tree: the local copy drew with `random.choice`, TRL with `np.random.choice` (0.7.4 and
+    0.23.1 `trl/core.py`): a seeded run sampled other lengths. The copy is held against the 0.7.4 wheel's class."""
+    import zipfile
+    from pathlib import Path
+
+    import numpy
+    import pytest
+
+    from migrations.v1_13.ppo_helpers import LOCAL_DEFS
+
+    wheel = Path(__file__).resolve().parents[3] / ".cache" / "wheels" / "trl-0.7.4-py3-none-any.whl"
+    if not wheel.exists():
+        pytest.skip("the trl 0.7.4 wheel is not cached (make .cache/wheels/.downloaded)")
+    core = zipfile.ZipFile(wheel).read("trl/core.py").decode()
+    theirs: dict = {"np": numpy}
+    exec(core[core.index("class LengthSampler"):core.index("class PPODecorators")], theirs)
+    ours: dict = {"numpy": numpy}
+    exec(LOCAL_DEFS["LengthSampler"][0], ours)
+    numpy.random.seed(3)
+    want = [theirs["LengthSampler"](4, 16)() for _ in range(20)]
+    numpy.random.seed(3)
+    assert [ours["LengthSampler"](4, 16)() for _ in range(20)] == want
 
 
 def test_wandb_padding_is_defined_locally():

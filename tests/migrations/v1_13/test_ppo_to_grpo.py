@@ -421,3 +421,33 @@ def test_a_copy_of_the_step_loop_trainer_keeps_its_config() -> None:
     assert "GRPOConfig" not in result.text and "config: PPOConfig = None" in result.text
     assert "# TODO(trl-compat): PPOConfig feeds this project's own trainer" in result.text
     assert any("own trainer (PPOTrainer" in f.message for f in result.findings)
+
+
+def test_a_trainer_returned_by_a_method_is_a_trainer() -> None:
+    """JumpyPizza/align-sentence-simplification-with-ESL-learner: `self.ppo_trainer = self._init_ppo_trainer()`, a
+    method returning `PPOTrainer(config, ...)`. The loop's `.generate` / `.step` / `.log_stats` got no marker (inside
+    `try: ... except Exception: print(e)` every batch printed an AttributeError and nothing trained); now they are
+    the trainer's, marked, and `save_pretrained` is `save_model` as for any PPO trainer."""
+    src = ("from trl import PPOConfig, PPOTrainer\n\n\n"
+           "class Runner:\n"
+           "    def __init__(self, model, tokenizer):\n"
+           "        self.model, self.tokenizer = model, tokenizer\n"
+           "        self.ppo_trainer = self._init_ppo_trainer()\n\n"
+           "    def _init_ppo_trainer(self):\n"
+           "        config = PPOConfig(batch_size=8, mini_batch_size=8)\n"
+           "        return PPOTrainer(config, self.model, None, self.tokenizer)\n\n"
+           "    def train(self, batches):\n"
+           "        for batch in batches:\n"
+           "            try:\n"
+           "                response = self.ppo_trainer.generate(batch)\n"
+           "                stats = self.ppo_trainer.step(batch, response, [1.0])\n"
+           "            except Exception as e:\n"
+           "                print(e)\n"
+           "        self.ppo_trainer.save_pretrained('out')\n")
+    result = migrate(src)
+    assert result.ok, result.errors
+    messages = [f.message for f in result.findings if f.severity == "manual"]
+    assert any(m.startswith("self.ppo_trainer.generate() does not exist on GRPOTrainer") for m in messages)
+    assert any(m.startswith("self.ppo_trainer.step() does not exist on GRPOTrainer") for m in messages)
+    assert "# TODO(trl-compat): self.ppo_trainer.step() does not exist" in result.text
+    assert "self.ppo_trainer.save_model('out')" in result.text

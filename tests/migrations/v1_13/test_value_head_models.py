@@ -400,3 +400,82 @@ def test_a_write_to_supported_architectures_is_marked():
 def test_supported_architectures_noops():
     noop(RULE, "import mylib\nfrom trl import GRPOTrainer\nmylib.ppo_trainer.SUPPORTED_ARCHITECTURES = (M,)\n")
     noop(RULE, "SUPPORTED_ARCHITECTURES = (M,)\nfrom trl import GRPOTrainer\n")
+
+
+def test_supported_architectures_still_read_keeps_its_import_marked():
+    """A review of a migrated tree: `from trl import SUPPORTED_ARCHITECTURES` was dropped while a module-level line and
+    an isinstance check still read the name (an ImportError became a NameError). The import now stays as written,
+    marked with the lines that read it; the rest of the file migrates as before."""
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead, SUPPORTED_ARCHITECTURES
+
+        ARCHS = SUPPORTED_ARCHITECTURES + (object,)
+
+
+        def build(name):
+            model = AutoModelForCausalLMWithValueHead.from_pretrained(name)
+            assert isinstance(model, SUPPORTED_ARCHITECTURES)
+            return model
+        """)
+    assert "from trl import SUPPORTED_ARCHITECTURES\n" in out
+    assert "from transformers import AutoModelForCausalLM\n" in out
+    assert out.splitlines()[0].startswith("# TODO(trl-compat): trl.SUPPORTED_ARCHITECTURES is gone")
+    manual = [f for f in findings if f.severity == "manual"]
+    assert len(manual) == 1 and "line(s) 3, 8 read it" in manual[0].message
+    # only the import names it: nothing was dropped that a line still reads
+    assert out.count("SUPPORTED_ARCHITECTURES") == 4
+
+
+def test_supported_architectures_import_only_is_dropped():
+    out, _ = run(RULE, "from trl import SUPPORTED_ARCHITECTURES, AutoModelForCausalLMWithValueHead\n\n"
+                 "m = AutoModelForCausalLMWithValueHead.from_pretrained('x')\n")
+    assert "SUPPORTED_ARCHITECTURES" not in out
+
+
+def test_value_head_named_without_a_call_goes_to_compat():
+    """`ValueHead` read in an isinstance check or bound to a name (not called): the same class lives in
+    compat.value_head, so the import goes there; it was dropped before, leaving a NameError behind a marker."""
+    check(RULE, """\
+        from trl.models.modeling_value_head import ValueHead
+
+
+        def heads(model):
+            return [m for m in model.modules() if isinstance(m, ValueHead)]
+        """, """\
+        from compat.value_head import ValueHead
+
+
+        def heads(model):
+            return [m for m in model.modules() if isinstance(m, ValueHead)]
+        """)
+
+
+def test_a_kbit_model_with_peft_config_is_prepared_as_trl_did():
+    """TRL 0.7.4 - 0.11.4 `PreTrainedModelWrapper.from_pretrained`: a model id with a true load_in_8bit / load_in_4bit
+    and a peft_config ran `prepare_model_for_kbit_training` before `get_peft_model` (TRL's stack_llama rl_training.py).
+    The rewrite kept only get_peft_model; now the same two steps. A flag from an option is marked."""
+    check(RULE, """\
+        from peft import LoraConfig
+        from trl import AutoModelForCausalLMWithValueHead
+
+        lora_config = LoraConfig(r=8)
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(
+            name, load_in_8bit=True, device_map={"": 0}, peft_config=lora_config)
+        """, """\
+        from peft import LoraConfig, prepare_model_for_kbit_training, get_peft_model
+        from transformers import AutoModelForCausalLM
+
+        lora_config = LoraConfig(r=8)
+        model = get_peft_model(prepare_model_for_kbit_training(AutoModelForCausalLM.from_pretrained(
+            name, load_in_8bit=True, device_map={"": 0})), lora_config)
+        """, stack={"transformers": "4.57.6"})
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead
+
+        a = AutoModelForCausalLMWithValueHead.from_pretrained(name, load_in_4bit=True, peft_config=lora_config)
+        b = AutoModelForCausalLMWithValueHead.from_pretrained(name, load_in_8bit=args.int8, peft_config=lora_config)
+        c = AutoModelForCausalLMWithValueHead.from_pretrained(name, load_in_8bit=False, peft_config=lora_config)
+        """)
+    manual = [f.message for f in findings if f.severity == "manual"]
+    assert any("device_map" in m for m in manual) and any("do the same where it is" in m for m in manual)
+    assert out.count("prepare_model_for_kbit_training(") == 1  # a's call; not b's, not c's

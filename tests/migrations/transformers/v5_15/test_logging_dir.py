@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from migrations.atlas import Atlas
 from migrations.transformers.v5_15.logging_dir import MIGRATION as RULE
 from tests.migrations._driver import assert_check_passes, check, noop, run
@@ -18,23 +20,51 @@ def test_facts():
 
 
 def test_tensorboard_off_becomes_the_helper():
-    """vrizz/rlhf `RewardConfig(..., logging_dir='./logs', report_to="wandb")`, and a config with no report_to= (the
-    5.x default "none"): TensorBoard, the field's only reader, cannot run on 5.15+."""
+    """A config with no report_to= (the 5.x default "none"; 4.x's "all" ran TensorBoard when installed):
+    TensorBoard, the field's only reader, cannot run on 5.15+, and may on 4.x."""
+    check(RULE, """\
+        from trl import GRPOConfig
+        c = GRPOConfig(output_dir="o", logging_dir="logs")
+        """, """\
+        from trl import GRPOConfig
+        from compat.trl import tensorboard_dir
+
+        c = GRPOConfig(output_dir="o", **tensorboard_dir("logs"))
+        """)
+
+
+def test_a_report_to_without_tensorboard_drops_the_keyword():
+    """vrizz/rlhf `RewardConfig(..., logging_dir='./logs', report_to="wandb")`, brevdev/notebooks: TensorBoard, the
+    field's only reader (4.56.2 `integration_utils.py`), runs on no release with this report_to=: the keyword did
+    nothing, and goes (no compat import in a notebook that never installs trl-compat). A module that reads
+    `.logging_dir` back keeps its value through the helper."""
     check(RULE, """\
         from trl import GRPOConfig, RewardConfig
         a = RewardConfig(output_dir="o", logging_dir="./logs", report_to="wandb")
         b = GRPOConfig(output_dir="o", logging_dir=f"{root}/logs", report_to=["wandb", "trackio"])
-        c = GRPOConfig(output_dir="o", logging_dir="logs")
         d = GRPOConfig(output_dir="o", logging_dir="logs", report_to="none")
         """, """\
         from trl import GRPOConfig, RewardConfig
-        from compat.trl import tensorboard_dir
-
-        a = RewardConfig(output_dir="o", **tensorboard_dir("./logs"), report_to="wandb")
-        b = GRPOConfig(output_dir="o", **tensorboard_dir(f"{root}/logs"), report_to=["wandb", "trackio"])
-        c = GRPOConfig(output_dir="o", **tensorboard_dir("logs"))
-        d = GRPOConfig(output_dir="o", **tensorboard_dir("logs"), report_to="none")
+        a = RewardConfig(output_dir="o", report_to="wandb")
+        b = GRPOConfig(output_dir="o", report_to=["wandb", "trackio"])
+        d = GRPOConfig(output_dir="o", report_to="none")
         """)
+    out, _ = run(RULE, 'from trl import GRPOConfig\na = GRPOConfig(output_dir="o", logging_dir="l", report_to="wandb")\n'
+                       "os.makedirs(a.logging_dir)\n")
+    assert '**tensorboard_dir("l")' in out
+
+
+def test_transformers_4_reads_logging_dir_only_in_the_tensorboard_callback():
+    import zipfile
+    from pathlib import Path
+
+    wheel = Path(__file__).resolve().parents[4] / ".cache" / "wheels" / "transformers-4.56.2-py3-none-any.whl"
+    if not wheel.exists():
+        pytest.skip("the transformers 4.56.2 wheel is not cached (make .cache/wheels/.downloaded)")
+    with zipfile.ZipFile(wheel) as zf:
+        readers = sorted(n for n in zf.namelist() if n.endswith(".py") and not n.startswith("transformers/models/")
+                         and "args.logging_dir" in zf.read(n).decode("utf-8", "replace"))
+    assert readers == ["transformers/integrations/integration_utils.py"]
 
 
 def test_under_a_transformers_5_15_pin_the_keyword_is_dropped(tmp_path):
@@ -62,15 +92,13 @@ def test_tensorboard_on_sets_the_environment_variable_on_5_15():
 
 def test_a_splat_beside_an_explicit_report_to_cannot_carry_it():
     """georgian-io/LLM-Finetuning-Toolkit: `report_to="none"` and `**self._training_args.model_dump()`; the splat
-    cannot pass report_to= again (a TypeError), so TensorBoard is off."""
+    cannot pass report_to= again (a TypeError), so TensorBoard is off, on every release: the keyword goes."""
     check(RULE, """\
         from transformers import TrainingArguments
         args = TrainingArguments(output_dir=d, logging_dir=logs, report_to="none", **extra.model_dump())
         """, """\
         from transformers import TrainingArguments
-        from compat.trl import tensorboard_dir
-
-        args = TrainingArguments(output_dir=d, **tensorboard_dir(logs), report_to="none", **extra.model_dump())
+        args = TrainingArguments(output_dir=d, report_to="none", **extra.model_dump())
         """)
 
 

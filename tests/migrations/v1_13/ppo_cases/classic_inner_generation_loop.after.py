@@ -1,7 +1,7 @@
 import torch
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
-import random
+import numpy
 
 
 class LengthSampler:
@@ -11,7 +11,7 @@ class LengthSampler:
         self.values = list(range(min_value, max_value))
 
     def __call__(self):
-        return random.choice(self.values)
+        return numpy.random.choice(self.values)
 
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]

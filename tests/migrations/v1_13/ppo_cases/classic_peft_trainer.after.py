@@ -2,7 +2,7 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoTokenizer, AutoModelForCausalLM
 from trl import GRPOConfig, GRPOTrainer
-import random
+import numpy
 
 
 class LengthSampler:
@@ -12,7 +12,7 @@ class LengthSampler:
         self.values = list(range(min_value, max_value))
 
     def __call__(self):
-        return random.choice(self.values)
+        return numpy.random.choice(self.values)
 
 
 # TODO(trl-compat): PPO config fields with no GRPO successor were removed [ppo-to-grpo]

@@ -9,7 +9,7 @@ from peft import LoraConfig, get_peft_model
 from transformers import AutoTokenizer, pipeline, AutoModelForCausalLM, set_seed
 
 from trl import GRPOConfig, GRPOTrainer
-import random
+import numpy
 
 
 class LengthSampler:
@@ -19,7 +19,7 @@ class LengthSampler:
         self.values = list(range(min_value, max_value))
 
     def __call__(self):
-        return random.choice(self.values)
+        return numpy.random.choice(self.values)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 # Vicuna-LoRA-RLHF style: the value-head wrapper's 8-bit flag is printed after loading
-from peft import LoraConfig, get_peft_model
+from peft import LoraConfig, prepare_model_for_kbit_training, get_peft_model
 
 from trl import GRPOConfig, GRPOTrainer
 from transformers import AutoModelForCausalLM
@@ -21,7 +21,8 @@ config = GRPOConfig(
     num_generations=4,
 )
 lora_config = LoraConfig(r=8, lora_alpha=16, task_type="CAUSAL_LM")
-model = get_peft_model(AutoModelForCausalLM.from_pretrained("lmsys/vicuna-7b", load_in_8bit=True), lora_config)
+# TODO(trl-compat): TRL's value-head wrapper put a k-bit model on this... [value-head-models]
+model = get_peft_model(prepare_model_for_kbit_training(AutoModelForCausalLM.from_pretrained("lmsys/vicuna-7b", load_in_8bit=True)), lora_config)
 print("finetune model's is_loaded_in_8bit: ", getattr(model, "is_loaded_in_8bit", False), getattr(model, "is_loaded_in_4bit", False))
 
 

@@ -1,6 +1,6 @@
 import trl
 from trl import GRPOConfig, GRPOTrainer
-import random
+import numpy
 
 
 class LengthSampler:
@@ -10,7 +10,7 @@ class LengthSampler:
         self.values = list(range(min_value, max_value))
 
     def __call__(self):
-        return random.choice(self.values)
+        return numpy.random.choice(self.values)
 
 
 # TODO(trl-compat): learning_rate=3e-06 written, old default uncertain (pin trl) [ppo-to-grpo]
