@@ -289,8 +289,9 @@ def _with_return_all_scores(pipe: Any, return_all_scores: bool | None = None) ->
     string; `False` as the top label only. transformers 5 dropped the keyword: it reaches the tokenizer, which ignores
     it, and the call answers the top label alone (`output[1]` is a KeyError). The pipeline returned here (the same
     object, its class a subclass of its own) takes `return_all_scores=` on each call (the default: the value given
-    here) and asks for `top_k=None` (every label, sorted by score), put back in label-id order and nesting. A call
-    that passes `top_k` too gets what 4.x gave it: `top_k` wins. A pipeline of another kind is returned unchanged.
+    here) and asks for `top_k=None` (every label, sorted by score), put back in label-id order and nesting (a
+    pipeline built with `top_k=` kept 4.x's score order). A call that passes `top_k` too gets what 4.x gave it:
+    `top_k` wins. A pipeline of another kind is returned unchanged.
     """
     from transformers import TextClassificationPipeline
 
@@ -310,13 +311,15 @@ def _with_return_all_scores(pipe: Any, return_all_scores: bool | None = None) ->
             if not all_scores or "top_k" in kwargs:
                 return base.__call__(self, inputs, *args, **kwargs)
             out = base.__call__(self, inputs, *args, top_k=None, **kwargs)
+            # a pipeline built with `top_k=` sorted by score in 4.x too (its built parameters were not `_legacy`)
+            order = in_label_order if self._postprocess_params.get("_legacy", True) else (lambda row: row)
             if isinstance(inputs, str):  # one text: 4.x nested its labels in one more list
-                return [in_label_order(out)]
+                return [order(out)]
             if isinstance(out, list) and out and isinstance(out[0], list):
-                return [in_label_order(row) for row in out]
+                return [order(row) for row in out]
             if isinstance(out, list):  # one text pair ({"text": ..., "text_pair": ...}): not nested
-                return in_label_order(out)
-            return (in_label_order(row) for row in out)  # a generator (dataset or generator input)
+                return order(out)
+            return (order(row) for row in out)  # a generator (dataset or generator input)
 
     AllScores.__name__ = AllScores.__qualname__ = base.__name__
     AllScores.__module__ = base.__module__

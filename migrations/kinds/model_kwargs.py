@@ -11,8 +11,8 @@ only where every use of it is such a hand-over:
   (the pipeline loads its model with them), directly or through a name the
   scope binds once, to that dict, and uses nowhere else (`x["key"] = ...` writes of other keys are fine);
 * `model_loader(rule, func)`: True for `<X>.from_pretrained` / `<X>.from_config` where X is a transformers model class
-  (not a config, tokenizer or processor), peft's `AutoPeftModel*`, TRL's value-head wrappers or `compat.value_head`'s;
-  None where X does not resolve.
+  (not a config, tokenizer or processor), peft's `AutoPeftModel*`, TRL's value-head wrappers or `compat.value_head`'s,
+  or a name bound once to one of them; None where X does not resolve.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
+from migrations.kinds.bindings import plain_value
 from migrations.kinds.cst import string_value
 from migrations.kinds.imports import imported_names
 
@@ -37,6 +38,15 @@ def model_loader(visitor: cst.CSTVisitor, func: cst.BaseExpression) -> bool | No
     if not isinstance(func, cst.Attribute) or func.attr.value not in LOADERS:
         return False
     names = imported_names(visitor, func.value)
+    if not names and isinstance(func.value, cst.Name):
+        # `selected_model = AutoModelForCausalLM` ... `selected_model.from_pretrained(...)` (malaya's sessions): a
+        # name its scope binds once, to a class reference
+        bound = plain_value(visitor, func.value)
+        if isinstance(bound, cst.IfExp):  # `modtype = AutoModelForSequenceClassification if rm else AutoModelFor...`
+            branches = [model_loader(visitor, func.with_changes(value=b)) for b in (bound.body, bound.orelse)]
+            return True if branches == [True, True] else False if branches == [False, False] else None
+        if isinstance(bound, (cst.Name, cst.Attribute)):
+            names = imported_names(visitor, bound)
     if not names:
         return None
     for q in names:

@@ -303,6 +303,24 @@ _NAME = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*
 TORCH_RUNTIME_FLOOR = {"4.56.2": "2.1.0", "5.24.0": "2.6.0"}
 
 
+#: transformers' own floor for bitsandbytes (`BITSANDBYTES_MIN_VERSION`, checked by its bitsandbytes quantizers before
+#: they load anything), read in the wheels (tested): 5.0 - 5.24 refuse anything older; 4.56.2 has none.
+BITSANDBYTES_RUNTIME_FLOOR = {"5.24.0": "0.46.1"}
+
+
+def runtime_floors(transformers_floor: PackageFloor | None) -> dict[str, PackageFloor]:
+    """Floors transformers enforces at run time rather than in its metadata, for the newest transformers a rewritten
+    manifest admits: bitsandbytes (a pin below it installs, and every `BitsAndBytesConfig` load then raises). None
+    where the file caps transformers below 5."""
+    if transformers_floor is not None and transformers_floor.upper == "<5":
+        return {}
+    low = Version(BITSANDBYTES_RUNTIME_FLOOR["5.24.0"])
+    return {"bitsandbytes": PackageFloor(
+        "bitsandbytes", SpecifierSet(f">={low}"), low,
+        f"transformers 5.x refuses bitsandbytes below {low} (BITSANDBYTES_MIN_VERSION) when it loads a "
+        "quantized model")}
+
+
 def torch_below_runtime_floor(req: str, transformers_floor: PackageFloor | None) -> str | None:
     """The warning for a `torch` requirement (`torch==2.1.0`, `torch<2.3`) that admits no release at or above what
     the newest transformers the rewritten manifest admits needs at run time; None when it does (or `req` is not

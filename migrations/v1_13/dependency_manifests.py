@@ -41,9 +41,12 @@ from migrations.kinds.requirements import (
     python_floor,
     rewrite_poetry,
     rewrite_requirement,
+    runtime_floors,
     torch_below_runtime_floor,
 )
 
+#: lock files the manifests' own tools write, and the command that re-solves each
+_LOCKS = {"uv.lock": "uv lock", "poetry.lock": "poetry lock", "pdm.lock": "pdm lock", "Pipfile.lock": "pipenv lock"}
 _COMMENT_OR_OPTION = re.compile(r"(\s+#|\s+--?[A-Za-z]|\s*\\\s*$)")
 
 
@@ -73,7 +76,19 @@ class DependencyManifests(ManifestMigration):
             new = _requirements_txt(self, text, table, ctx)
         for need in ctx.options.project_needs:
             new = self.add_requirement(new, filename, ctx, need)
+        if new != text and ctx.path is not None:
+            self._stale_locks(ctx)
         return new
+
+    def _stale_locks(self, ctx: RuleContext) -> None:
+        """A lock file beside a rewritten manifest still pins the old stack (`uv sync --locked` / `poetry install`
+        refuse or install it; ab-10/vequinox's uv.lock at trl 0.25.1): reported, never edited (only the tool can
+        re-solve it)."""
+        folder = os.path.dirname(os.path.abspath(ctx.path or ""))
+        for lock, command in _LOCKS.items():
+            if os.path.exists(os.path.join(folder, lock)):
+                ctx.report(Finding(self.id, f"{lock} still pins the stack this manifest had: re-lock ({command}) "
+                                            "after the migration", 0, 0, self.anchor, "warning", False))
 
     def add_requirement(self, text: str, filename: str, ctx: RuleContext, need: str) -> str:
         """A requirement the run's rewritten code needs (the runner says so through `Options.project_needs`:
@@ -834,7 +849,8 @@ MIGRATION = DependencyManifests()
 # -- notebooks: `!pip install ...` lines ---------------------------------------------------------------------------
 
 #: an install line of a notebook: `!pip install`, `%pip install`, `!python -m pip install`, `pip install` (automagic)
-_PIP_INSTALL = re.compile(r"^(?P<head>\s*[!%]?\s*(?:python3?\s+-m\s+)?pip3?\s+install\b)(?P<rest>[^\n\\]*)")
+# `rest` runs over backslash continuations (`%pip install -q \` / `    trl==0.7.2 \` / `    transformers==4.34.1`)
+_PIP_INSTALL = re.compile(r"^(?P<head>\s*[!%]?\s*(?:python3?\s+-m\s+)?pip3?\s+install\b)(?P<rest>(?:[^\n\\]|\\\r?\n)*)")
 _TOKEN = re.compile(r"""(?P<q>["']?)(?P<req>[^\s"']+)(?P=q)""")
 #: pip options whose next word is their value, never a requirement
 _VALUED_OPTIONS = frozenset({"-r", "-c", "-e", "--requirement", "--constraint", "--editable", "-i", "--index-url",
@@ -846,6 +862,7 @@ def floor_table(options) -> dict[str, PackageFloor]:  # type: ignore[no-untyped-
     requirements its rewritten code needs (`Options.project_needs`)."""
     table = {**metadata_floors(options.target_trl),
              **floors_for(options.target_trl, transformers=options.target("transformers"))}
+    table = {**runtime_floors(table.get("transformers")), **table}
     return _with_needs(table, options.project_needs)
 
 

@@ -329,7 +329,8 @@ class _Transformer(SymbolTransformer):
             return False
         if kwarg(model, "device_map") is None:
             self.todo(original, "TRL's value-head wrapper put a k-bit model on this process's device when no "
-                      "device_map was given: pass device_map={\"\": Accelerator().local_process_index}", ANCHOR)
+                      "device_map was given (0.4 - 0.7: Accelerator().process_index; 0.8+: the local process "
+                      "index): pass device_map={\"\": <that device>}", ANCHOR)
         self.note(original, "k-bit model with peft_config: prepare_model_for_kbit_training(...) before get_peft_model, "
                             "as TRL's value-head wrapper did")
         return True
@@ -416,7 +417,8 @@ class _Transformer(SymbolTransformer):
             self.changed = True
             self.needed_imports.append(("transformers", "PreTrainedModel"))
             return cst.Name("PreTrainedModel")
-        if not self.keep and original_node.attr.value != "from_pretrained":
+        if not self.keep and original_node.attr.value != "from_pretrained" \
+                and isinstance(original_node.value, (cst.Name, cst.Attribute)):  # the class, not `Wrapper(model).to`
             cls = self._vh_class(original_node.value)
             if cls in (CAUSAL, SEQ2SEQ):
                 # `AutoModelForCausalLMWithValueHead._init_weights`, `.lm_head_namings`: the wrapper class's own

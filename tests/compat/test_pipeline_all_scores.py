@@ -89,6 +89,16 @@ def test_calls_without_the_keyword_or_with_top_k_are_unchanged(parts):
     assert type(wrapped).__name__ == "TextClassificationPipeline"
 
 
+def test_a_pipeline_built_with_top_k_keeps_the_score_order(parts):
+    """4.x: a pipeline built with `top_k=` holds non-legacy parameters, so `return_all_scores=True` at a call gave
+    every label sorted by score (a single string still nested)."""
+    pipe = with_return_all_scores(_pipe(parts, top_k=1))
+    out = pipe(TEXTS, return_all_scores=True, function_to_apply="none")
+    want = [sorted(_oracle(parts, t, softmax=False), key=lambda d: -d["score"]) for t in TEXTS]
+    _same(out, want)
+    assert len(pipe(TEXTS[0], return_all_scores=True)) == 1
+
+
 @pytest.mark.skipif(not NATIVE, reason="transformers 5 has no return_all_scores to compare with")
 def test_the_same_as_the_pipelines_own_answer_on_transformers_4(parts):
     plain, wrapped = _pipe(parts), with_return_all_scores(_pipe(parts))
@@ -97,6 +107,9 @@ def test_the_same_as_the_pipelines_own_answer_on_transformers_4(parts):
         assert wrapped(TEXTS[0], **call) == plain(TEXTS[0], **call)
     built = _pipe(parts, return_all_scores=True)
     assert with_return_all_scores(_pipe(parts), return_all_scores=True)(TEXTS) == built(TEXTS)
+    ranked = _pipe(parts, top_k=1)
+    assert with_return_all_scores(_pipe(parts, top_k=1))(TEXTS, return_all_scores=True) == \
+        ranked(TEXTS, return_all_scores=True)
 
 
 @pytest.mark.skipif(NATIVE, reason="transformers 4.x still reads return_all_scores")

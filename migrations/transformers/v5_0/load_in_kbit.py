@@ -29,9 +29,9 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import dotted, literal_value, make_kwarg, replace_args, side_effect_free, string_value
+from migrations.kinds.cst import dotted, literal_value, make_kwarg, replace_args, string_value
 from migrations.kinds.imports import code_words, ensure_imports, imported_names
-from migrations.kinds.model_kwargs import model_dicts
+from migrations.kinds.model_kwargs import model_dicts, model_loader
 
 FLAGS = ("load_in_8bit", "load_in_4bit")
 #: `BitsAndBytesConfig.__init__`'s keywords other than the flags (4.56.2 and 5.24.0 wheels, tested): 4.x moved these
@@ -40,17 +40,28 @@ BNB_KEYWORDS = frozenset({
     "llm_int8_threshold", "llm_int8_skip_modules", "llm_int8_enable_fp32_cpu_offload", "llm_int8_has_fp16_weight",
     "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "bnb_4bit_use_double_quant", "bnb_4bit_quant_storage",
 })
-_RECEIVER_PREFIXES = ("transformers.", "peft.AutoPeftModel", "peft.auto.AutoPeftModel")
 #: trl-compat's value-head wrapper reads the flags itself as TRL's did (prepare_model_for_kbit_training before a
 #: peft_config, this process's device without a device_map) and hands transformers 5 a quantization_config
 _READS_FLAGS = "compat.value_head."
-_VALUE_HEADS = ("AutoModelForCausalLMWithValueHead", "AutoModelForSeq2SeqLMWithValueHead")
-_EXCLUDES = ("Config", "Tokenizer", "Processor", "FeatureExtractor")
 _GONE = "transformers 5 removed from_pretrained(load_in_8bit=/load_in_4bit=) (a TypeError now)"
 _HELPER = "BitsAndBytesConfig"
 _DICT = ("if this dict goes to from_pretrained, give it quantization_config=BitsAndBytesConfig({flag}=...) instead of "
          "{flag}: " + _GONE)
 _UNKNOWN = object()
+
+
+def _repeatable(node: cst.BaseExpression) -> bool:
+    """`node` may be evaluated twice with the same result and no side effect: names, attribute chains, literals, and
+    comparisons / `and` / `or` / `not` of those (`self.args.quant == "8bit"`)."""
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer)) or dotted(node) is not None:
+        return True
+    if isinstance(node, cst.Comparison):
+        return _repeatable(node.left) and all(_repeatable(c.comparator) for c in node.comparisons)
+    if isinstance(node, cst.BooleanOperation):
+        return _repeatable(node.left) and _repeatable(node.right)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _repeatable(node.expression)
+    return False
 
 
 def _flag(arg: cst.Arg) -> object:
@@ -70,19 +81,11 @@ class _Transformer(MigrationTransformer):
         self.needed = False
 
     def _receiver(self, func: cst.Attribute) -> bool | None:
-        """True: a model class whose from_pretrained took the flags; False: a class of another kind; None: unknown."""
-        names = imported_names(self, func.value)
-        if not names:
-            return None
-        for q in names:
-            last = q.rsplit(".", 1)[-1]
-            if q.startswith(_READS_FLAGS):
-                return False
-            if any(x in last for x in _EXCLUDES):
-                continue
-            if q.startswith(_RECEIVER_PREFIXES) or (q.startswith("trl.") and last in _VALUE_HEADS):
-                return True
-        return False
+        """True: a model class whose from_pretrained took the flags; False: another class, or `compat.value_head`'s
+        wrapper (it takes them itself); None: unknown."""
+        if any(q.startswith(_READS_FLAGS) for q in imported_names(self, func.value)):
+            return False
+        return model_loader(self, func)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.dicts = model_dicts(self, node, frozenset({*FLAGS, *BNB_KEYWORDS, "quantization_config"}))
@@ -90,6 +93,16 @@ class _Transformer(MigrationTransformer):
     def visit_DictElement(self, node: cst.DictElement) -> None:
         if self.mark_dicts and string_value(node.key) in FLAGS and id(self._owner(node)) not in self.dicts:
             self.todo(node, _DICT.format(flag=string_value(node.key)))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        """`kwargs["load_in_8bit"] = True` (haotian-liu/LLaVA's builder.py and its copies), then
+        `from_pretrained(**kwargs)`: marked like a dict holding the flag."""
+        target = node.target
+        if self.mark_dicts and isinstance(target, cst.Subscript) and len(target.slice) == 1 \
+                and isinstance(target.slice[0].slice, cst.Index):
+            key = string_value(target.slice[0].slice.value)
+            if key in FLAGS:
+                self.todo(node, _DICT.format(flag=key))
 
     def _owner(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)
@@ -174,8 +187,7 @@ class _Transformer(MigrationTransformer):
         if any(a.star == "**" for a in call.args):
             return "**kwargs may hold the other bitsandbytes keywords 4.x moved into the config"
         for a in flags:
-            if _flag(a) is _UNKNOWN and not (
-                    side_effect_free(a.value) and (isinstance(a.value, cst.Name) or dotted(a.value) is not None)):
+            if _flag(a) is _UNKNOWN and not _repeatable(a.value):
                 return f"{a.keyword.value}= is read twice by the rewrite and may have side effects"  # type: ignore[union-attr]
         return None
 

@@ -20,13 +20,19 @@ from migrations.transformers.v5_0._moved_names import MOVES
 #: Names 5.0 moved where no path exports them on both 4.56.2 and 5.x: `compat.trl` resolves each to whichever the
 #: installed transformers has (`compat/_exports.py`, where the two definitions are compared)
 BRIDGED = {"transformers.modeling_utils.load_sharded_checkpoint": "compat.trl"}
+#: Re-exports dropped from a module the atlas reads in full, of a name defined in one it reads for existence only (so
+#: the generator cannot prove the two the same): checked against the wheels by the tests. LLaVA's `llava_trainer.py`
+#: and its many copies import `ALL_LAYERNORM_LAYERS` from `transformers.trainer`, which stopped importing it in 4.53;
+#: `transformers.pytorch_utils` defines it (`[nn.LayerNorm]`) in 4.30 - 5.24.
+DEFINED_ELSEWHERE = {"transformers.trainer.ALL_LAYERNORM_LAYERS": "transformers.pytorch_utils"}
 
 
 class MovedNames(SymbolMigration):
     summary = "names transformers 5.0 moved (tokenization_utils, trainer helpers, ...) -> a path 4.56 and 5.x share"
-    triggers = tuple(sorted({q.rsplit(".", 2)[-2] for q in {**MOVES, **BRIDGED}}))  # the old module's last component
+    triggers = tuple(sorted({q.rsplit(".", 2)[-2] for q in {**MOVES, **BRIDGED, **DEFINED_ELSEWHERE}}))
     requires = ("transformers",)
-    symbols = {qual: Moved(module, qual.rsplit(".", 1)[-1]) for qual, module in {**MOVES, **BRIDGED}.items()}
+    symbols = {qual: Moved(module, qual.rsplit(".", 1)[-1])
+               for qual, module in {**MOVES, **BRIDGED, **DEFINED_ELSEWHERE}.items()}
 
 
 MIGRATION = MovedNames()

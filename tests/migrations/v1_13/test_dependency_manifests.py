@@ -551,6 +551,9 @@ def test_a_notebook_install_line_is_raised_like_a_requirements_file():
     for kept in ("!pip install -r requirements.txt\n", "!pip install git+https://github.com/huggingface/trl.git\n",
                  "!pip install -e . --extra-index-url https://x/simple\n", "!ls trl==0.4.7\n", "print(1)\n"):
         assert pip_install_line(kept, table)[0] == kept, kept
+    # a command over backslash continuations (dieai/generative-ai-on-aws's `%pip install -q \` cells)
+    line, _messages, trl = pip_install_line("%pip install -q \\\n    trl==0.7.2 \\\n    transformers==4.34.1\n", table)
+    assert trl and line == '%pip install -q \\\n    trl==1.16.0 \\\n    "transformers>=4.56.2"\n'
     # trl from a VCS URL (SepKeyPro/genAI's notebooks): kept as written, trl-compat beside it when the code needs it
     line, _messages, trl = pip_install_line("!pip install git+https://github.com/huggingface/trl.git peft\n", table,
                                             "trl-compat>=0.1.0")
@@ -636,3 +639,35 @@ def test_the_torch_runtime_floors_are_transformers_own():
 
     floors = re.findall(r"Disabling PyTorch because PyTorch >= ([0-9.]+) is required", inspect.getsource(import_utils))
     assert floors == [TORCH_RUNTIME_FLOOR["5.24.0"][:3]]
+
+
+def test_a_lock_file_beside_a_rewritten_manifest_is_reported(tmp_path):
+    """ab-10/vequinox: pyproject.toml raised to trl>=1.16.0 beside a uv.lock at trl 0.25.1 (`uv sync --locked`
+    refuses): a warning says to re-lock; the lock file is not touched."""
+    (tmp_path / "uv.lock").write_text("version = 1\n")
+    text = '[project]\nname = "x"\nrequires-python = ">=3.11"\ndependencies = ["trl>=0.25"]\n'
+    result = migrate_source(text, options=Options(target_trl=Version("1.16.0")), rules=[RULE],
+                            path=str(tmp_path / "pyproject.toml"), verify_idempotent=True)
+    assert result.ok and "trl>=1.16.0" in result.text
+    assert [f.message for f in result.findings if f.severity == "warning"] == [
+        "uv.lock still pins the stack this manifest had: re-lock (uv lock) after the migration"]
+    assert (tmp_path / "uv.lock").read_text() == "version = 1\n"
+
+
+def test_a_bitsandbytes_pin_below_transformers_5s_floor_is_raised():
+    """medicalgpt `bitsandbytes==0.43.3`, malaya `==0.41.1` beside a raised, open transformers: transformers 5 refuses
+    bitsandbytes below 0.46.1 when it loads a quantized model (the load-in-kbit rewrites included). Raised like a
+    metadata floor; a file capping transformers below 5 keeps its pin (4.56.2 has no such floor)."""
+    result = migrate("trl==0.7.4\nbitsandbytes==0.43.3\n", "requirements.txt")
+    assert result.text == "trl==1.16.0\nbitsandbytes>=0.46.1\n"
+    from migrations.kinds.requirements import BITSANDBYTES_RUNTIME_FLOOR, PackageFloor, runtime_floors
+
+    from packaging.specifiers import SpecifierSet
+
+    capped = PackageFloor("transformers", SpecifierSet(">=4.56.2,<5"), Version("4.56.2"), "", upper="<5")
+    assert runtime_floors(capped) == {}
+    transformers = pytest.importorskip("transformers")
+    if transformers.__version__ == "5.24.0":
+        from transformers.utils import import_utils
+
+        assert import_utils.BITSANDBYTES_MIN_VERSION == BITSANDBYTES_RUNTIME_FLOOR["5.24.0"]

@@ -479,3 +479,13 @@ def test_a_kbit_model_with_peft_config_is_prepared_as_trl_did():
     manual = [f.message for f in findings if f.severity == "manual"]
     assert any("device_map" in m for m in manual) and any("do the same where it is" in m for m in manual)
     assert out.count("prepare_model_for_kbit_training(") == 1  # a's call; not b's, not c's
+
+
+def test_a_method_of_the_wrapped_model_is_no_wrapper_class_member():
+    """umass-ml4ed/feedback-gen-dpo: `AutoModelForCausalLMWithValueHead(model).to(device)` -> `model.to(device)` was
+    marked as if `.to` were a member of the wrapper class (it is torch's, on every model)."""
+    out, findings = run(RULE, "from trl import AutoModelForCausalLMWithValueHead\n\n"
+                              "def load(model, device):\n"
+                              "    return AutoModelForCausalLMWithValueHead(model).to(device)\n")
+    assert "return model.to(device)" in out
+    assert not [f for f in findings if f.severity == "manual"]

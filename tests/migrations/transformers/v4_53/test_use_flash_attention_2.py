@@ -94,3 +94,20 @@ def test_the_installed_transformers_refuses_it_and_takes_the_rewrite(tmp_path):
     model = transformers.AutoModelForCausalLM.from_pretrained(
         tmp_path, attn_implementation="flash_attention_2" if flag else None)
     assert model.config._attn_implementation != "flash_attention_2"
+
+
+def test_a_name_bound_to_the_model_class_is_its_loader():
+    """mesolitica/malaya's sessions: `selected_model = AutoModelForCausalLM` then `selected_model.from_pretrained(...,
+    use_flash_attention_2=True)`; a name bound to something the rule cannot resolve stays marked."""
+    out, findings = run(RULE, """\
+        from transformers import AutoModelForCausalLM
+        from liger_kernel.transformers import AutoLigerKernelForCausalLM
+
+        def main(liger):
+            selected_model = AutoModelForCausalLM
+            model = selected_model.from_pretrained("x", use_flash_attention_2=True)
+            other = AutoLigerKernelForCausalLM if liger else AutoModelForCausalLM
+            return model, other.from_pretrained("x", use_flash_attention_2=True)
+        """)
+    assert 'model = selected_model.from_pretrained("x", attn_implementation="flash_attention_2")' in out
+    assert [f.line for f in findings if f.severity == "manual"] == [8]

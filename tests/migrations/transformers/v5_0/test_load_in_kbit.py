@@ -79,13 +79,14 @@ def test_what_cannot_be_proved_is_marked():
         d = AutoModelForCausalLM.from_pretrained(name, load_in_8bit=pick())
         kwargs = {"load_in_8bit": True, "device_map": "auto"}
         more = dict(load_in_4bit=True)
+        kwargs["load_in_4bit"] = True
         """)
     manual = [f for f in findings if f.severity == "manual"]
-    assert [f.line for f in manual] == [3, 4, 5, 6, 7, 8]
+    assert [f.line for f in manual] == [3, 4, 5, 6, 7, 8, 9]
     assert "cannot tell what this from_pretrained belongs to" in manual[0].message
     assert "4.x refused both" in manual[1].message and "**kwargs" in manual[2].message
     assert "side effects" in manual[3].message and "if this dict goes to from_pretrained" in manual[4].message
-    assert out.count("# TODO(trl-compat): ") == 6 and "BitsAndBytesConfig" not in out.split("# TODO")[0]
+    assert out.count("# TODO(trl-compat): ") == 7 and "BitsAndBytesConfig" not in out.split("# TODO")[0]
 
 
 def test_noops():
@@ -212,3 +213,31 @@ def test_a_pipelines_model_kwargs_are_loading_options():
 
         pipe = pipeline("sentiment-analysis", model=name, model_kwargs={"quantization_config": BitsAndBytesConfig(load_in_8bit=True)}, tokenizer=tok)
         """)
+
+
+def test_a_comparison_flag_is_read_twice_safely():
+    """The think-on-graph-mpo entry's base_hf_causal_model.py: `load_in_8bit=self.args.quant == "8bit"`: a comparison of
+    an attribute chain and a literal gives the same value twice, so the option form applies."""
+    out, _ = run(RULE, """\
+        from transformers import AutoModelForCausalLM
+
+        class Model:
+            def load(self):
+                return AutoModelForCausalLM.from_pretrained(self.name, load_in_8bit=self.args.quant == "8bit")
+        """)
+    assert ('quantization_config=BitsAndBytesConfig(load_in_8bit=self.args.quant == "8bit") if self.args.quant == '
+            '"8bit" else None') in out
+
+
+def test_a_name_bound_to_either_of_two_model_classes_is_a_loader():
+    """prasanns/rlhf-length-biases' rmcode.py: `modtype = AutoModelForSequenceClassification if rm else
+    AutoModelForCausalLM`, then `modtype.from_pretrained(..., load_in_4bit=True)`."""
+    out, findings = run(RULE, """\
+        from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+        def load(name, rm):
+            modtype = AutoModelForSequenceClassification if rm else AutoModelForCausalLM
+            return modtype.from_pretrained(name, load_in_4bit=True)
+        """)
+    assert "return modtype.from_pretrained(name, quantization_config=BitsAndBytesConfig(load_in_4bit=True))" in out
+    assert not [f for f in findings if f.severity == "manual"]
