@@ -65,7 +65,7 @@ def _is_dict(node: cst.BaseExpression) -> bool:
 
 def _hand_over(visitor: cst.CSTVisitor, node: cst.CSTNode) -> bool:
     """`node` (a dict, or a name bound to one) is handed to a model loader: `**node` of a model's from_pretrained /
-    from_config, or the value of `model_init_kwargs=` / `ref_model_init_kwargs=`."""
+    from_config, or the value of `model_init_kwargs=` / `ref_model_init_kwargs=`, or of `pipeline(model_kwargs=)`."""
     parent = visitor.get_metadata(ParentNodeProvider, node, None)
     if not isinstance(parent, cst.Arg):
         return False

@@ -22,7 +22,8 @@ the old pin), takes the releases the pin admits, and:
   `gradient_checkpointing=False` written out, 0.22 turned it on); a call every newer release takes is no evidence,
   unless the module imports a TRL name the target lacks: the last release that had it bounds the releases the module
   ran on (AMindToThink/interpretable-fine-tuning's `from trl import DataCollatorForCompletionOnlyLM`, last in 0.19.1:
-  `gradient_checkpointing=False` and `bf16=False` written out, the learning rate marked where releases disagree).
+  `gradient_checkpointing=False` written out; learning_rate, logging_steps and bf16, which changed within 0.9 - 0.19,
+  marked).
 """
 
 from __future__ import annotations
