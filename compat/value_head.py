@@ -36,6 +36,7 @@ those. Importing this module imports torch and transformers (it is not imported 
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -204,17 +205,24 @@ def _current_device() -> Any:
     return state.local_process_index if torch.cuda.is_available() else "cpu"
 
 
+@functools.lru_cache(maxsize=1)
+def _takes_kbit_flags() -> bool:
+    """The installed transformers' `from_pretrained` still reads `load_in_8bit` (4.x): its source, read once."""
+    import inspect
+
+    from transformers import PreTrainedModel
+
+    return "load_in_8bit" in inspect.getsource(PreTrainedModel.from_pretrained)
+
+
 def _quantization_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
     """`from_pretrained` keywords with `load_in_8bit` / `load_in_4bit` as transformers 4.x read them, for a
     transformers that dropped them (5.0; rule `load-in-kbit`): when one is true, `quantization_config=
     BitsAndBytesConfig(<the flags and the bitsandbytes keywords>)` (4.x refused a `quantization_config` beside them);
     when both are false, nothing. On a transformers that still takes them, the keywords as given."""
-    import inspect
+    from transformers import BitsAndBytesConfig
 
-    from transformers import BitsAndBytesConfig, PreTrainedModel
-
-    if "load_in_8bit" in inspect.getsource(PreTrainedModel.from_pretrained) or not any(k in kwargs for k in (
-            "load_in_8bit", "load_in_4bit")):
+    if not any(k in kwargs for k in ("load_in_8bit", "load_in_4bit")) or _takes_kbit_flags():
         return kwargs
     out = dict(kwargs)
     flags = {k: out.pop(k, False) for k in ("load_in_8bit", "load_in_4bit")}

@@ -402,9 +402,9 @@ def _add_beside_stack(cells: list[_Cell], rewritten: dict[int, list[tuple[str, l
     """The migrated code imports `compat`, and no install line installs trl (by name) to put `trl-compat` beside:
     it joins the first install line that installs transformers / peft / accelerate / datasets (else the first install
     line), right after `pip install`; with no install line at all, the report says to install it."""
-    from migrations.v1_13.dependency_manifests import _PIP_INSTALL
+    from migrations.v1_13.dependency_manifests import _PIP_INSTALL, shell_word
 
-    quoted = f'"{add}"' if re.search(r"[<>]", add) else add
+    quoted = shell_word(add)
     candidates = [(cell, k) for cell in cells for k, _line in enumerate(cell.taken)
                   if _PIP_INSTALL.match(rewritten[cell.index][k][0])]
     stack = [(cell, k) for cell, k in candidates

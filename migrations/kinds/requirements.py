@@ -308,11 +308,16 @@ TORCH_RUNTIME_FLOOR = {"4.56.2": "2.1.0", "5.24.0": "2.6.0"}
 BITSANDBYTES_RUNTIME_FLOOR = {"5.24.0": "0.46.1"}
 
 
+def _admits_transformers_5(transformers_floor: PackageFloor | None) -> bool:
+    """The rewritten manifest admits transformers 5 (no `<5` cap: the code was migrated for 5.x)."""
+    return not (transformers_floor is not None and transformers_floor.upper == "<5")
+
+
 def runtime_floors(transformers_floor: PackageFloor | None) -> dict[str, PackageFloor]:
     """Floors transformers enforces at run time rather than in its metadata, for the newest transformers a rewritten
     manifest admits: bitsandbytes (a pin below it installs, and every `BitsAndBytesConfig` load then raises). None
     where the file caps transformers below 5."""
-    if transformers_floor is not None and transformers_floor.upper == "<5":
+    if not _admits_transformers_5(transformers_floor):
         return {}
     low = Version(BITSANDBYTES_RUNTIME_FLOOR["5.24.0"])
     return {"bitsandbytes": PackageFloor(
@@ -335,7 +340,7 @@ def torch_below_runtime_floor(req: str, transformers_floor: PackageFloor | None)
         spec = SpecifierSet(spec_text)
     except InvalidSpecifier:
         return None
-    capped = transformers_floor is not None and transformers_floor.upper == "<5"
+    capped = not _admits_transformers_5(transformers_floor)
     release = "4.56.2" if capped else "5.24.0"
     floor = Version(TORCH_RUNTIME_FLOOR[release])
     pins = [s.version for s in spec if s.operator in ("==", "===") and not s.version.endswith(".*")]

@@ -1141,8 +1141,8 @@ class _Transformer(MigrationTransformer):  # positions through `self.position()`
         go to `args=trainer_config(SFTConfig, training_args, max_length=...)` (`compat.trl`), the config TRL 0.9 -
         0.12 built from that object and the keywords; None (the call is marked) when `args=` is not a parameter
         without annotation, an attribute the file never assigns or a call (`plan.unseen`), a moved value may have
-        side effects or is written before an `args=` call, the plan has a hint of its own (a local config class to rebase), or the file already
-        uses the name `trainer_config` or a config name not TRL's."""
+        side effects or is written before an `args=` call, the plan has a hint of its own (a local config class to
+        rebase), or the file already uses the name `trainer_config` or a config name not TRL's."""
         config = _CONFIG[plan.trainer]
         pos = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "args"), None)
         if not plan.unseen or plan.hint is not None or pos is None:

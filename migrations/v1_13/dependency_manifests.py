@@ -866,6 +866,11 @@ def floor_table(options) -> dict[str, PackageFloor]:  # type: ignore[no-untyped-
     return _with_needs(table, options.project_needs)
 
 
+def shell_word(requirement: str) -> str:
+    """`requirement` as one word of a shell command: quoted where it holds `>` / `<` (the shell's redirections)."""
+    return f'"{requirement}"' if re.search(r"[<>]", requirement) else requirement
+
+
 def pip_install_line(line: str, table: dict[str, PackageFloor], add: str | None = None
                      ) -> tuple[str, list[str], bool]:
     """A notebook's install line (`!pip install -q trl==0.7.4 "transformers==4.34.0"`) with each requirement the
@@ -890,8 +895,7 @@ def pip_install_line(line: str, table: dict[str, PackageFloor], add: str | None 
             if not option_value and not req.startswith("-") and trl_reference(req):
                 installs_trl = True  # `git+https://github.com/huggingface/trl`: a fork or a commit, left as it is
                 if add is not None:
-                    quoted = f'"{add}"' if re.search(r"[<>]", add) else add
-                    edits.append((token.end(), token.end(), f" {quoted}"))
+                    edits.append((token.end(), token.end(), f" {shell_word(add)}"))
             continue
         declared = _Declared()
         rewrite_requirement(req, declared)
@@ -900,16 +904,15 @@ def pip_install_line(line: str, table: dict[str, PackageFloor], add: str | None 
         new = req if rw is None else rw.text
         if rw is not None:
             messages.extend(rw.outcome.messages)
-        if not token.group("q") and re.search(r"[<>]", new):
-            new = f'"{new}"'  # unquoted, `>` / `<` are the shell's redirections
+        if not token.group("q"):
+            new = shell_word(new)
         if new != req:
             edits.append((token.start("req") - len(token.group("q")), token.end(), new if not token.group("q")
                           else f"{token.group('q')}{new}{token.group('q')}"))
         if "trl" in declared.names:
             installs_trl = True
             if add is not None:
-                quoted = f'"{add}"' if re.search(r"[<>]", add) else add
-                edits.append((token.end(), token.end(), f" {quoted}"))
+                edits.append((token.end(), token.end(), f" {shell_word(add)}"))
     if add is not None and installs_trl and COMPAT in names:
         edits = [e for e in edits if not e[2].lstrip().strip('"').startswith(add)]
     elif add is not None and installs_trl:

@@ -229,8 +229,8 @@ class _Transformer(SymbolTransformer):
         if ref.name == ARCH:
             self.scan_arch_reads.append(self.position(node)[0])
         else:
-            self.scan_heads.append(code(self.parent(node) or node) if isinstance(self.parent(node), cst.Call)
-                                   else node.value)
+            parent = self.parent(node)
+            self.scan_heads.append(code(parent) if isinstance(parent, cst.Call) else node.value)
 
     def _patch_of_wrapper(self, target: cst.BaseExpression) -> None:
         """(scan pass) `PreTrainedModelWrapper.<attr>` assigned or deleted: the class itself is patched."""

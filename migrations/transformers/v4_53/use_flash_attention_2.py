@@ -36,9 +36,7 @@ def _value(flag: cst.BaseExpression) -> cst.BaseExpression | None:
     literal = literal_value(flag, _UNKNOWN)
     if literal is not _UNKNOWN:
         return cst.SimpleString('"flash_attention_2"') if literal else None
-    return cst.IfExp(test=flag, body=cst.SimpleString('"flash_attention_2"'), orelse=cst.Name("None"),
-                     whitespace_before_if=cst.SimpleWhitespace(" "), whitespace_after_if=cst.SimpleWhitespace(" "),
-                     whitespace_before_else=cst.SimpleWhitespace(" "), whitespace_after_else=cst.SimpleWhitespace(" "))
+    return cst.IfExp(test=flag, body=cst.SimpleString('"flash_attention_2"'), orelse=cst.Name("None"))
 
 
 class _Transformer(MigrationTransformer):

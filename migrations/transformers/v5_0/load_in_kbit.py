@@ -30,7 +30,7 @@ from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProv
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import dotted, literal_value, make_kwarg, replace_args, string_value
-from migrations.kinds.imports import code_words, ensure_imports, imported_names
+from migrations.kinds.imports import code_words, ensure_imports, imported_names, top_level_imports
 from migrations.kinds.model_kwargs import model_dicts, model_loader
 
 FLAGS = ("load_in_8bit", "load_in_4bit")
@@ -73,11 +73,10 @@ def _flag(arg: cst.Arg) -> object:
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, rule: PythonMigration, ctx: RuleContext, helper_free: bool, mark_dicts: bool) -> None:
+    def __init__(self, rule: PythonMigration, ctx: RuleContext, helper_free: bool) -> None:
         super().__init__(rule, ctx)
         self.dicts: set[int] = set()
         self.helper_free = helper_free
-        self.mark_dicts = mark_dicts
         self.needed = False
 
     def _receiver(self, func: cst.Attribute) -> bool | None:
@@ -91,14 +90,14 @@ class _Transformer(MigrationTransformer):
         self.dicts = model_dicts(self, node, frozenset({*FLAGS, *BNB_KEYWORDS, "quantization_config"}))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
-        if self.mark_dicts and string_value(node.key) in FLAGS and id(self._owner(node)) not in self.dicts:
+        if string_value(node.key) in FLAGS and id(self._owner(node)) not in self.dicts:
             self.todo(node, _DICT.format(flag=string_value(node.key)))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         """`kwargs["load_in_8bit"] = True` (haotian-liu/LLaVA's builder.py and its copies), then
         `from_pretrained(**kwargs)`: marked like a dict holding the flag."""
         target = node.target
-        if self.mark_dicts and isinstance(target, cst.Subscript) and len(target.slice) == 1 \
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1 \
                 and isinstance(target.slice[0].slice, cst.Index):
             key = string_value(target.slice[0].slice.value)
             if key in FLAGS:
@@ -132,11 +131,10 @@ class _Transformer(MigrationTransformer):
         if isinstance(func, cst.Name) and func.value == "dict":
             if id(original_node) in self.dicts:  # `dict(load_in_8bit=True, ...)` proven to be loading options
                 return self._rewrite(original_node, updated_node, receiver=True) or updated_node
-            if self.mark_dicts:
-                for a in original_node.args:
-                    if a.keyword is not None and a.keyword.value in FLAGS:
-                        self.todo(original_node, _DICT.format(flag=a.keyword.value))
-                        break
+            for a in original_node.args:
+                if a.keyword is not None and a.keyword.value in FLAGS:
+                    self.todo(original_node, _DICT.format(flag=a.keyword.value))
+                    break
             return updated_node
         if not isinstance(func, cst.Attribute) or func.attr.value != "from_pretrained":
             return updated_node
@@ -199,27 +197,16 @@ class LoadInKbit(PythonMigration):
     requires = ("transformers", "trl", "peft")
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
+        # the module's own `BitsAndBytesConfig`, if any, must be transformers' (imported from it)
         text = wrapper.module.code
-        words = code_words(text)
-        helper_free = _HELPER not in words or "from transformers import" in text and self._imports_bnb(wrapper)
-        t = _Transformer(self, ctx, helper_free, mark_dicts=True)
+        helper_free = _HELPER not in code_words(text) or "from transformers import" in text and bool(
+            {("transformers", _HELPER), ("transformers.utils.quantization_config", _HELPER)}
+            & top_level_imports(wrapper.module))
+        t = _Transformer(self, ctx, helper_free)
         module = wrapper.visit(t)
         if t.needed:
             module = ensure_imports(module, [("transformers", _HELPER)])
         return module if t.changed else wrapper.module
-
-    @staticmethod
-    def _imports_bnb(wrapper: cst.MetadataWrapper) -> bool:
-        """The module's own `BitsAndBytesConfig` is transformers' (imported from it)."""
-        for stmt in wrapper.module.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) \
-                        and dotted(small.module) in ("transformers", "transformers.utils.quantization_config") \
-                        and any(dotted(n.name) == _HELPER and n.asname is None for n in small.names):
-                    return True
-        return False
 
 
 MIGRATION = LoadInKbit()
