@@ -125,6 +125,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     "batched_formatting": (("compat.trl", "_batched_formatting"),),  # a TRL <= 0.15 formatting_func (a batch)
     # not a TRL name: transformers 5 ignores the text-classification pipeline's return_all_scores=; 4.x's answer
     "with_return_all_scores": (("compat.trl", "_with_return_all_scores"),),
+    # not a TRL name: a Trainer subclass whose compute_loss ignores num_items_in_batch keeps 4.45's loss scaling
+    "loss_kwargs_ignored": (("compat.trl", "_loss_kwargs_ignored"),),
     # removed in 0.20: the 0.19.1 classes, kept in compat._sft_data (it imports torch/transformers, so only on use)
     "DataCollatorForCompletionOnlyLM": (("compat._sft_data", "DataCollatorForCompletionOnlyLM"),),
     "ConstantLengthDataset": (("compat._sft_data", "ConstantLengthDataset"),),

@@ -31,7 +31,8 @@ MARKER_FILE_PATTERNS = (
     "requirements*.txt", "*requirements.txt", "*-requirements-*.txt", "constraints*.txt", "requirements/*.txt",
     "requirements/*.in", "reqs/*.txt", "pyproject.toml", "setup.cfg", "setup.py", "environment.yml",
     "environment.yaml", "environment-*.yml", "environment_*.yml", "*.sh", "*.md", "*.yaml", "*.yml",
-    "*ds*.json", "*deepspeed*.json", "*zero*.json", "*DS*.json", "*Zero*.json",
+    "*ds*.json", "*deepspeed*.json", "*zero*.json", "*DS*.json", "*Zero*.json", "*.bash", "Dockerfile*",
+    "*.dockerfile", "*.Dockerfile", "Containerfile*",
 )
 
 

@@ -31,7 +31,8 @@ for an `args` the migration cannot see (rule `trainer-kwargs-to-config`), and `b
 (`_batched_formatting`), a TRL <= 0.15 formatting function (called on a batch) for the per-example call of 0.16+
 (rule `sft-batched-formatting-func`), and `with_return_all_scores` (`_with_return_all_scores`), a text-classification
 pipeline answering transformers 4.x's `return_all_scores=`, which transformers 5 ignores (rule
-`pipeline-return-all-scores`).
+`pipeline-return-all-scores`), and `loss_kwargs_ignored` (`_loss_kwargs_ignored`), 4.45's loss scaling for a Trainer
+subclass whose `compute_loss` ignores `num_items_in_batch` (rule `compute-loss-num-items`).
 """
 
 from __future__ import annotations
@@ -278,6 +279,15 @@ def _length_grouping(group_by_length: bool) -> dict[str, Any]:
     if any(f.name == "group_by_length" for f in dataclasses.fields(TrainingArguments)):
         return {"group_by_length": group_by_length}
     return {"train_sampling_strategy": "group_by_length"} if group_by_length else {}
+
+
+_loss_kwargs_ignored = property(
+    lambda self: False, lambda self, value: None,
+    doc="""`model_accepts_loss_kwargs = loss_kwargs_ignored` in a `transformers.Trainer` subclass whose `compute_loss`
+    ignores `num_items_in_batch` (written before transformers 4.46 passed it): the attribute reads False whatever
+    `Trainer.__init__` sets, as transformers' own docstring of `compute_loss` asks for such an override. Then the
+    Trainer counts no items and divides each micro-batch's loss by the gradient accumulation steps, as 4.45 did (the
+    4.45 `Accelerator.backward`); with True, a batch with `labels` on a model taking `**kwargs` would not be divided.""")
 
 
 def _with_return_all_scores(pipe: Any, return_all_scores: bool | None = None) -> Any:

@@ -29,9 +29,11 @@ What is checked (each at its line and column in the text as it is):
 Names are resolved by scope, as Python does (function scopes see enclosing functions and the module, not class
 bodies; ``global``/``nonlocal``), flow-insensitively: a name is TRL's only if every binding of it in its scope is
 an import of the same TRL name. So a local ``class ORPOTrainer``, a parameter named ``trl``, ``PPOTrainer = object``
-as an ImportError fallback, or a string that mentions ``tokenizer=`` are never flagged. Not followed: ``from trl
-import *`` (the names it brings are unknown to the check), ``getattr(trl, name)``, objects passed around (a trainer
-instance's methods), calls of a TRL class's methods.
+as an ImportError fallback, or a string that mentions ``tokenizer=`` are never flagged; nor is a call in an ``except
+TypeError:`` (``Exception``, bare) handler whose ``try`` body calls the same callable as the target takes it (a
+repository's shim across releases: ``try: GRPOTrainer(processing_class=tok)`` / ``except TypeError:
+GRPOTrainer(tokenizer=tok)``). Not followed: ``from trl import *`` (the names it brings are unknown to the check),
+``getattr(trl, name)``, objects passed around (a trainer instance's methods), calls of a TRL class's methods.
 """
 
 from __future__ import annotations
@@ -273,6 +275,28 @@ class _Collector(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.scope))
         self.generic_visit(node)
+
+
+#: what an `except` must catch for its body to be a fallback of a call that raises TypeError
+_TYPE_ERROR_CATCHERS = frozenset({"TypeError", "Exception", "BaseException"})
+
+
+def _type_error_fallbacks(tree: ast.AST) -> dict[int, ast.Try]:
+    """The calls inside an `except TypeError:` (or `Exception`, bare `except:`) handler, by id -> their `try`
+    statement: `try: GRPOTrainer(processing_class=tok, ...)` / `except TypeError: GRPOTrainer(tokenizer=tok, ...)`,
+    a repository's own shim across TRL releases."""
+    out: dict[int, ast.Try] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            continue
+        for handler in node.handlers:
+            kind = handler.type
+            names = [kind] if kind is None or not isinstance(kind, ast.Tuple) else list(kind.elts)
+            if not any(n is None or (isinstance(n, ast.Name) and n.id in _TYPE_ERROR_CATCHERS) for n in names):
+                continue
+            for stmt in handler.body:
+                out.update((id(n), node) for n in ast.walk(stmt) if isinstance(n, ast.Call))
+    return out
 
 
 def _lookup(scope: _Scope, name: str) -> str | None:
@@ -525,7 +549,7 @@ class Checker:
         problems: list[Problem] = []
         problems.extend(self._imports(collector, cell))
         problems.extend(self._chains(collector, cell))
-        problems.extend(self._calls(collector, cell))
+        problems.extend(self._calls(collector, cell, _type_error_fallbacks(tree)))
         problems.extend(self._compat_imports(tree, cell))
         problems.extend(self._script_fields(text, cell))
         problems.extend(self._training_fields(text, cell))
@@ -642,12 +666,17 @@ class Checker:
                     yield self._missing(attr, nxt, cell)
                 break
 
-    def _calls(self, c: _Collector, cell: int | None) -> Iterator[Problem]:
+    def _calls(self, c: _Collector, cell: int | None,
+               fallbacks: dict[int, ast.Try] | None = None) -> Iterator[Problem]:
+        callees = {id(call): callee_of(call, scope) for call, scope in c.calls}
         for call, scope in c.calls:
-            callee = callee_of(call, scope)
+            callee = callees[id(call)]
             if callee is None:
                 continue
             qual, skip = callee
+            guarded = (fallbacks or {}).get(id(call))
+            if guarded is not None and self._passes_in(guarded, qual, c, callees, cell):
+                continue  # an `except TypeError:` retry of a call the try body makes as the target takes it
             if qual.startswith(COMPAT_TRL + "."):
                 yield from self._compat_call(call, qual, skip, cell)
                 continue
@@ -660,6 +689,20 @@ class Checker:
             if sig is None:
                 continue
             yield from self._call(call, qual, sig, skip, cell)
+
+    def _passes_in(self, node: ast.Try, qual: str, c: _Collector, callees: dict[int, tuple[str, int] | None],
+                   cell: int | None) -> bool:
+        """The try body of `node` calls `qual` in a way the target accepts (then the same call in its `except
+        TypeError:` handler, an older signature tried where the new one fails, never runs on the target)."""
+        inside = {id(n) for stmt in node.body for n in ast.walk(stmt)}
+        for call, _scope in c.calls:
+            callee = callees[id(call)]
+            if id(call) not in inside or callee is None or callee[0] != qual:
+                continue
+            sig = self.signature(qual) if self.has(qual) else None
+            if sig is not None and not list(self._call(call, qual, sig, callee[1], cell)):
+                return True
+        return False
 
     def _from_pretrained(self, call: ast.Call, qual: str, cell: int | None) -> Iterator[Problem]:
         """`from_pretrained` keywords the target rejects (FROM_PRETRAINED_GONE; peft's classes forward them)."""

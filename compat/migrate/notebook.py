@@ -368,10 +368,13 @@ def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migrati
     if rule is None:
         return {}
     from migrations.v1_13.dependency_manifests import (
+        _PIP_INSTALL,
         COMPAT,
         compat_version,
         floor_table,
+        fork_message,
         pip_install_line,
+        trl_reference,
     )
 
     roots = code_imports(migrated)[0]
@@ -391,6 +394,12 @@ def _install_lines(cells: list[_Cell], options: Options, rules: Sequence[Migrati
             at = cell.source[: max(cell.source.find(line), 0)].count("\n") + 1
             findings.extend(Finding(rule.id, message, at, 1, rule.anchor, "info", True, cell.index)
                             for message in messages)
+            install = _PIP_INSTALL.match(line)
+            if install and trl_reference(re.sub(r"[\"']", " ", install.group("rest"))):
+                # `%pip install git+https://github.com/lvwerra/trl.git@25fa1bd`: a fork or a fixed commit, as in the
+                # manifests (a warning: the line is the notebook's install magic, no marker goes into it)
+                findings.append(Finding(rule.id, fork_message(options.target_trl), at, 1, rule.anchor, "warning",
+                                        False, cell.index))
         new_taken = [new for new, _messages, _trl in rewritten[cell.index]]
         if new_taken != cell.taken:
             out[cell.index] = new_taken

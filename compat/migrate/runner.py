@@ -533,25 +533,39 @@ class _Outcome:
     needs: list[str] = field(default_factory=list)
 
 
-def vendored_trl(path: str) -> str | None:
-    """The `trl` a Python file beside it imports when run as a script (`sys.path[0]` is the file's folder): a
-    repository's own copy (`trl/__init__.py` or `trl.py` next to the file), or None for the installed TRL.
+#: a relative import: the module is part of a package, never run as a script
+_RELATIVE_IMPORT = re.compile(r"^[ \t]*from[ \t]+\.", re.MULTILINE)
+
+
+def vendored_trl(path: str, text: str | None = None) -> str | None:
+    """The `trl` a Python file imports when its folder is the one on `sys.path` (run as a script, `sys.path[0]` is
+    the file's folder): a repository's own copy (`trl/__init__.py` or `trl.py` next to the file), or None for the
+    installed TRL. A module of a folder without `__init__.py` that imports relatively (`text`, its source) is never
+    run as a script: it is imported from the scripts of the folder above, whose `trl` is looked up there
+    (ErxinYu/PopALM's `chatGLM_local/modeling_chatglm.py`, beside the root scripts' edited `trl/`). A regular
+    package's module (an `__init__.py`) may be installed and imported from anywhere: only its own folder counts.
 
     A file that is itself `trl.py` (a package's `pkg/trl.py` wrapping TRL's trainers) is not a copy of TRL: run as a
     script its `from trl import X` would import the file itself, half initialised, and fail, so the only `trl` it can
     work with is the installed one (imported as `pkg.trl`, its absolute `import trl` is the installed TRL)."""
     here = os.path.abspath(path)
     folder = os.path.dirname(here)
-    for candidate in (os.path.join(folder, "trl", "__init__.py"), os.path.join(folder, "trl.py")):
-        if os.path.isfile(candidate) and candidate != here:
-            return candidate
+    folders = [folder]
+    if text is not None and _RELATIVE_IMPORT.search(text) and not os.path.isfile(os.path.join(folder, "__init__.py")):
+        folders.append(os.path.dirname(folder))
+    for place in folders:
+        for candidate in (os.path.join(place, "trl", "__init__.py"), os.path.join(place, "trl.py")):
+            if os.path.isfile(candidate) and candidate != here:
+                return candidate
     return None
 
 
 def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration], verify: bool) -> _Outcome:
     """Decode, migrate, encode one file."""
     kind = file_kind(path, rules)
-    vendored = vendored_trl(path) if kind.startswith("python") or kind == "notebook" else None
+    vendored = None
+    if kind.startswith("python") or kind == "notebook":
+        vendored = vendored_trl(path, data.decode("utf-8", "replace") if kind.startswith("python") else None)
     if vendored is not None:  # its `trl` is the repository's own copy, not the TRL the rules know: left alone
         return _Outcome(parsed=False, findings=[Finding(
             "vendored-trl", f"left alone: `trl` here is the repository's own copy ({os.path.relpath(vendored)}), "

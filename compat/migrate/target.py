@@ -298,6 +298,7 @@ def project_uses_trl(paths: list[str], exclude: tuple[str, ...] | list[str] = ()
             if base != "setup.py":
                 continue
         pattern = _TRL_IMPORT_IN_NOTEBOOK if path.endswith(".ipynb") else _TRL_IMPORT
-        if pattern.search(data) and vendored_trl(path) is None:
+        source = data.decode("utf-8", "replace") if path.endswith(".py") else None
+        if pattern.search(data) and vendored_trl(path, source) is None:
             return True
     return False

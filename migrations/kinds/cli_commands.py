@@ -30,7 +30,8 @@ from migrations.base import (
     todo_text,
 )
 
-__all__ = ["CommandFlagsMigration", "Verdict", "parser_classes", "parser_fields", "rewrite_commands", "script_path"]
+__all__ = ["CommandFlagsMigration", "TrainingParser", "Verdict", "parser_classes", "parser_fields",
+           "rewrite_commands", "script_path", "training_parser"]
 
 _FLAG = re.compile(r"^--([A-Za-z][\w-]*)(=.*)?$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -190,3 +191,81 @@ def parser_fields(tree: ast.Module, release: str) -> set[str] | None:
             return None
         fields |= set(atlas.config_fields(release, resolved.qualname))
     return fields
+
+
+@dataclass(frozen=True)
+class TrainingParser:
+    """What a script's first `HfArgumentParser` / `TrlParser` holds, for the flags of `TrainingArguments`: whether
+    one of its classes derives from `TrainingArguments` (transformers' own, a TRL config, a project subclass of
+    either), and the fields the project's own classes on the way declare (a flag of theirs is never the library's)."""
+
+    training: bool
+    own_fields: frozenset[str]
+
+
+def _parser_call(tree: ast.Module) -> ast.Call | None:
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args
+                 and getattr(n.func, "id", getattr(n.func, "attr", None)) in ("HfArgumentParser", "TrlParser")), None)
+
+
+def training_parser(tree: ast.Module, path: Path | None = None) -> TrainingParser | None:
+    """The `TrainingParser` of the script `tree` (the file at `path`), or of the project module whose function it
+    runs when it builds no parser itself (LLaVA's `train_mem.py`: `from llava.train.train import train` then
+    `train()`; one step, module-level imports only); None when a class of the parser is neither transformers' nor
+    TRL's nor the project's own in that module (its fields cannot be known), or no parser is found."""
+    call = _parser_call(tree)
+    if call is None and path is not None:
+        from migrations.kinds.trainer_subclasses import project_module_file
+
+        called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        for stmt in tree.body:
+            if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) in called for a in stmt.names):
+                file = project_module_file(str(path), stmt.module, stmt.level)
+                try:
+                    inner = ast.parse(file.read_text(encoding="utf-8")) if file is not None else None
+                except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+                    inner = None
+                if inner is not None and _parser_call(inner) is not None:
+                    return training_parser(inner)
+        return None
+    if call is None:
+        return None
+    from migrations.kinds.trainer_subclasses import ast_dotted, import_bindings
+    from migrations.kinds.training_args import TRAINING_ARGUMENTS
+
+    names = import_bindings(tree, everywhere=True)
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+
+    def qualified(expr: ast.expr) -> str | None:
+        dotted = ast_dotted(expr)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        return f"{names[head]}.{rest}".rstrip(".") if head in names else None
+
+    def library_training(q: str | None) -> bool:
+        return q is not None and (q in TRAINING_ARGUMENTS or (q.startswith("trl.") and q.endswith("Config")))
+
+    own: set[str] = set()
+    training = False
+    first = call.args[0]
+    for expr in first.elts if isinstance(first, (ast.Tuple, ast.List)) else [first]:
+        seen: set[str] = set()
+        while True:
+            if isinstance(expr, ast.Name) and expr.id in classes and expr.id not in seen:
+                seen.add(expr.id)
+                cls = classes[expr.id]
+                own |= {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+                bases = [b for b in cls.bases if not (isinstance(b, ast.Name) and b.id == "object")]
+                if not bases:
+                    break
+                if len(bases) != 1:
+                    return None
+                expr = bases[0]
+                continue
+            q = qualified(expr)
+            if library_training(q):
+                training = True
+                break
+            return None
+    return TrainingParser(training, frozenset(own))

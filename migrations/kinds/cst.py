@@ -21,6 +21,7 @@ from typing import Any
 import libcst as cst
 
 __all__ = [
+    "FunctionBodyVisitor",
     "arg_value",
     "build_dotted",
     "code",
@@ -351,3 +352,21 @@ def replace_string(node: cst.SimpleString, value: str) -> cst.SimpleString:
     """A string literal with the same quotes and prefix as `node`, holding `value` (no escapes needed)."""
     quote = node.quote
     return node.with_changes(value=f"{node.prefix}{quote}{value}{quote}")
+
+
+class FunctionBodyVisitor(cst.CSTVisitor):
+    """Visits the statements of function `fn` itself, not those of the functions, classes and lambdas in it (another
+    scope): subclass it with the `visit_*` methods you need and call `fn.visit(visitor)`."""
+
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fn
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False

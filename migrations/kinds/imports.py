@@ -426,11 +426,31 @@ def ensure_imports(module: cst.Module, needed: Iterable[tuple[str, str]]) -> cst
     if not new_stmts:
         return module.with_changes(body=body)
     at = import_block_end(module.with_changes(body=body))
+    # unsloth patches trl / transformers / peft when it is imported first ("Unsloth should be imported before trl"):
+    # a script importing it below the leading block (0PeterAdel/CyberBrain_Model: `import torch`, code, then `from
+    # unsloth import FastLanguageModel`) gets the new imports after it, where that is still before their first use
+    patcher = next((i for i, stmt in enumerate(body) if i >= at and _imports_root(stmt, "unsloth")), None)
+    if patcher is not None and patcher < min((first_use.get(n, len(body)) for names in todo.values()
+                                              for n in names), default=len(body)):
+        at = patcher + 1
     # never insert above `from __future__` imports or a module docstring; keep one blank line before the code
     rest = body[at:]
     if rest and not _notebook_mark(rest[0]) and not (rest[0].leading_lines and rest[0].leading_lines[0].comment is None):
         rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(), *rest[0].leading_lines])
     return module.with_changes(body=[*body[:at], *new_stmts, *rest])
+
+
+def _imports_root(stmt: cst.BaseStatement, root: str) -> bool:
+    """`stmt` is a top-level `import root...` / `from root... import ...` line."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for s in stmt.body:
+        if isinstance(s, cst.ImportFrom) and s.module is not None and not s.relative \
+                and (dotted(s.module) or "").split(".")[0] == root:
+            return True
+        if isinstance(s, cst.Import) and any((dotted(a.name) or "").split(".")[0] == root for a in s.names):
+            return True
+    return False
 
 
 def _first_uses(body: Sequence[cst.BaseStatement], names: set[str]) -> dict[str, int]:
@@ -515,6 +535,8 @@ def drop_unused_import(module: cst.Module, mod: str, name: str) -> cst.Module:
                 return updated_node
             if not keep:
                 return cst.RemoveFromParent()
-            return updated_node.with_changes(names=[*keep[:-1], keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+            # the last alias keeps the comma the statement's last one had (a parenthesized list's trailing comma)
+            last = keep[-1].with_changes(comma=updated_node.names[-1].comma)
+            return updated_node.with_changes(names=[*keep[:-1], last])
 
     return module.visit(_Drop())

@@ -48,7 +48,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from migrations.kinds.trainer_subclasses import _dotted
+from migrations.kinds.trainer_subclasses import ast_dotted
 
 __all__ = ["ARGUMENT_PARSERS", "PARSE_METHODS", "SEED", "ArgsUse", "LocalClass", "LocalClasses", "dataclass_names",
            "module_entries", "referenced_words", "scan", "worth_scanning"]
@@ -345,7 +345,7 @@ def scan(module: str, text: str, path: str, is_package: bool = False
                         counts[n.id] = counts.get(n.id, 0) + 1
 
     def resolve(expr: ast.expr) -> str | None:
-        written = _dotted(expr)
+        written = ast_dotted(expr)
         if written is None:
             return None
         head, _, rest = written.partition(".")

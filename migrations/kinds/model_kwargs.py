@@ -63,9 +63,18 @@ def _is_dict(node: cst.BaseExpression) -> bool:
                                           and node.func.value == "dict" and all(a.star == "" for a in node.args))
 
 
-def _hand_over(visitor: cst.CSTVisitor, node: cst.CSTNode) -> bool:
+def _any_loader(visitor: cst.CSTVisitor, func: cst.BaseExpression) -> bool:
+    """`<X>.from_pretrained` / `<X>.from_config` of any transformers or peft class (configs and tokenizers too)."""
+    if model_loader(visitor, func) is True:
+        return True
+    return isinstance(func, cst.Attribute) and func.attr.value in LOADERS and any(
+        n.startswith(("transformers.", "peft.")) for n in imported_names(visitor, func.value))
+
+
+def _hand_over(visitor: cst.CSTVisitor, node: cst.CSTNode, any_class: bool = False) -> bool:
     """`node` (a dict, or a name bound to one) is handed to a model loader: `**node` of a model's from_pretrained /
-    from_config, or the value of `model_init_kwargs=` / `ref_model_init_kwargs=`, or of `pipeline(model_kwargs=)`."""
+    from_config (with `any_class`, of any transformers / peft class's), or the value of `model_init_kwargs=` /
+    `ref_model_init_kwargs=`, or of `pipeline(model_kwargs=)`."""
     parent = visitor.get_metadata(ParentNodeProvider, node, None)
     if not isinstance(parent, cst.Arg):
         return False
@@ -73,7 +82,7 @@ def _hand_over(visitor: cst.CSTVisitor, node: cst.CSTNode) -> bool:
     if not isinstance(call, cst.Call):
         return False
     if parent.star == "**":
-        return model_loader(visitor, call.func) is True
+        return _any_loader(visitor, call.func) if any_class else model_loader(visitor, call.func) is True
     if parent.keyword is not None and parent.keyword.value == "model_kwargs":  # `pipeline(model_kwargs=...)`
         return bool(imported_names(visitor, call.func) & PIPELINES)
     return parent.keyword is not None and parent.keyword.value in INIT_KWARGS
@@ -89,10 +98,12 @@ def _other_key_write(visitor: cst.CSTVisitor, name: cst.Name, keys: frozenset[st
     return key is not None and key not in keys and isinstance(target, cst.AssignTarget)
 
 
-def model_dicts(visitor: cst.CSTVisitor, module: cst.Module, keys: frozenset[str]) -> set[int]:
+def model_dicts(visitor: cst.CSTVisitor, module: cst.Module, keys: frozenset[str],
+                any_class: bool = False) -> set[int]:
     """The ids of the dict nodes of `module` proven to be model loading options (module docstring). `visitor` is the
     rule's transformer after it visited `module` (its metadata resolved: `ParentNodeProvider`, `ScopeProvider`,
-    `QualifiedNameProvider`); `keys`: the keys the rule rewrites."""
+    `QualifiedNameProvider`); `keys`: the keys the rule rewrites; `any_class`: options every transformers / peft
+    `from_pretrained` takes (`token`), so a dict handed to a config's or a tokenizer's counts too."""
     found: set[int] = set()
 
     class _Dicts(cst.CSTVisitor):
@@ -104,7 +115,7 @@ def model_dicts(visitor: cst.CSTVisitor, module: cst.Module, keys: frozenset[str
                 self._consider(node)
 
         def _consider(self, node: cst.BaseExpression) -> None:
-            if _hand_over(visitor, node):
+            if _hand_over(visitor, node, any_class):
                 found.add(id(node))
                 return
             assign = visitor.get_metadata(ParentNodeProvider, node, None)
@@ -119,8 +130,9 @@ def model_dicts(visitor: cst.CSTVisitor, module: cst.Module, keys: frozenset[str
             if len(bindings) != 1:
                 return
             uses = [access.node for access in scope.accesses[target.value]]
-            if uses and all(isinstance(u, cst.Name) and (_hand_over(visitor, u) or _other_key_write(visitor, u, keys))
-                            for u in uses) and any(_hand_over(visitor, u) for u in uses):
+            if uses and all(isinstance(u, cst.Name) and (_hand_over(visitor, u, any_class)
+                                                         or _other_key_write(visitor, u, keys))
+                            for u in uses) and any(_hand_over(visitor, u, any_class) for u in uses):
                 found.add(id(node))
 
     module.visit(_Dicts())

@@ -10,40 +10,43 @@ itself or reads it by name out of `**kwargs`.
 chains inside the module (`class B(A)`, `class A(Trainer)`); `imported_subclasses(tree, path, bases, keyword)` adds
 the classes a module imports from the project's own module files: `from .trainer import X` (the file's folder),
 `from utils import X` (beside the file) and `from pkg.sub.mod import X` (`pkg/` found in the file's folder or one
-of its ancestors). Only single-base classes count: with several bases the method resolution order decides which
+of its ancestors); `function_imported_subclass` answers for a name a function imports itself (`def main(): from
+trainer import X`). Only single-base classes count: with several bases the method resolution order decides which
 `__init__` a keyword reaches, which a static rule does not guess.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Mapping
 from pathlib import Path
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import GlobalScope, ScopeProvider
 
-__all__ = ["HF_TRAINER", "SelfAttributeAssigned", "bound_at_module_level", "imported_subclasses", "own_trainers",
-           "project_module_file", "subclasses_in"]
+__all__ = ["HF_TRAINER", "SelfAttributeAssigned", "ast_dotted", "bound_at_module_level", "function_imported_subclass",
+           "import_bindings", "imported_subclasses", "own_trainers", "project_module_file", "subclasses_in"]
 
 #: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
 ANCESTORS = 6
 
 
-def _dotted(node: ast.expr) -> str | None:
+def ast_dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for a chain of names and attributes (`ast`), None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
+        inner = ast_dotted(node.value)
         return None if inner is None else f"{inner}.{node.attr}"
     return None
 
 
-def _import_bindings(tree: ast.Module) -> dict[str, str]:
-    """Local name -> qualified name, for the module-level imports (`from m import A as B`, `import m as x`)."""
+def import_bindings(tree: ast.Module, everywhere: bool = False) -> dict[str, str]:
+    """Local name -> qualified name, for the module-level imports (`from m import A as B`, `import m as x`); with
+    `everywhere`, for the absolute imports at any depth too (inside functions)."""
     out: dict[str, str] = {}
-    for node in tree.body:
+    for node in ast.walk(tree) if everywhere else tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             for a in node.names:
                 out[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -71,13 +74,13 @@ def subclasses_in(tree: ast.Module, bases: frozenset[str], keyword: str | None,
     whose `keyword=` reaches that base's constructor unchanged (every one, for `keyword=None`): class name -> the
     library base's qualified name. `imported`: classes the module imports from its own project files (local name ->
     library base), as bases too."""
-    binds = _import_bindings(tree)
+    binds = import_bindings(tree)
     known: dict[str, str] = dict(imported or {})
     out: dict[str, str] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or len(node.bases) != 1:
             continue
-        name = _dotted(node.bases[0])
+        name = ast_dotted(node.bases[0])
         if name is None:
             continue
         head, _, rest = name.partition(".")
@@ -95,13 +98,37 @@ def subclasses_in(tree: ast.Module, bases: frozenset[str], keyword: str | None,
     return out
 
 
-@functools.lru_cache(maxsize=512)
+#: the module files `_file_subclasses` is reading now (an import cycle between project modules ends there)
+_READING: set[str] = set()
+#: `_file_subclasses`' answers, by (path, bases, keyword): those of the outermost calls only
+_FILE_SUBCLASSES: dict[tuple[str, frozenset[str], str | None], dict[str, str]] = {}
+
+
 def _file_subclasses(path: str, bases: frozenset[str], keyword: str | None) -> dict[str, str]:
+    """`subclasses_in` of the module file at `path`, its own imports from the project's module files followed too
+    (KMnO4-zx/huanhuan-chat: `pet.sft.trainer`'s `Seq2SeqTrainerForChatGLM(PeftTrainer)`, `PeftTrainer` in
+    `pet.core.trainer` on `Seq2SeqTrainer`)."""
+    key = (path, bases, keyword)
+    if key in _FILE_SUBCLASSES:
+        return _FILE_SUBCLASSES[key]
+    if path in _READING:
+        return {}
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         return {}
-    return subclasses_in(tree, bases, keyword)
+    outermost = not _READING
+    _READING.add(path)
+    try:
+        imported = imported_subclasses(tree, path, bases, keyword)
+    finally:
+        _READING.discard(path)
+    found = subclasses_in(tree, bases, keyword, imported)
+    if outermost:  # an inner answer may miss what a module still being read defines: not kept
+        if len(_FILE_SUBCLASSES) > 4096:
+            _FILE_SUBCLASSES.clear()
+        _FILE_SUBCLASSES[key] = found
+    return found
 
 
 def _module_file(folder: Path, parts: list[str]) -> Path | None:
@@ -126,25 +153,55 @@ def project_module_file(path: str, module: str | None, level: int) -> Path | Non
     return None
 
 
+def _project_subclasses(path: str, module: str | None, level: int, bases: frozenset[str],
+                        keyword: str | None) -> dict[str, str]:
+    """What `from <module> import ...` (`level` leading dots) in the file at `path` can bring of `subclasses_in`'s
+    classes: the project's own module file's accepted classes (name -> library base); nothing for a library (a root
+    in `bases`) or a module the project does not hold."""
+    if level > 1 or (level == 0 and not module):
+        return {}
+    if level == 0 and module and module.split(".")[0] in {b.split(".")[0] for b in bases}:
+        return {}
+    file = project_module_file(path, module, level)
+    return _file_subclasses(str(file), bases, keyword) if file is not None else {}
+
+
 def imported_subclasses(tree: ast.Module, path: str | None, bases: frozenset[str],
                         keyword: str | None) -> dict[str, str]:
-    """The classes `tree` (the module file at `path`) imports from the project's own module files that
-    `subclasses_in` accepts there: local name -> the library base. Libraries (a root in `bases`) are skipped."""
+    """The classes `tree` (the module file at `path`) imports at module level from the project's own module files
+    that `subclasses_in` accepts there: local name -> the library base. Libraries (a root in `bases`) are skipped."""
     if not path:
         return {}
-    roots = {b.split(".")[0] for b in bases}
     out: dict[str, str] = {}
     for stmt in tree.body:
-        if not isinstance(stmt, ast.ImportFrom) or stmt.level > 1 or (stmt.level == 0 and not stmt.module):
-            continue
-        if stmt.level == 0 and stmt.module and stmt.module.split(".")[0] in roots:
-            continue
-        file = project_module_file(path, stmt.module, stmt.level)
-        found = _file_subclasses(str(file), bases, keyword) if file is not None else {}
-        for a in stmt.names:
-            if a.name in found:
-                out[a.asname or a.name] = found[a.name]
+        if isinstance(stmt, ast.ImportFrom):
+            found = _project_subclasses(path, stmt.module, stmt.level, bases, keyword)
+            out.update((a.asname or a.name, found[a.name]) for a in stmt.names if a.name in found)
     return out
+
+
+def function_imported_subclass(visitor: cst.MetadataDependent, name: cst.Name, path: str | None,
+                               bases: frozenset[str], keyword: str | None) -> str | None:
+    """The library base of the project subclass `name` is, where its one binding in scope is an import inside the
+    function around it (`def main(): from trainer import Trainer`, dylanjoo/retrisound), taken from the project's
+    own module file as `imported_subclasses` takes module-level ones; None otherwise (a module-level name, several
+    bindings, a library import). `visitor` declares `ScopeProvider`."""
+    scope = visitor.get_metadata(ScopeProvider, name, None)
+    if path is None or scope is None or isinstance(scope, GlobalScope):
+        return None
+    assignments = [a for a in scope[name.value] if hasattr(a, "node")]
+    if len(assignments) != 1 or isinstance(assignments[0].scope, GlobalScope):
+        return None
+    stmt = assignments[0].node
+    if not isinstance(stmt, cst.ImportFrom) or isinstance(stmt.names, cst.ImportStar):
+        return None
+    module = get_full_name_for_node(stmt.module) if stmt.module is not None else None
+    found = _project_subclasses(path, module, len(stmt.relative), bases, keyword)
+    for alias in stmt.names:
+        local = alias.asname.name if alias.asname is not None else alias.name
+        if isinstance(local, cst.Name) and local.value == name.value:
+            return found.get(get_full_name_for_node(alias.name) or "")
+    return None
 
 
 class SelfAttributeAssigned(cst.CSTVisitor):

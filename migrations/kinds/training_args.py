@@ -34,13 +34,21 @@ from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.bindings import holds_namespace
 from migrations.kinds.imports import ensure_imports, imported_names
 
-__all__ = ["COMPAT_SPLATS", "TRAINING_ARGUMENTS", "FieldTransformer", "HelperSplatMigration", "HelperSplatTransformer",
-           "binds_name", "foreign_splat", "is_training_config", "pin_admits_none_before"]
+__all__ = ["COMPAT_SPLATS", "RENAMED_FIELDS", "TRAINING_ARGUMENTS", "FieldTransformer", "HelperSplatMigration",
+           "HelperSplatTransformer", "binds_name", "foreign_splat", "is_training_config", "pin_admits_none_before"]
 
 TRAINING_ARGUMENTS = frozenset({
     "transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
     "transformers.Seq2SeqTrainingArguments", "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",
 })
+#: fields transformers 5.0 removed whose successor 4.56.2 already maps the old field onto (read in its
+#: `training_args.py`), so the new spelling behaves the same on every release a migrated manifest allows
+RENAMED_FIELDS = {
+    "no_cuda": "use_cpu",
+    "per_gpu_train_batch_size": "per_device_train_batch_size",
+    "per_gpu_eval_batch_size": "per_device_eval_batch_size",
+    "push_to_hub_token": "hub_token",
+}
 
 
 def is_training_config(qnames: Iterable[str]) -> bool:

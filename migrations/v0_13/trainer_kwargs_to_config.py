@@ -82,6 +82,7 @@ from migrations.base import (
 )
 from migrations.kinds.bindings import module_class, plain_value
 from migrations.kinds.cst import (
+    FunctionBodyVisitor,
     code,
     dotted,
     explode_call,
@@ -615,7 +616,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         """`args = make_args(...)`: the config call that `make_args` returns, when it is a function defined once at
         the module's top level above the trainer call, its name appears nowhere else in the module but in this call
         (no other caller gets the switched class unnoticed), and its only `return` (outside nested functions and
-        classes) gives a config call."""
+        classes) gives a config call, or a name the function binds once, to a config call."""
         if not isinstance(assigned, cst.Call) or not isinstance(assigned.func, cst.Name) or self._module is None:
             return None
         name = assigned.func.value
@@ -631,30 +632,27 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
                 if node.value == name:
                     uses.append(node)
 
-        class _Returns(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node is fn
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-                return False
-
-            def visit_Lambda(self, node: cst.Lambda) -> bool:
-                return False
-
+        class _Returns(FunctionBodyVisitor):
             def visit_Return(self, node: cst.Return) -> None:
                 returns.append(node)
 
         self._module.visit(_Walk())
-        fn.visit(_Returns())
+        fn.visit(_Returns(fn))
         if len(uses) != 2 or not any(u is fn.name for u in uses) or not any(u is assigned.func for u in uses):
             return None
-        if len(returns) != 1 or not isinstance(returns[0].value, cst.Call) \
-                or self._config_kind(returns[0].value.func) is None:
+        if len(returns) != 1:
+            return None
+        returned = returns[0].value
+        if isinstance(returned, cst.Name):
+            # `training_args = TrainingArguments(...)` then `return training_args` (LvBaolu/Mixtral_V2's
+            # get_train_args): the name's only binding in the function
+            returned = _only_binding(fn, returned.value)
+        if not isinstance(returned, cst.Call) or self._config_kind(returned.func) is None:
             return None
         position = self.lazy_metadata(PositionProvider, fn).start.line  # type: ignore[attr-defined]
         if position >= self.lazy_metadata(PositionProvider, trainer_call).start.line:  # type: ignore[attr-defined]
             return None  # the config call must be rewritten before the trainer call is
-        return returns[0].value
+        return returned
 
     def _config_kind(self, func: cst.BaseExpression) -> str | None:
         q = self.qnames(func)
@@ -1219,3 +1217,59 @@ class TrainerKwargsToConfig(PythonMigration):
 
 
 MIGRATION = TrainerKwargsToConfig()
+
+
+def _only_binding(fn: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """The value of `name = <value>`, the one binding of `name` in function `fn` (outside nested functions, classes
+    and lambdas; a parameter, a `for` / `with` / augmented target, a tuple target or a second assignment of the name:
+    None)."""
+    values: list[cst.BaseExpression | None] = []
+
+    class _Bindings(FunctionBodyVisitor):
+        def visit_Param(self, node: cst.Param) -> None:
+            if node.name.value == name:
+                values.append(None)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    values.append(node.value if len(node.targets) == 1 else None)
+
+        def _other(self, target: cst.BaseExpression) -> None:
+            if any(isinstance(n, cst.Name) and n.value == name for n in _names_in(target)):
+                values.append(None)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._other(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                values.append(node.value)
+
+        def visit_For(self, node: cst.For) -> None:
+            self._other(node.target)
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                self._other(node.asname.name)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, (cst.Tuple, cst.List)):  # `a.b = ...` / `a[k] = ...` bind no name
+                self._other(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self._other(node.target)
+
+    fn.visit(_Bindings(fn))
+    return values[0] if len(values) == 1 else None
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_Names())
+    return found

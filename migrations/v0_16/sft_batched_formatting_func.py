@@ -23,6 +23,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.cst import FunctionBodyVisitor
 from migrations.kinds.imports import code_words, ensure_imports, imported_names
 from migrations.kinds.options import config_paths
 
@@ -31,24 +32,15 @@ _TRAINERS = config_paths("SFTTrainer", "sft_trainer", "compat.trl.SFTTrainer") |
 _HELPER = "batched_formatting"
 
 
-class _Returns(cst.CSTVisitor):
+class _Returns(FunctionBodyVisitor):
     """The `return` statements of one function and the values its own scope assigns to each name (nested functions,
     lambdas and classes are another scope)."""
 
     def __init__(self, fn: cst.FunctionDef) -> None:
-        self.fn = fn
+        super().__init__(fn)
         self.returns: list[cst.Return] = []
         self.assigned: dict[str, list[cst.BaseExpression | None]] = {}  # None: bound some other way
         self.messages = False  # the function builds lists of dicts (chat messages), not of strings
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.fn
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Return(self, node: cst.Return) -> None:
         self.returns.append(node)

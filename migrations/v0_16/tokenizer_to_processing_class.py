@@ -12,7 +12,9 @@ What is rewritten (the rename is documented by TRL as the same parameter):
   `trl.trainer.x_trainer.X`, `trl.experimental.x.X`, `compat.trl.X`) with `tokenizer=`;
 * `super().__init__(..., tokenizer=...)` / `Base.__init__(self, ..., tokenizer=...)` inside a class deriving from one;
 * a call of the project's own subclass of a TRL trainer that takes no `tokenizer` parameter itself, defined in the
-  same module or in a project module file it imports (`from utils import MarginRewardTrainer`: `kinds.trainer_subclasses`).
+  same module or in a project module file it imports (`from utils import MarginRewardTrainer`: `kinds.trainer_subclasses`),
+  at module level or inside the function that calls it (`def main(): from trainer import Trainer`). A file that
+  names no `trl` but `Trainer` is read too (it may call such a subclass).
 
 `self.tokenizer` inside such a subclass (unless the class assigns it itself) and `trainer.tokenizer` on a name bound
 once to a TRL trainer call become `.processing_class`: transformers 5's `Trainer` has no `tokenizer` attribute.
@@ -40,6 +42,7 @@ from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.trainer_subclasses import (
     SelfAttributeAssigned,
     bound_at_module_level,
+    function_imported_subclass,
     imported_subclasses,
     subclasses_in,
 )
@@ -158,6 +161,10 @@ class _Transformer(MigrationTransformer):
         func = call.func
         if isinstance(func, cst.Name) and func.value in self._local and bound_at_module_level(self, func):
             return self._local[func.value]
+        if isinstance(func, cst.Name):
+            base = function_imported_subclass(self, func, self.ctx.path, frozenset(TRAINER_PATHS), "tokenizer")
+            if base is not None:
+                return TRAINER_PATHS[base]
         # super().__init__(...) / Base.__init__(self, ...) inside a subclass of a TRL trainer
         if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and self._class_bases:
             base = self._class_bases[-1]
@@ -191,7 +198,7 @@ class _Transformer(MigrationTransformer):
 class TokenizerToProcessingClass(PythonMigration):
     summary = "TRL trainers' tokenizer= -> processing_class= (renamed in 0.12, alias gone by 0.16)"
     triggers = ("tokenizer",)
-    requires = ("trl",)
+    requires = ("trl", "Trainer")
     transformer = _Transformer
 
 

@@ -62,6 +62,12 @@ _HINTS = {
     "vllm_dtype": "vLLM runs as a server (vllm_mode=) now",
     "vllm_enable_prefix_caching": "vLLM runs as a server (vllm_mode=) now",
     "wandb_log_unique_prompts": "log_completions= logs prompts",
+    # TRL 1.13 - 1.16's DPOTrainer, given a PeftModel and no ref_model, trains the adapter named "default" and copies
+    # it into a frozen "ref" one (`model.peft_config["default"]`: a KeyError for a model without one)
+    "model_adapter_name": "load the trainable adapter as adapter_name='default' (DPOTrainer copies it into its frozen "
+                          "'ref' adapter itself; another name is a KeyError: 'default')",
+    "ref_adapter_name": "drop the separately loaded reference adapter: DPOTrainer copies the 'default' adapter into a "
+                        "frozen 'ref' one itself",
 }
 # GRPO/RLOO prompts are not truncated at all any more (there is only a completion length)
 _HINTS_BY_CONFIG = {("GRPOConfig", "max_prompt_length"): "prompts are not truncated now: shorten them in the data",
@@ -89,14 +95,15 @@ class _Transformer(MigrationTransformer):
         for arg in original_node.args:
             field = arg.keyword.value if arg.keyword is not None else None
             if field in REMOVED[config]:
-                hint = _HINTS_BY_CONFIG.get((config, field)) or _HINTS.get(field, "drop it")
+                hint = _HINTS_BY_CONFIG.get((config, field)) or _HINTS.get(field)
                 last = f"last in TRL {REMOVED[config][field]}"  # the table holds the last release that had it
                 if side_effect_free(arg.value):
                     # a TypeError on the target; its value does nothing but produce a value: dropped, and marked
                     dropped.add(field)
-                    self.todo(original_node, f"{config}({field}=) dropped: {hint} (it was {code(arg.value)}; {last})")
+                    done = f"{config}({field}=) dropped" + (f": {hint}" if hint else "")
+                    self.todo(original_node, f"{done} (it was {code(arg.value)}; {last})")
                 else:
-                    self.todo(original_node, f"{config}({field}=) is gone ({last}): {hint}")
+                    self.todo(original_node, f"{config}({field}=) is gone ({last}): {hint or 'drop it'}")
         if not dropped:
             return updated_node
         keep = [a for a in updated_node.args if a.keyword is None or a.keyword.value not in dropped]

@@ -165,6 +165,29 @@ class DependencyManifests(ManifestMigration):
             ctx.report(Finding(self.id, _hash_message(rw.package), line, 1, self.anchor, "manual", False))
 
 
+def _python_version_file(rule: DependencyManifests, ctx: RuleContext, python: PackageFloor) -> None:
+    """A `.python-version` beside a manifest whose Python range was raised (uv and pyenv pick the interpreter from
+    it: gustavecortal/eliciting_emotional_reasoning's `3.10` under `requires-python = ">=3.11"` makes `uv sync`
+    refuse): reported when it names a version below the floor, never edited (the interpreter is the user's)."""
+    if ctx.path is None:
+        return
+    path = os.path.join(os.path.dirname(os.path.abspath(ctx.path)), ".python-version")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            pinned = fh.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return
+    try:
+        version = Version(pinned)
+    except ValueError:
+        return
+    if not python.specifier.contains(version, prereleases=True) and \
+            not python.specifier.contains(f"{pinned}.99", prereleases=True):
+        ctx.report(Finding(rule.id, f".python-version pins Python {pinned}, below what TRL {ctx.options.target_trl} "
+                                    f"requires ({python.specifier}): uv / pyenv will refuse or pick it; raise it",
+                           0, 0, rule.anchor, "warning", False))
+
+
 def _hash_message(package: str) -> str:
     return f"{package}: the version changed on a hashed line; regenerate its hashes (e.g. pip-compile --generate-hashes)"
 
@@ -472,7 +495,12 @@ def _poetry_add(text: str, requirement: str) -> str | None:
 
 
 def _fork_message(ctx: RuleContext) -> str:
-    floor = floors_for(ctx.options.target_trl)["trl"].lowest
+    return fork_message(ctx.options.target_trl)
+
+
+def fork_message(target: Version) -> str:
+    """What to do about `trl` installed from a VCS, URL or path, for a run targeting TRL `target`."""
+    floor = floors_for(target)["trl"].lowest
     return (f"trl is installed from a VCS/URL/local path (a fork or a fixed commit): the migrated code needs "
             f"trl>={floor}; replace it with trl>={floor}, or rebase the fork on TRL {floor}")
 
@@ -622,6 +650,7 @@ def _pyproject(rule: DependencyManifests, text: str, table: dict[str, PackageFlo
         holder[key] = tomlkit.string(outcome.new, literal=literal)
         rule.report(ctx, Rewrite(outcome.new, outcome, "python"), _line_of(text, key))
         changed = True
+        _python_version_file(rule, ctx, python)
 
     project = doc.get("project")
     if project is not None:

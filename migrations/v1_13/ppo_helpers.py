@@ -149,6 +149,9 @@ COMPAT_COPIES = frozenset({"stack_dicts", "stats_to_np", "convert_to_scalar", "P
 #: PPODecorators' members before TRL 0.7.4 (0.4.1 - 0.7.x: renamed `empty_device_cache` / `optimize_device_cache`
 #: then; wheels): the copy has the new names only, so a file using one of these keeps PPODecorators flagged
 OLD_DECORATOR_MEMBERS = frozenset({"empty_cuda_cache", "optimize_cuda_cache"})
+_OLD_DECORATORS = ("trl.core.PPODecorators was removed from TRL and its import dropped: compat.trl.PPODecorators keeps "
+                   "the TRL 0.23.1 class, whose members TRL 0.7.4 renamed (empty_cuda_cache -> empty_device_cache, "
+                   "optimize_cuda_cache -> optimize_device_cache): import it from compat.trl and use the new names")
 FLAGGED = frozenset(
     {
         "top_k_top_p_filtering", "randn_tensor", "add_suffix", "average_torch_dicts", "pad_to_size",
@@ -213,8 +216,9 @@ class _Transformer(SymbolTransformer):
                             self.todo(original_node, f"{name} is now defined locally by trl-compat under its own "
                                       f"name; rename uses of the alias `{a.asname.name.value}`", ANCHOR)  # type: ignore[union-attr]
                     if _core_module(TrlRef(mod or "", name)) is not None and name in self.flagged:
-                        self.todo(original_node, f"trl.core.{name} was removed from TRL with no public successor "
-                                  "and its import was dropped: copy the helper you need into your code", ANCHOR)
+                        self.todo(original_node, _OLD_DECORATORS if name == "PPODecorators" else
+                                  f"trl.core.{name} was removed from TRL with no public successor and its import was "
+                                  "dropped: copy the helper you need into your code", ANCHOR)
         return super().leave_SimpleStatementLine(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:

@@ -17,8 +17,10 @@ train a plain causal LM, so:
   would change every model, not TRL's wrappers.
 
 Never remove what is used: a file whose own code reads the value head (calls a value-head model, whose result was
-the tuple `(lm_logits, loss, value)`; `.v_head`; `state_dict()` / `load_state_dict(...)` on it) and does not hand the
-model to a trainer keeps the wrapper: its import is retargeted to `compat.value_head` (trl-compat's maintained copy
+the tuple `(lm_logits, loss, value)`; `.v_head`; `state_dict()` / `load_state_dict(...)` on it), or hands the model
+to a function or class the project defines (in the file or a module file of its own: entfane/RLHF's own
+`PPOTrainer`, which unpacks `(logits, _, values)`; a `load_valuehead_params(model, path)`), and does not hand it to
+a TRL trainer (or a project subclass of one) keeps the wrapper: its import is retargeted to `compat.value_head` (trl-compat's maintained copy
 with TRL's forward contract) and every use stays as written. A type check against the wrapper class
 (`isinstance(m, AutoModelForCausalLMWithValueHead)`, an annotation) is never retargeted to `AutoModelForCausalLM` (a
 factory no model is an instance of): where the wrapper goes, it reads `PreTrainedModel`, with a marker.
@@ -33,6 +35,7 @@ wrapper as imported (no successor), and each such class is marked with what it n
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -41,6 +44,11 @@ from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg, literal_value
 from migrations.kinds.imports import TrlRef, drop_unused_import, imports_trl
 from migrations.kinds.symbols import REMOVED_TRL_MODULES, Replacement, SymbolTransformer
+from migrations.kinds.trainer_subclasses import (
+    imported_subclasses,
+    project_module_file,
+    subclasses_in,
+)
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
 SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
@@ -51,6 +59,10 @@ NAMES = frozenset({CAUSAL, SEQ2SEQ, WRAPPER, GPT2_VH, "ValueHead", ARCH})
 VHEAD_KWARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy")
 ANCHOR = "value-head-models"  # the rule's id, its default anchor
 _UNKNOWN = object()
+#: TRL's trainers a value-head model was handed to (the classic and the Trainer-style PPO), by import path
+_TRL_TRAINERS = frozenset({f"{m}.{n}" for m in ("trl", "trl.trainer", "trl.trainer.ppo_trainer",
+                                                 "trl.trainer.ppov2_trainer", "trl.experimental.ppo")
+                           for n in ("PPOTrainer", "PPOv2Trainer")})
 MODEL_FACTORIES = ("from_pretrained", "get_peft_model", "from_config", "create_reference_model", "tiny_model")
 
 
@@ -89,6 +101,8 @@ class _Transformer(SymbolTransformer):
         self.scan_subclasses: list[tuple[str, str]] = []  # (scan pass) (class, the value-head class it derives from)
         self.kept_bases: frozenset[str] = frozenset()  # wrapper classes the file derives from and keeps as written
         self.mark_subclasses = False  # mark each class deriving from a value-head class (the file keeps them)
+        self.source_tree: ast.Module | None = None  # (scan pass) the module read with `ast`
+        self.trl_subclasses: set[str] = set()  # (scan pass) the project's classes deriving from a TRL trainer
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
         if self.keep and ref.name in (CAUSAL, "ValueHead") and self._removed_home(ref):
@@ -171,11 +185,33 @@ class _Transformer(SymbolTransformer):
                 self.trl_ref(node.args[0].value, (WRAPPER,)) is not None:
             self.scan_patches.append(code(node))
         name = dotted(f) or ""
-        if name.rsplit(".", 1)[-1].endswith("Trainer") and any(
-                dotted(a.value) in self.vh_vars for a in node.args):
-            self.scan_trainers.append(name)
+        if any(dotted(a.value) in self.vh_vars for a in node.args):
+            owner = self._project_callable(f)
+            if owner == "trainer" or owner is None and name.rsplit(".", 1)[-1].endswith("Trainer"):
+                self.scan_trainers.append(name)
+            elif owner == "project":
+                # the project's own function or class (entfane/RLHF's own PPOTrainer unpacks `(logits, _, values)`
+                # and reads `.v_head`; a `load_valuehead_params(model, path)`): it may read the head, so it stays
+                self.scan_reads.append(f"{name}(...) (the project's own code, given the model)")
         if not self.keep and isinstance(f, cst.Name) and f.value == "isinstance" and len(node.args) == 2:
             self._type_check(node.args[1].value)
+
+    def _project_callable(self, func: cst.BaseExpression) -> str | None:
+        """`func` is a trainer of TRL's or a project class deriving from one ("trainer"), another callable the
+        project defines, in this module or a module file of its own it imports from ("project"), or neither / not
+        known (None: a library's, a method, a builtin)."""
+        if self.trl_refs(func):
+            return "trainer" if (dotted(func) or "").endswith("Trainer") else None
+        if not isinstance(func, cst.Name) or self.source_tree is None:
+            return None
+        for stmt in self.source_tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == func.value:
+                return "trainer" if func.value in self.trl_subclasses else "project"
+            if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) == func.value for a in stmt.names):
+                if self.ctx.path and project_module_file(self.ctx.path, stmt.module, stmt.level) is not None:
+                    return "trainer" if func.value in self.trl_subclasses else "project"
+                return None
+        return None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """A class deriving from a value-head class (`class Patched(AutoModelForCausalLMWithValueHead)`, a copy of
@@ -407,7 +443,8 @@ class _Transformer(SymbolTransformer):
 
     def visit_Annotation(self, node: cst.Annotation) -> None:
         if not self.keep:
-            self._type_check(node.annotation, annotation=True)
+            for part in _annotation_parts(node.annotation):  # `Tuple[AutoModelForCausalLMWithValueHead, int]` too
+                self._type_check(part, annotation=True)
 
     def _type_target(self, node: cst.CSTNode) -> bool:
         return id(node) in self._type_nodes
@@ -476,6 +513,21 @@ class _Transformer(SymbolTransformer):
         return super().leave_Name(original_node, updated_node)
 
 
+def _annotation_parts(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The class references of an annotation: itself, or the parts of `Tuple[A, B]`, `Optional[A]`, `A | B`."""
+    if isinstance(node, cst.Subscript):
+        out: list[cst.BaseExpression] = []
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                out.extend(_annotation_parts(element.slice.value))
+        return out
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        return [*_annotation_parts(node.left), *_annotation_parts(node.right)]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [p for e in node.elements for p in _annotation_parts(e.value)]
+    return [node]
+
+
 class ValueHeadModels(PythonMigration):
     summary = "AutoModelFor*WithValueHead / PreTrainedModelWrapper -> transformers AutoModelForCausalLM / PreTrainedModel"
     triggers = ("WithValueHead", "PreTrainedModelWrapper", "ValueHead", "SUPPORTED_ARCHITECTURES", "modeling_value_head",
@@ -488,6 +540,13 @@ class ValueHeadModels(PythonMigration):
             return wrapper.module
         scan = _Transformer(self, RuleContext(ctx.options, ctx.path))
         scan.keep = True  # the scan rewrites nothing that matters: only its visit_* bookkeeping is read
+        try:
+            scan.source_tree = ast.parse(wrapper.module.code)
+        except (SyntaxError, ValueError, RecursionError):
+            scan.source_tree = None
+        if scan.source_tree is not None:
+            imported = imported_subclasses(scan.source_tree, ctx.path, _TRL_TRAINERS, None)
+            scan.trl_subclasses = {*imported, *subclasses_in(scan.source_tree, _TRL_TRAINERS, None, imported)}
         wrapper.visit(scan)
         keep = bool(scan.scan_reads) and not scan.scan_trainers and set(scan.vh_vars.values()) == {CAUSAL}
         # a class of the file derives from a value-head class: the file builds on the wrapper's API, so it keeps

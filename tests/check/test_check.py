@@ -175,6 +175,29 @@ def test_an_import_error_fallback_is_ambiguous_so_only_the_import_is_flagged(c11
     assert found == [(2, "missing-name", "trl.PPOTrainer")]
 
 
+def test_a_type_error_fallback_of_a_call_the_target_takes_is_not_flagged(c116):
+    # Pavankunchala's financial_reasoning_enhanced.py: the new signature first, the old one if it raises TypeError
+    found = problems(c116, """\
+        from trl import GRPOTrainer, SFTTrainer
+        try:
+            t = GRPOTrainer(model=m, processing_class=tok, reward_funcs=[f])
+        except TypeError:
+            t = GRPOTrainer(model=m, tokenizer=tok, reward_funcs=[f])
+        try:
+            s = SFTTrainer(model=m, tokenizer=tok)
+        except (ValueError, TypeError):
+            s = SFTTrainer(model=m, dataset_text_field="text")
+        try:
+            t = GRPOTrainer(model=m, processing_class=tok, reward_funcs=[f])
+        except ValueError:
+            t = GRPOTrainer(model=m, tokenizer=tok, reward_funcs=[f])
+        """)
+    # the first handler never runs on the target; the second's try body fails too; the third catches no TypeError
+    assert found == [(7, "unknown-keyword", "trl.SFTTrainer(tokenizer=)"),
+                     (9, "unknown-keyword", "trl.SFTTrainer(dataset_text_field=)"),
+                     (13, "unknown-keyword", "trl.GRPOTrainer(tokenizer=)")]
+
+
 def test_a_missing_module_says_where_the_names_taken_from_it_live_now(c116):
     # trl.extras.vllm_client went in 0.28.0; its VLLMClient lives on (another signature) in trl.generation.vllm_client
     [p] = c116.check("from trl.extras.vllm_client import VLLMClient\n")

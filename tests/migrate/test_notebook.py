@@ -208,6 +208,20 @@ def test_install_lines_are_raised_and_get_trl_compat(tmp_path):
     assert other.read_text() == before
 
 
+def test_a_vcs_install_of_trl_in_a_notebook_is_reported(tmp_path):
+    """AD-RNinawe/Flan-T5-detoxification: `%pip install git+https://github.com/lvwerra/trl.git@25fa1bd` installs a
+    fixed commit of 2023 under the migrated code: a warning in the cell, as the manifests report a VCS trl."""
+    from migrations import get
+
+    path = tmp_path / "nb.ipynb"
+    make_notebook(path, [("code", "%pip install --no-deps git+https://github.com/lvwerra/trl.git@25fa1bd\n"),
+                         ("code", "from trl import SFTConfig\nargs = SFTConfig(output_dir='o', warmup_ratio=0.1)")])
+    report = migrate_paths([str(path)], rules=[get("warmup-ratio"), get("dependency-manifests")])
+    [warning] = [f for f in report.files[0].findings if f.severity == "warning"]
+    assert warning.cell == 0 and warning.message.startswith("trl is installed from a VCS/URL/local path")
+    assert "".join(json.loads(path.read_text())["cells"][0]["source"]).startswith("%pip install --no-deps git+")
+
+
 def test_trl_compat_joins_an_install_line_of_a_notebook_without_trl(tmp_path):
     """brevdev/notebooks: a transformers notebook (no trl) whose code a transformers 5 rule points at `compat.trl`
     installs `transformers peft accelerate` and never trl-compat (ModuleNotFoundError at the first migrated cell):

@@ -106,3 +106,35 @@ def test_a_trl_folder_of_copied_trl_modules_is_left_alone(tmp_path: Path) -> Non
     assert (root / "notes/trl/core_original.py").read_text(encoding="utf-8") == copy
     assert (root / "notes/trl/trainer/ppo_trainer.py").read_text(encoding="utf-8") == copy
     assert "TODO(trl-compat)" in (root / "runs/trl/run.py").read_text(encoding="utf-8")
+
+
+def test_modules_of_a_package_see_the_copy_of_trl_above_it(tmp_path: Path) -> None:
+    """ErxinYu/PopALM: the root scripts import `chatGLM_local.modeling_chatglm` (a namespace package: no
+    `__init__.py`, relative imports), whose `from trl.core import print_trainable_parameters` is the repository's
+    edited `trl/` beside those scripts. A module of a regular package (it may be installed and imported from
+    anywhere) and a script in a plain folder (run as `python scripts/run.py`, `sys.path[0]` is `scripts/`) are
+    migrated."""
+    files = {
+        "trl/__init__.py": "__version__ = '0.4.2.dev0'\n",
+        "trl/core.py": "def print_trainable_parameters(model):\n    pass\n",
+        "chatglm_ppo.py": "from chatGLM_local.modeling_chatglm import Model\nfrom trl import PPOTrainer\n",
+        "chatGLM_local/modeling_chatglm.py": ("from transformers.tokenization_utils import PreTrainedTokenizer\n"
+                                              "from trl.core import print_trainable_parameters\n"
+                                              "from .configuration_chatglm import Config\n"),
+        "chatGLM_local/configuration_chatglm.py": "class Config:\n    pass\n",
+        "pkg/__init__.py": "",
+        "pkg/deep/__init__.py": "",
+        "pkg/deep/mod.py": "from trl.core import print_trainable_parameters\n",
+        "scripts/run.py": "from trl.core import respond_to_batch\n",
+    }
+    root = _tree(tmp_path / "popalm", files)
+    module = root / "chatGLM_local/modeling_chatglm.py"
+    assert vendored_trl(str(module), files["chatGLM_local/modeling_chatglm.py"]) == str(root / "trl/__init__.py")
+    assert vendored_trl(str(module)) is None  # without its source: not known to be a package module
+    assert vendored_trl(str(root / "pkg/deep/mod.py"), files["pkg/deep/mod.py"]) is None
+    assert vendored_trl(str(root / "scripts/run.py"), files["scripts/run.py"]) is None
+    assert project_uses_trl([str(root)])  # scripts/run.py imports the installed TRL
+    assert main(["--allow-dirty", "--allow-no-vcs", str(root)]) == 0
+    for name in ("chatGLM_local/modeling_chatglm.py", "chatglm_ppo.py"):
+        assert (root / name).read_text(encoding="utf-8") == files[name], name
+    assert (root / "scripts/run.py").read_text(encoding="utf-8") != files["scripts/run.py"]

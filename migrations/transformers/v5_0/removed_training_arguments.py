@@ -33,18 +33,14 @@ Trainer code read it, so it is dropped where nothing else does).
 from __future__ import annotations
 
 from migrations.kinds.options import OptionChange, OptionMigration
+from migrations.kinds.training_args import RENAMED_FIELDS
 
 TRAINING_ARGUMENTS = frozenset({
     "transformers.TrainingArguments", "transformers.training_args.TrainingArguments",
     "transformers.Seq2SeqTrainingArguments", "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",
 })
 _TRL = {"callee_prefixes": ("trl.",), "callee_suffixes": ("Config",)}
-RENAMED = {
-    "no_cuda": "use_cpu",
-    "per_gpu_train_batch_size": "per_device_train_batch_size",
-    "per_gpu_eval_batch_size": "per_device_eval_batch_size",
-    "push_to_hub_token": "hub_token",
-}
+RENAMED = RENAMED_FIELDS
 DROPPED = {  # key: (message, literal values that may be dropped (empty: any plain value), TODO otherwise)
     "use_mps_device": ("4.56 only warned it is deprecated and checked that the device is MPS, which it picks whenever "
                        "available without it; removed in transformers 5.0", (),

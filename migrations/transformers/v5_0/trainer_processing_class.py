@@ -6,7 +6,8 @@ the `Trainer.tokenizer` property (4.46-4.57: a deprecated alias of `processing_c
 
 * calls of `transformers.Trainer` and `Seq2SeqTrainer` (every import form) with `tokenizer=`;
 * calls of the project's own subclass of one (`class RewardTrainer(Trainer)`, chains of them, defined in the file or
-  in a project module file it imports: `from .trainer import PairwiseTrainer`), when no class on the way takes
+  in a project module file it imports: `from .trainer import PairwiseTrainer`, at module level or inside the function
+  that calls it), when no class on the way takes
   `tokenizer` itself (`migrations.kinds.trainer_subclasses`);
 * `super().__init__(..., tokenizer=...)` (or `super(ThisClass, self).__init__`) / `Trainer.__init__(self, ...,
   tokenizer=...)` inside such a subclass; `Trainer.__init__(self, ..., tokenizer=...)` in any class (the copies of
@@ -28,6 +29,7 @@ from migrations.kinds.imports import imported_names
 from migrations.kinds.trainer_subclasses import (
     SelfAttributeAssigned,
     bound_at_module_level,
+    function_imported_subclass,
     imported_subclasses,
     subclasses_in,
 )
@@ -68,6 +70,8 @@ class _Transformer(MigrationTransformer):
             return found
         if isinstance(expr, cst.Name) and expr.value in self._local and bound_at_module_level(self, expr):
             return self._local[expr.value]
+        if isinstance(expr, cst.Name):
+            return function_imported_subclass(self, expr, self.ctx.path, TRAINERS, "tokenizer")
         return None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

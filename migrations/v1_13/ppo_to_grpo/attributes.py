@@ -308,6 +308,15 @@ class Attributes:
         name = node.name.value
         kind = "trainer" if name in self.an.trainer_classes else "config" if name in self.an.config_classes else ""
         self._class_stack.append((name, kind))
+        if kind == "trainer" and len(node.bases) > 1:
+            # the classic PPOTrainer derived from BaseTrainer, not transformers.Trainer; GRPOTrainer is a Trainer, so
+            # beside another Trainer-based base (KMnO4-zx/huanhuan-chat's `PPOTrainerForChatGLM(PPOTrainer,
+            # PeftTrainer)`) its super().__init__ now runs the other base's __init__ (the method resolution order)
+            others = ", ".join(c for c in (code(b.value) for b in node.bases)
+                               if not c.endswith(("PPOTrainer", "PPOv2Trainer", self.TrainerName)))
+            self.todo(node, f"{name} now derives from {self.TrainerName} (a transformers Trainer) and {others}: if "
+                      f"{others} is a Trainer too, {self.TrainerName}.__init__ calls its __init__ through super() "
+                      "(the method resolution order); check the constructor chain", "ppo-subclasses")
         if kind == "config":
             ppo_fields = sorted(f for f in self.an.config_classes[name] if f in F.PPO_ONLY_FIELDS)
             if ppo_fields:

@@ -161,6 +161,35 @@ class TrainerCall:
             '    raise NotImplementedError("trl-compat: port the PPO reward computation into this function")\n'
         )
 
+    def _not_a_tokenized_dataset(self, built: list[cst.BaseExpression]) -> str | None:
+        """Why the rebuild from `input_ids` cannot be written for a dataset bound to the values `built` (None: it
+        can): every binding is a raw `load_dataset(...)` / `load_from_disk(...)` (or a split of one) that nothing
+        maps, so the loop tokenized its text on the fly and there are no ids (linjiax7/PPO); a call of a function the
+        module does not define (what it returns is unknown: streambe-medical's `build_ppo_dataset` returns a list);
+        a list."""
+        if not built:
+            return None
+        defined = {s.name.value for s in self.src.body if isinstance(s, cst.FunctionDef)}
+        raw = ("load_dataset", "load_from_disk")
+
+        def callee(value: cst.BaseExpression) -> str:
+            while isinstance(value, cst.Subscript):
+                value = value.value
+            if not isinstance(value, cst.Call):
+                return ""
+            f = value.func
+            return f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+
+        kinds = [callee(v) for v in built]
+        if all(k in raw for k in kinds) and ".map(" not in self.src.code:
+            return "is loaded raw and never mapped to token ids (the PPO loop tokenized its text)"
+        if any(isinstance(v, (cst.List, cst.ListComp)) for v in built):
+            return "is a list"
+        if all(k and isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and k not in defined and k not in raw
+               for k, v in zip(kinds, built)):
+            return f"is built by {kinds[-1]}() of another module"
+        return None
+
     def _prompt_column(self, t: Trainer, ds: cst.BaseExpression, tok: cst.BaseExpression | None,
                        original: cst.Call) -> None:
         """PPO datasets carry `input_ids`; GRPO/Online DPO read a `prompt` column: rebuild it before the trainer."""
@@ -178,6 +207,11 @@ class TrainerCall:
         if name is None or t.stmt is None or tok is None or not isinstance(t.stmt, cst.SimpleStatementLine):
             self.todo(original, f"{self.TrainerName} reads a `prompt` column (text or chat messages); PPO datasets "
                       "held `input_ids`: make sure this dataset has `prompt`", "ppo-dataset-prompt")
+            return
+        unseen = self._not_a_tokenized_dataset(built)
+        if unseen is not None:
+            self.todo(original, f"{self.TrainerName} reads a `prompt` column (text or chat messages) of a "
+                      f"datasets.Dataset; `{name}` {unseen}: give it a `prompt` column yourself", "ppo-dataset-prompt")
             return
         # ids built by apply_chat_template hold the template's special tokens: skipping them would lose the chat
         # format (GRPO tokenizes a text prompt as is, adding only BOS), so they are kept and the line is marked

@@ -142,3 +142,21 @@ def test_with_kept_aliases_keeps_the_layout():
     assert keep("from m import (a,\n    b, c)\n", {"a", "b"}) == "from m import (a,\n    b)"
     assert keep("from m import (\n    a,\n    b,\n)\n", {"b"}) == "from m import b"
     assert keep("from m import a, b, c\n", {"a", "c"}) == "from m import a, c"
+
+
+def test_new_imports_go_after_an_unsloth_import_below_the_leading_block():
+    """0PeterAdel/CyberBrain_Model (a Colab export): `import torch`, code, `from unsloth import FastLanguageModel`,
+    then the trainer cell. Unsloth patches trl/transformers only when imported first: a new `from trl import
+    SFTConfig` goes right after it, since the name is used only below it."""
+    import libcst as cst
+
+    from migrations.kinds.imports import ensure_imports
+
+    src = ("import torch\nprint(torch.cuda.is_available())\n\nfrom unsloth import FastLanguageModel\n"
+           "model = FastLanguageModel.from_pretrained('x')\n\nargs = SFTConfig(output_dir='o')\n")
+    out = ensure_imports(cst.parse_module(src), [("trl", "SFTConfig")]).code
+    assert out == src.replace("from unsloth import FastLanguageModel\n",
+                              "from unsloth import FastLanguageModel\nfrom trl import SFTConfig\n\n")
+    used_before = src.replace("print(torch.cuda.is_available())", "SFTConfig")
+    out = ensure_imports(cst.parse_module(used_before), [("trl", "SFTConfig")]).code
+    assert out.startswith("import torch\nfrom trl import SFTConfig\n")  # used above unsloth: the old place

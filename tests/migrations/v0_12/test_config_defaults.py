@@ -130,3 +130,4 @@ def test_an_import_the_target_lacks_dates_an_unpinned_module(tmp_path):
     assert "DataCollatorForCompletionOnlyLM, last in 0.19.1" in manual[0]
     plain = "from trl import SFTConfig, SFTTrainer\n\nargs = SFTConfig(output_dir='out')\n"
     assert _run_in(tmp_path, None, plain) == (plain, [])
+

@@ -1070,3 +1070,46 @@ def test_a_switched_config_call_with_a_splat_merges_in_order():
     config = scope["main"](opts, SimpleNamespace(n=9))
     assert (config.learning_rate, config.logging_steps, config.max_length) == (1e-05, 100, 9)
     assert config.gradient_checkpointing is False and config.bf16 is False
+
+
+def test_a_factory_that_returns_the_name_it_binds_to_the_config_call():
+    """LvBaolu/Mixtral_V2's simple_train.py: `training_args = TrainingArguments(...)` then `return training_args` in
+    `get_train_args`, called once, and `SFTTrainer(..., packing=True, max_seq_length=config.max_seq_length,
+    args=training_args)`: the call in the function becomes the SFTConfig, as for a factory returning the call."""
+    out, _ = run(RULE, """\
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+
+        def get_train_args(config, output_dir="./output/"):
+            training_args = TrainingArguments(output_dir=output_dir, bf16=True)
+            training_args.seed = 3
+            return training_args
+
+        def main(config):
+            training_args = get_train_args(config)
+            trainer = SFTTrainer(model, train_dataset=ds, packing=True, max_seq_length=config.max_seq_length,
+                                 args=training_args)
+    """)
+    function = out[out.index("def get_train_args"):out.index("def main")]
+    assert "training_args = SFTConfig(" in function and "packing=True," in function, out
+    assert "TrainingArguments" not in out and "from trl import SFTTrainer, SFTConfig" in out
+    main = out[out.index("def main"):]
+    assert "training_args.max_length = config.max_seq_length" in main, out
+    assert "packing" not in main and "max_seq_length=" not in main
+    for rebound in ("training_args, other = TrainingArguments(output_dir='o'), 1",
+                    "for training_args in [TrainingArguments(output_dir='o')]:\n                    pass"):
+        src = f"""\
+            from transformers import TrainingArguments
+            from trl import SFTTrainer
+
+            def get_train_args():
+                training_args = TrainingArguments(output_dir='o')
+                {rebound}
+                return training_args
+
+            def main():
+                training_args = get_train_args()
+                SFTTrainer(model, packing=True, args=training_args)
+        """
+        out, _ = run(RULE, src)
+        assert "TrainingArguments(output_dir='o')" in out and "SFTConfig(output_dir" not in out, out

@@ -206,3 +206,66 @@ def test_project_subclasses_same_module_and_sibling_file(tmp_path):
     assert "MyDPO(model, processing_class=tok)" in out
     assert "MarginRewardTrainer(model=m, processing_class=tok)" in out
     assert "OwnTok(m, tokenizer=tok)" in out and "return MyDPO(tokenizer=tok)" in out
+
+
+def test_project_subclass_imported_inside_the_calling_function(tmp_path):
+    # dylanjoo/retrisound's shape: `def main(): from trainer import Trainer` (a DPOTrainer subclass of the project's
+    # trainer.py), called with TRL 0.x's tokenizer=; and povid's train.py, which calls its DPOTrainer subclass and
+    # never names trl (the rule reads files naming `Trainer` too)
+    (tmp_path / "trainer.py").write_text(
+        "from trl import DPOTrainer\n\n"
+        "class Trainer(DPOTrainer):\n    pass\n\n"
+        "class OwnTok(DPOTrainer):\n    def __init__(self, model, tokenizer=None):\n        pass\n",
+        encoding="utf-8")
+    src = """\
+        def main():
+            from trainer import Trainer
+            trainer = Trainer(model=m, tokenizer=tok)
+
+        def own():
+            from trainer import OwnTok as T
+            T(m, tokenizer=tok)
+
+        def library():
+            from transformers import Trainer
+            Trainer(model=m, tokenizer=tok)
+
+        def parameter(Trainer):
+            Trainer(model=m, tokenizer=tok)
+
+        def rebound():
+            from trainer import Trainer
+            Trainer = make()
+            Trainer(model=m, tokenizer=tok)
+    """
+    out, findings = run(RULE, src, path=str(tmp_path / "train.py"))
+    assert "trainer = Trainer(model=m, processing_class=tok)" in out
+    assert out.count("processing_class") == 1, out
+    assert [f.line for f in findings if f.changed] == [3]
+
+
+def test_a_file_naming_only_its_own_subclass_is_read(tmp_path):
+    (tmp_path / "povid_trainer.py").write_text(
+        "from trl import DPOTrainer\n\nclass PovidDPOTrainer(DPOTrainer):\n    pass\n", encoding="utf-8")
+    src = "from povid_trainer import PovidDPOTrainer\n\nt = PovidDPOTrainer(model, tokenizer=tok)\n"
+    assert "trl" not in src
+    out, _ = run(RULE, src, path=str(tmp_path / "train.py"))
+    assert out == "from povid_trainer import PovidDPOTrainer\n\nt = PovidDPOTrainer(model, processing_class=tok)\n"
+
+
+def test_a_chain_of_project_modules_is_followed(tmp_path):
+    """KMnO4-zx/huanhuan-chat: `src/pet/sft/workflow.py` calls `Seq2SeqTrainerForChatGLM(tokenizer=...)` of
+    `pet.sft.trainer`, which derives from `PeftTrainer` of `pet.core.trainer`, on TRL's... here on a TRL trainer (the
+    transformers rule has the same chain); an import cycle between the modules ends the walk."""
+    pkg = tmp_path / "src" / "pet"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "sft").mkdir()
+    (pkg / "core" / "trainer.py").write_text("from trl import SFTTrainer\nfrom pet.sft.trainer import X\n\n"
+                                             "class PeftTrainer(SFTTrainer):\n    pass\n", encoding="utf-8")
+    (pkg / "sft" / "trainer.py").write_text("from pet.core.trainer import PeftTrainer\n\n"
+                                            "class ChatTrainer(PeftTrainer):\n    pass\n\nclass X:\n    pass\n",
+                                            encoding="utf-8")
+    src = "from pet.sft.trainer import ChatTrainer\n\nt = ChatTrainer(model=m, tokenizer=tok)\n"
+    for name in ("workflow.py", "other.py"):  # the second file reads the modules' answers kept from the first
+        out, _ = run(RULE, src, dedent=False, path=str(pkg / "sft" / name))
+        assert out == src.replace("tokenizer=tok", "processing_class=tok"), name

@@ -93,3 +93,19 @@ def test_last_releases_match_the_atlas():
         for field, last in fields.items():
             had = [p for p in paths if field in (atlas.config_fields(last, p) or {})]
             assert had, (config, field, last)
+
+
+def test_adapter_names_say_what_dpo_does_with_a_peft_model():
+    # emaroppo/phish-gen's finetuning/alignment/dpo.py: a PeftModel loaded with adapter_name="train" and a second
+    # adapter "reference"; TRL 1.x's DPOTrainer copies the adapter named "default" into a frozen "ref" one
+    _out, findings = run(RULE, """\
+        from trl import DPOConfig
+
+        training_args = DPOConfig(beta=0.1, model_adapter_name="train", ref_adapter_name="reference")
+    """)
+    messages = [f.message for f in findings]
+    assert messages[0].startswith("DPOConfig(model_adapter_name=) dropped: load the trainable adapter as "
+                                  "adapter_name='default'")
+    assert "KeyError: 'default'" in messages[0] and messages[0].endswith("(it was \"train\"; last in TRL 0.28.0)")
+    assert messages[1].startswith("DPOConfig(ref_adapter_name=) dropped: drop the separately loaded reference adapter")
+    assert not any("drop it" in m for m in messages)

@@ -603,6 +603,22 @@ def test_the_projects_python_range_is_raised_to_the_targets_requires_python():
     assert python.specifier == ">=3.11"
 
 
+def test_a_python_version_file_below_the_raised_range_is_reported(tmp_path):
+    """gustavecortal/eliciting_emotional_reasoning: `.python-version` says 3.10 beside a `requires-python` raised to
+    >=3.11 (uv picks the interpreter from it and refuses the project): a warning, the file is not edited."""
+    pep621 = '[project]\nname = "x"\nrequires-python = ">=3.10"\ndependencies = ["trl==0.23.1"]\n'
+    (tmp_path / ".python-version").write_text("3.10\n")
+    result = migrate_source(pep621, options=Options(target_trl=Version("1.16.0")), rules=[RULE],
+                            path=str(tmp_path / "pyproject.toml"), verify_idempotent=True)
+    [warning] = [f for f in result.findings if ".python-version" in f.message]
+    assert warning.severity == "warning" and "pins Python 3.10, below what TRL 1.16.0 requires (>=3.11)" in \
+        warning.message
+    (tmp_path / ".python-version").write_text("3.11.9\n")
+    result = migrate_source(pep621, options=Options(target_trl=Version("1.16.0")), rules=[RULE],
+                            path=str(tmp_path / "pyproject.toml"), verify_idempotent=True)
+    assert not [f for f in result.findings if ".python-version" in f.message]
+
+
 def test_a_torch_pin_below_transformers_runtime_floor_is_reported():
     """zucchini-nlp/RLHF-GPT2 `torch==2.1.0`, umass-ml4ed `torch==2.0.1` beside a raised, open transformers: pip
     installs transformers 5.24, which runs without PyTorch below 2.6 (4.56.2: below 2.1). torch stays as written (its

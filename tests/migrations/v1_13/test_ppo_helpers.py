@@ -211,6 +211,10 @@ def test_pre_0_7_4_decorators_stay_flagged():
     """)
     assert "from compat.trl import stack_dicts\n" in out
     assert "PPODecorators (trl.core, removed from TRL) is not defined" in out
+    # the import's marker names the copy and the renamed members (it said "no public successor")
+    assert out.startswith("# TODO(trl-compat): trl.core.PPODecorators was removed from TRL and its import dropped")
+    _out, findings = run(RULE, "from trl.core import PPODecorators\nPPODecorators.optimize_cuda_cache = True\n")
+    assert any("empty_cuda_cache -> empty_device_cache" in f.message for f in findings)
 
 
 def test_compat_copy_noops():

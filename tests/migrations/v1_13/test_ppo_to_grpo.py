@@ -451,3 +451,35 @@ def test_a_trainer_returned_by_a_method_is_a_trainer() -> None:
     assert any(m.startswith("self.ppo_trainer.step() does not exist on GRPOTrainer") for m in messages)
     assert "# TODO(trl-compat): self.ppo_trainer.step() does not exist" in result.text
     assert "self.ppo_trainer.save_model('out')" in result.text
+
+
+def test_the_prompt_rebuild_is_written_only_for_a_tokenized_dataset(tmp_path: Path) -> None:
+    """The `input_ids` -> `prompt` rebuild needs a datasets.Dataset holding ids. linjiax7/PPO loads its dataset raw
+    and tokenizes `batch["text"]` in the loop (no ids: a KeyError); streambe-medical's `build_ppo_dataset` (another
+    module) returns a list (no `.column_names`): both are flagged, not rebuilt. A dataset the file maps, or builds in
+    a function of its own (TRL's gpt2-sentiment `build_dataset`), gets the rebuild."""
+    head = ("from datasets import load_dataset\nfrom trl import PPOConfig, PPOTrainer\n"
+            "from rlhf_utils import build_ppo_dataset\n\n")
+    tail = "trainer = PPOTrainer(PPOConfig(batch_size=8), model, ref, tok, dataset=ds)\n"
+    for binding in ('ds = load_dataset("imdb", split="train")\n', "ds = build_ppo_dataset(raw, tok)\n",
+                    "ds = [tok(t) for t in texts]\n"):
+        result = _migrate_at(tmp_path / "ppo.py", head + binding + tail)
+        assert "column_names" not in result.text, binding
+        assert any(f.anchor == "ppo-dataset-prompt" and "give it a `prompt` column yourself" in f.message
+                   for f in result.findings), binding
+    for binding in ('ds = load_dataset("imdb", split="train").map(lambda e: {"input_ids": tok.encode(e["t"])[:8]})\n',
+                    "def build_dataset(config):\n    return load_dataset('imdb')\n\nds = build_dataset(c)\n"):
+        result = _migrate_at(tmp_path / "ppo.py", head + binding + tail)
+        assert 'if "prompt" not in ds.column_names:' in result.text, binding
+
+
+def test_a_trainer_subclass_with_a_second_base_is_marked_at_the_class(tmp_path: Path) -> None:
+    """KMnO4-zx/huanhuan-chat: `class PPOTrainerForChatGLM(PPOTrainer, PeftTrainer)`, PeftTrainer a Seq2SeqTrainer.
+    The classic PPOTrainer was no transformers Trainer; GRPOTrainer is, so its super().__init__ reaches PeftTrainer."""
+    src = ("from trl import PPOTrainer\nfrom pet.core.trainer import PeftTrainer\n\n\n"
+           "class PPOTrainerForChatGLM(PPOTrainer, PeftTrainer):\n    def ppo_train(self):\n        pass\n")
+    result = _migrate_at(tmp_path / "trainer.py", src)
+    assert "class PPOTrainerForChatGLM(GRPOTrainer, PeftTrainer):" in result.text
+    [message] = [f.message for f in result.findings if "method resolution order" in f.message]
+    assert message.startswith("PPOTrainerForChatGLM now derives from GRPOTrainer (a transformers Trainer) and "
+                              "PeftTrainer: if PeftTrainer is a Trainer too")

@@ -489,3 +489,49 @@ def test_a_method_of_the_wrapped_model_is_no_wrapper_class_member():
                               "    return AutoModelForCausalLMWithValueHead(model).to(device)\n")
     assert "return model.to(device)" in out
     assert not [f for f in findings if f.severity == "manual"]
+
+
+def test_a_model_handed_to_the_projects_own_code_keeps_its_head(tmp_path):
+    """entfane/RLHF: the policy goes to the project's own `PPOTrainer` (src/ppo_trainer.py, no TRL), which unpacks
+    `(logits, _, values)` and reads `.v_head`; Pillars-Creation's `load_pretrained` hands the reward-model stage's
+    model to its own `load_valuehead_params`. Both keep the wrapper through compat.value_head. A model handed to
+    TRL's PPOTrainer, or to a project subclass of it, still becomes the plain causal LM."""
+    (tmp_path / "ppo_trainer.py").write_text("class PPOTrainer:\n    def __init__(self, policy):\n"
+                                             "        self.v = policy.v_head\n", encoding="utf-8")
+    (tmp_path / "trl_based.py").write_text("from trl import PPOTrainer as Base\n\nclass ChatTrainer(Base):\n"
+                                           "    pass\n", encoding="utf-8")
+    own = ("from trl import AutoModelForCausalLMWithValueHead\nfrom ppo_trainer import PPOTrainer\n\n"
+           "policy = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')\ntrainer = PPOTrainer(policy)\n")
+    out, _ = run(RULE, own, dedent=False, path=str(tmp_path / "main.py"))
+    assert out == own.replace("from trl import", "from compat.value_head import")
+    local = ("from trl import AutoModelForCausalLMWithValueHead\n\n\ndef load_valuehead_params(model, path):\n"
+             "    pass\n\n\nmodel = AutoModelForCausalLMWithValueHead.from_pretrained(base)\n"
+             "load_valuehead_params(model, 'rm')\n")
+    out, _ = run(RULE, local, dedent=False, path=str(tmp_path / "common.py"))
+    assert "from compat.value_head import AutoModelForCausalLMWithValueHead" in out
+    for trainer in ("from trl import PPOTrainer\n", "from trl_based import ChatTrainer as PPOTrainer\n"):
+        fed = ("from trl import AutoModelForCausalLMWithValueHead\n" + trainer +
+               "\npolicy = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')\n"
+               "policy.v_head\ntrainer = PPOTrainer(config, policy)\n")
+        out, _ = run(RULE, fed, dedent=False, path=str(tmp_path / "train.py"))
+        assert "AutoModelForCausalLM.from_pretrained('gpt2')" in out, trainer
+
+
+def test_subscripted_annotations_never_name_the_factory():
+    """KMnO4-zx/huanhuan-chat: `-> Tuple[PreTrainedModel, AutoModelForCausalLMWithValueHead]` read
+    `AutoModelForCausalLM` inside the subscript."""
+    out, _ = run(RULE, """\
+        from typing import Optional, Tuple
+        from trl import AutoModelForCausalLMWithValueHead
+
+
+        def load(path) -> Tuple[AutoModelForCausalLMWithValueHead, int]:
+            return AutoModelForCausalLMWithValueHead.from_pretrained(path), 1
+
+
+        def f(m: Optional[AutoModelForCausalLMWithValueHead], n: AutoModelForCausalLMWithValueHead | None) -> None:
+            pass
+    """)
+    assert "-> Tuple[PreTrainedModel, int]" in out
+    assert "def f(m: Optional[PreTrainedModel], n: PreTrainedModel | None)" in out
+    assert "return AutoModelForCausalLM.from_pretrained(path), 1" in out

@@ -76,6 +76,22 @@ def test_a_subclass_imported_from_a_project_module(tmp_path):
     assert res.text == src.replace("tokenizer=tok", "processing_class=tok")
 
 
+
+def test_a_subclass_imported_inside_the_calling_function(tmp_path):
+    from packaging.version import Version
+
+    from compat.migrate.engine import migrate_source
+    from migrations.base import Options
+
+    (tmp_path / "trainer.py").write_text("from transformers import Trainer\n\n\nclass PairwiseTrainer(Trainer):\n"
+                                         "    pass\n", encoding="utf-8")
+    src = ("def main():\n    from trainer import PairwiseTrainer\n    PairwiseTrainer(model=m, tokenizer=tok)\n\n\n"
+           "def other():\n    from elsewhere import PairwiseTrainer\n    PairwiseTrainer(model=m, tokenizer=tok)\n")
+    options = Options(target_trl=Version("1.16.0"), targets=(("transformers", Version("5.24.0")),))
+    res = migrate_source(src, options=options, rules=[RULE], path=str(tmp_path / "run.py"), verify_idempotent=True)
+    assert res.ok, res.errors
+    assert res.text == src.replace("tokenizer=tok", "processing_class=tok", 1)
+
 def test_subclass_noops():
     # two bases: the MRO decides where tokenizer= goes
     noop(RULE, "from transformers import Trainer\n\n\nclass T(Mixin, Trainer):\n    pass\n\n\nT(tokenizer=tok)\n")

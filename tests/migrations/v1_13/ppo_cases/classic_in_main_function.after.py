@@ -33,13 +33,7 @@ def main():
         rewards = [torch.tensor(-o["score"]) for o in outputs]
         return [float(r) for r in rewards]
 
-    # trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
-    if "prompt" not in dataset.column_names:
-        dataset = dataset.with_format(None).map(
-            lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
-            remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
-        )
-
+    # TODO(trl-compat): GRPOTrainer reads a `prompt` column [ppo-to-grpo]
     ppo_trainer = GRPOTrainer(
         model=model,
         reward_funcs=reward_fn,

@@ -30,14 +30,8 @@ def reward_fn(prompts, completions, **kwargs):
     raise NotImplementedError("trl-compat: port the PPO reward computation into this function")
 
 
-# trl-compat: GRPO and Online DPO read text prompts; rebuild them from the PPO-era input_ids
-if "prompt" not in dataset.column_names:
-    dataset = dataset.with_format(None).map(
-        lambda example: {"prompt": tokenizer.decode(example["input_ids"], skip_special_tokens=True)},
-        remove_columns=[c for c in ("input_ids", "attention_mask") if c in dataset.column_names],
-    )
-
 # TODO(trl-compat): write the reward: `reward_fn(prompts, completions, **kwargs)`... [ppo-to-grpo]
+# TODO(trl-compat): GRPOTrainer reads a `prompt` column [ppo-to-grpo]
 ppo_trainer = GRPOTrainer(
     model=model,
     reward_funcs=reward_fn,

@@ -1,0 +1,1 @@
+"""Migrations forced by transformers 4.35."""

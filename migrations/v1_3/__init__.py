@@ -1,0 +1,1 @@
+"""Migrations forced by TRL 1.3."""
