@@ -92,6 +92,9 @@ class Options:
     # False when the run found no TRL in the project (no file imports `trl`, no manifest requires it): the rules of
     # the stack jump TRL forces (transformers/peft/accelerate folders, launcher configs) then leave it alone.
     uses_trl: bool = True
+    # False when nothing in the project uses TRL's vLLM integration (`use_vllm=`, `trl vllm-serve`, `trl[vllm]`, ...):
+    # a `vllm` pin then belongs to the project's own inference code and the manifests leave it alone
+    uses_trl_vllm: bool = True
     # the repository's own classes across the modules of this run (`migrations.kinds.local_classes`), built by the
     # runner from the files it walks; None for a single source (`migrate_source`): nothing is known beyond the file
     local_classes: LocalClasses | None = None

@@ -254,7 +254,7 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
     else:
         choice = detect_target(paths)
         target, note = choice.version, choice.source
-    from .target import LIBRARIES, TargetError, detect_library_target, project_uses_trl
+    from .target import LIBRARIES, TargetError, detect_library_target, project_uses_trl, project_uses_trl_vllm
 
     targets, stack = [], []
     uses_trl = project_uses_trl(paths, args.exclude)
@@ -270,7 +270,8 @@ def _choose(args: argparse.Namespace, paths: list[str]) -> tuple[tuple, Options,
     if not uses_trl:
         stack.append("nothing here imports or requires trl, so the transformers/peft/accelerate rules not named by "
                      "--target-<library> and the launcher config rule leave it alone")
-    options = Options(target_trl=target, to=args.to, targets=tuple(targets), uses_trl=uses_trl)
+    options = Options(target_trl=target, to=args.to, targets=tuple(targets), uses_trl=uses_trl,
+                      uses_trl_vllm=uses_trl and project_uses_trl_vllm(paths, args.exclude))
     rules = select(options, args.only, args.skip)
     if not args.unsafe_fixes:
         held = [m.id for m in rules if m.fix_safety != "safe"]

@@ -302,3 +302,33 @@ def project_uses_trl(paths: list[str], exclude: tuple[str, ...] | list[str] = ()
         if pattern.search(data) and vendored_trl(path, source) is None:
             return True
     return False
+
+
+#: what uses TRL's vLLM integration: its config options (`use_vllm=True`, `vllm_mode: server`, `--vllm_server_host`),
+#: its server command (`trl vllm-serve`, the `trl.scripts.vllm_serve` module), its client, its pip extra
+_TRL_VLLM = re.compile(rb"use_vllm|vllm_mode|vllm_server|vllm_gpu_memory|vllm[-_]serve|VLLMClient|trl\.extras\.vllm|"
+                       rb"trl\.generation\.vllm|trl\[[^\]]*vllm")
+_VLLM_SCANNED = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".toml", ".cfg", ".txt", ".json", ".md", ".in")
+
+
+def project_uses_trl_vllm(paths: list[str], exclude: tuple[str, ...] | list[str] = ()) -> bool:
+    """True when some file under `paths` uses TRL's vLLM integration (`_TRL_VLLM`: code, configs, launchers,
+    requirements, docs). Without it a `vllm` pin is the project's own (inference with `vllm.LLM`): TRL declares vLLM
+    only under its `vllm` extra, and its supported window is no constraint on that pin. Stops at the first hit."""
+    from .walk import iter_targets
+
+    def wanted(name: str) -> bool:
+        base = os.path.basename(name)
+        return name.endswith(_VLLM_SCANNED) or base.startswith(("Dockerfile", "Containerfile"))
+
+    for target in iter_targets(paths, exclude=exclude, wanted=wanted):
+        try:
+            if not stat.S_ISREG(os.stat(target.real).st_mode):
+                continue
+            with open(target.real, "rb") as fh:
+                data = fh.read(_MAX_SCAN_BYTES)
+        except OSError:
+            continue
+        if b"vllm" in data and _TRL_VLLM.search(data):
+            return True
+    return False

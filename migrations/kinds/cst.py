@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -113,7 +113,10 @@ def set_kwarg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
         if a.keyword is not None and a.keyword.value == name:
             args[i] = a.with_changes(value=value)
             return call.with_changes(args=args)
-    return call.with_changes(args=_append_args(args, [make_kwarg(name, value)]))
+    return call.with_changes(args=append_items(args, [make_kwarg(name, value)]))
+
+
+_Item = TypeVar("_Item", cst.Arg, cst.Param)
 
 
 def make_kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
@@ -124,8 +127,8 @@ def make_kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
     )
 
 
-def _append_args(args: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
-    """Append args, copying the comma/whitespace style of a multi-line call."""
+def append_items(args: list[_Item], new: list[_Item]) -> list[_Item]:
+    """Append arguments (or parameters), copying the comma/whitespace style of a multi-line call (or signature)."""
     if not new:
         return args
     if not args:

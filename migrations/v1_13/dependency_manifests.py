@@ -892,6 +892,8 @@ def floor_table(options) -> dict[str, PackageFloor]:  # type: ignore[no-untyped-
     table = {**metadata_floors(options.target_trl),
              **floors_for(options.target_trl, transformers=options.target("transformers"))}
     table = {**runtime_floors(table.get("transformers")), **table}
+    if not options.uses_trl_vllm:  # the project's own vLLM (TRL's extra only): its pin is no business of TRL's
+        table.pop("vllm", None)
     return _with_needs(table, options.project_needs)
 
 

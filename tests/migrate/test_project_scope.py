@@ -7,7 +7,7 @@ from pathlib import Path
 
 from compat.migrate.cli import main
 from compat.migrate.runner import vendored_trl
-from compat.migrate.target import project_uses_trl
+from compat.migrate.target import project_uses_trl, project_uses_trl_vllm
 
 FSDP_YAML = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_backward_prefetch_policy: BACKWARD_PRE\n"
 
@@ -138,3 +138,27 @@ def test_modules_of_a_package_see_the_copy_of_trl_above_it(tmp_path: Path) -> No
     for name in ("chatGLM_local/modeling_chatglm.py", "chatglm_ppo.py"):
         assert (root / name).read_text(encoding="utf-8") == files[name], name
     assert (root / "scripts/run.py").read_text(encoding="utf-8") != files["scripts/run.py"]
+
+
+def test_a_vllm_pin_is_raised_only_where_the_project_uses_trls_vllm(tmp_path: Path) -> None:
+    """TRL declares vLLM under its `vllm` extra only: a project that runs `vllm.LLM` itself for inference (and TRL for
+    SFT) keeps its pin, with the torch pin vLLM itself needs; one that trains with `use_vllm=True` gets TRL's window."""
+    own = {
+        "requirements.txt": "trl==0.19.1\nvllm==0.8.5\ntorch==2.6.0\n",
+        "sft.py": "from trl import SFTConfig\nSFTConfig(output_dir='o')\n",
+        "infer.py": "from vllm import LLM\nLLM('m')\n",
+    }
+    root = _tree(tmp_path / "own", own)
+    assert not project_uses_trl_vllm([str(root)])
+    assert main(["--allow-dirty", "--allow-no-vcs", str(root)]) in (0, 1)
+    lines = (root / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "vllm==0.8.5" in lines and not any(x.startswith("trl==0.19") for x in lines)
+
+    trained = {**own, "grpo.py": "from trl import GRPOConfig\nGRPOConfig(output_dir='o', use_vllm=True)\n"}
+    root = _tree(tmp_path / "trained", trained)
+    assert project_uses_trl_vllm([str(root)])
+    assert main(["--allow-dirty", "--allow-no-vcs", str(root)]) in (0, 1)
+    lines = (root / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "vllm==0.8.5" not in lines and any(x.startswith("vllm>=") for x in lines)
+    extra = _tree(tmp_path / "extra", {**own, "requirements.txt": "trl[vllm]==0.19.1\nvllm==0.8.5\n"})
+    assert project_uses_trl_vllm([str(extra)])

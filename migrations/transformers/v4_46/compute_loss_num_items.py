@@ -27,6 +27,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds.cst import append_items
 from migrations.kinds.imports import ensure_imports, imported_names
 from migrations.kinds.trainer_subclasses import (
     SelfAttributeAssigned,
@@ -99,11 +100,7 @@ class _Transformer(MigrationTransformer):
         param = cst.Param(cst.Name("num_items_in_batch"), default=cst.Name("None"),
                           equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                                 whitespace_after=cst.SimpleWhitespace("")))
-        params = updated_node.params
-        if isinstance(params.star_arg, cst.Param) or params.kwonly_params:
-            new = params.with_changes(kwonly_params=[*params.kwonly_params, param])
-        else:
-            new = params.with_changes(params=[*params.params, param])
+        new = _append_param(updated_node.params, param)
         self.note(original_node, "compute_loss(..., num_items_in_batch=None): transformers 4.46+ passes it (a "
                                  "TypeError without it); the class keeps 4.45's loss scaling (loss_kwargs_ignored)")
         self._fixed.add(len(self._classes))
@@ -125,10 +122,27 @@ class _Transformer(MigrationTransformer):
         at = 1 if body and _docstring(body[0]) else 0
         line = cst.parse_statement(f"{_ATTR} = {_HELPER}\n").with_changes(
             leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(_COMMENT))])
-        if at < len(body):  # a blank line between the attribute and what follows it
+        if at < len(body) and not _starts_with_blank(body[at]):  # a blank line between it and what follows it
             body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine(indent=False), *body[at].leading_lines])
         self.needed = True
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[*body[:at], line, *body[at:]]))
+
+
+def _append_param(params: cst.Parameters, param: cst.Param) -> cst.Parameters:
+    """`params` with `param` last (keyword-only after a `*args`), in the signature's layout: one per line with a
+    trailing comma stays so."""
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    flat = append_items([*params.params, *star, *params.kwonly_params], [param])
+    if not star and not params.kwonly_params:
+        return params.with_changes(params=flat)
+    n = len(params.params)
+    return params.with_changes(params=flat[:n], star_arg=flat[n] if star else params.star_arg,
+                               kwonly_params=flat[n + len(star):])
+
+
+def _starts_with_blank(stmt: cst.BaseStatement) -> bool:
+    lines = getattr(stmt, "leading_lines", ())
+    return bool(lines) and lines[0].comment is None
 
 
 def _docstring(stmt: cst.BaseStatement) -> bool:

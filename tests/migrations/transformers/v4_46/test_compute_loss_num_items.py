@@ -95,6 +95,44 @@ def test_docstrings_star_args_and_what_is_left_alone():
     """)
 
 
+def test_the_signature_keeps_its_layout():
+    """One parameter per line with a trailing comma stays so (POVID's LLaVA DPOTrainer), and the attribute after a
+    docstring followed by a blank line adds no second blank line (pycodestyle E303)."""
+    check(RULE, '''\
+        from transformers import Trainer
+
+
+        class DPOTrainer(Trainer):
+            """A copy of TRL's DPOTrainer."""
+
+            def compute_loss(
+                self,
+                model,
+                inputs,
+                return_outputs=False,
+            ) -> float:
+                return 0.0
+    ''', '''\
+        from transformers import Trainer
+        from compat.trl import loss_kwargs_ignored
+
+
+        class DPOTrainer(Trainer):
+            """A copy of TRL's DPOTrainer."""
+            # trl-compat: compute_loss ignores num_items_in_batch (transformers 4.46+): 4.45's loss scaling
+            model_accepts_loss_kwargs = loss_kwargs_ignored
+
+            def compute_loss(
+                self,
+                model,
+                inputs,
+                return_outputs=False,
+                num_items_in_batch=None,
+            ) -> float:
+                return 0.0
+    ''')
+
+
 def _gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel
 
