@@ -25,8 +25,9 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import GlobalScope, ScopeProvider
 
-__all__ = ["HF_TRAINER", "SelfAttributeAssigned", "ast_dotted", "bound_at_module_level", "function_imported_subclass",
-           "import_bindings", "imported_subclasses", "own_trainers", "project_module_file", "subclasses_in"]
+__all__ = ["HF_TRAINER", "TRAINERS", "SelfAttributeAssigned", "ast_dotted", "bound_at_module_level",
+           "function_imported_subclass", "import_bindings", "imported_subclasses", "own_trainers",
+           "project_module_file", "subclasses_in", "trainer_base"]
 
 #: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
 ANCESTORS = 6
@@ -220,6 +221,8 @@ class SelfAttributeAssigned(cst.CSTVisitor):
 
 
 HF_TRAINER = frozenset({"transformers.Trainer", "transformers.trainer.Trainer"})
+#: transformers' trainers a project class derives from: `Trainer` and `Seq2SeqTrainer`
+TRAINERS = HF_TRAINER | frozenset({"transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer"})
 #: the base of TRL's step-loop PPOTrainer (0.4 - 0.13: `trl.trainer.BaseTrainer`, `trl.trainer.base.BaseTrainer`):
 #: a class of the project on it is a copy of that trainer (Silent-Zebra/twisted-smc-lm's `custom_ppo_trainer.py`)
 CLASSIC_BASE = frozenset({"trl.trainer.BaseTrainer", "trl.trainer.base.BaseTrainer"})
@@ -250,3 +253,16 @@ def bound_at_module_level(visitor: cst.MetadataDependent, name: cst.Name) -> boo
         return False
     assignments = [a for a in scope[name.value] if hasattr(a, "node")]
     return bool(assignments) and all(isinstance(a.scope, GlobalScope) for a in assignments)
+
+
+def trainer_base(visitor: cst.MetadataDependent, expr: cst.BaseExpression, local: Mapping[str, str], *,
+                 trl: bool = True) -> bool:
+    """`expr`, a base of a class, is transformers' `Trainer` / `Seq2SeqTrainer`, a TRL trainer (`trl.<...>Trainer`,
+    unless `trl` is False), or a module-level name of `local` (the project's subclasses reachable in the module:
+    `subclasses_in`, `imported_subclasses`). `visitor` declares `QualifiedNameProvider` and `ScopeProvider`."""
+    from migrations.kinds.imports import imported_names
+
+    names = imported_names(visitor, expr)
+    if names & TRAINERS or trl and any(n.startswith("trl.") and n.endswith("Trainer") for n in names):
+        return True
+    return isinstance(expr, cst.Name) and expr.value in local and bound_at_module_level(visitor, expr)

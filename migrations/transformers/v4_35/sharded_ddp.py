@@ -24,11 +24,11 @@ from libcst.metadata import QualifiedNameProvider, ScopeProvider
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import drop_unused_import, imported_names
 from migrations.kinds.trainer_subclasses import (
-    HF_TRAINER,
+    TRAINERS,
     SelfAttributeAssigned,
-    bound_at_module_level,
     imported_subclasses,
     subclasses_in,
+    trainer_base,
 )
 
 _OPTION = frozenset({"transformers.trainer.ShardedDDPOption", "transformers.trainer_utils.ShardedDDPOption"})
@@ -50,17 +50,11 @@ class _Transformer(MigrationTransformer):
             tree = ast.parse(node.code)
         except (SyntaxError, ValueError):
             return
-        imported = imported_subclasses(tree, self.ctx.path, HF_TRAINER, None)
-        self._local = {**imported, **subclasses_in(tree, HF_TRAINER, None, imported)}
-
-    def _trainer_base(self, expr: cst.BaseExpression) -> bool:
-        names = imported_names(self, expr)
-        if names & HF_TRAINER or any(n.startswith("trl.") and n.endswith("Trainer") for n in names):
-            return True
-        return isinstance(expr, cst.Name) and expr.value in self._local and bound_at_module_level(self, expr)
+        imported = imported_subclasses(tree, self.ctx.path, TRAINERS, None)
+        self._local = {**imported, **subclasses_in(tree, TRAINERS, None, imported)}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        trainer = len(node.bases) == 1 and self._trainer_base(node.bases[0].value)
+        trainer = len(node.bases) == 1 and trainer_base(self, node.bases[0].value, self._local)
         own = SelfAttributeAssigned("sharded_ddp")
         if trainer:
             node.body.visit(own)

@@ -28,18 +28,15 @@ from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.cst import append_items
-from migrations.kinds.imports import ensure_imports, imported_names
+from migrations.kinds.imports import ensure_imports
 from migrations.kinds.trainer_subclasses import (
+    TRAINERS,
     SelfAttributeAssigned,
-    bound_at_module_level,
     imported_subclasses,
     subclasses_in,
+    trainer_base,
 )
 
-TRAINERS = frozenset({
-    "transformers.Trainer", "transformers.trainer.Trainer",
-    "transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer",
-})
 _ATTR = "model_accepts_loss_kwargs"
 _HELPER = "loss_kwargs_ignored"
 _COMMENT = "# trl-compat: compute_loss ignores num_items_in_batch (transformers 4.46+): 4.45's loss scaling"
@@ -85,13 +82,8 @@ class _Transformer(MigrationTransformer):
         imported = imported_subclasses(tree, self.ctx.path, TRAINERS, None)
         self._local = {**imported, **subclasses_in(tree, TRAINERS, None, imported)}
 
-    def _trainer_base(self, expr: cst.BaseExpression) -> bool:
-        if imported_names(self, expr) & TRAINERS:
-            return True
-        return isinstance(expr, cst.Name) and expr.value in self._local and bound_at_module_level(self, expr)
-
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(len(node.bases) == 1 and self._trainer_base(node.bases[0].value))
+        self._classes.append(len(node.bases) == 1 and trainer_base(self, node.bases[0].value, self._local, trl=False))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if original_node.name.value != "compute_loss" or not self._classes or not self._classes[-1] \

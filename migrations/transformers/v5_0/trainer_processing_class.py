@@ -27,6 +27,7 @@ from libcst.metadata import QualifiedNameProvider, ScopeProvider
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.imports import imported_names
 from migrations.kinds.trainer_subclasses import (
+    TRAINERS,
     SelfAttributeAssigned,
     bound_at_module_level,
     function_imported_subclass,
@@ -34,10 +35,6 @@ from migrations.kinds.trainer_subclasses import (
     subclasses_in,
 )
 
-TRAINERS = frozenset({
-    "transformers.Trainer", "transformers.trainer.Trainer",
-    "transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer",
-})
 _NOTE = "transformers 5.0 removed the tokenizer= alias; processing_class= works since 4.46"
 
 

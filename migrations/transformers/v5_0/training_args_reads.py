@@ -36,13 +36,9 @@ from migrations.base import MigrationTransformer, PythonMigration, RuleContext
 from migrations.kinds.bindings import config_binding
 from migrations.kinds.cst import code, literal_value
 from migrations.kinds.imports import imported_names
-from migrations.kinds.trainer_subclasses import bound_at_module_level, imported_subclasses
+from migrations.kinds.trainer_subclasses import TRAINERS, imported_subclasses, trainer_base
 from migrations.kinds.training_args import RENAMED_FIELDS, TRAINING_ARGUMENTS, is_training_config
 
-_TRAINERS = frozenset({
-    "transformers.Trainer", "transformers.trainer.Trainer",
-    "transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer",
-})
 _OWN_RULE = frozenset({"overwrite_output_dir"})
 
 
@@ -75,10 +71,6 @@ _TRIGGERS = (".adafactor", ".fp16_backend", ".fp16_opt_level", ".fsdp_min_num_pa
              ".tpu_metrics_debug", ".tpu_num_cores", ".use_legacy_prediction_loop", ".use_mps_device")
 
 
-def _trl_trainer(qnames: set[str]) -> bool:
-    return any(q.startswith("trl.") and q.endswith("Trainer") for q in qnames)
-
-
 class _Transformer(MigrationTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
@@ -97,18 +89,12 @@ class _Transformer(MigrationTransformer):
             tree = ast.parse(node.code)
         except (SyntaxError, ValueError):
             return
-        self._imported = imported_subclasses(tree, self.ctx.path, _TRAINERS, None)
+        self._imported = imported_subclasses(tree, self.ctx.path, TRAINERS, None)
 
     # -- which classes are trainers ----------------------------------------------------------------------------
-    def _trainer_base(self, expr: cst.BaseExpression) -> bool:
-        qnames = self._qnames(expr)
-        if qnames & _TRAINERS or _trl_trainer(qnames):
-            return True
-        return isinstance(expr, cst.Name) and (expr.value in self._trainer_classes or expr.value in self._imported) \
-            and bound_at_module_level(self, expr)
-
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        trainer = any(self._trainer_base(b.value) for b in node.bases if b.keyword is None)
+        local = {**self._imported, **dict.fromkeys(self._trainer_classes, "")}
+        trainer = any(trainer_base(self, b.value, local) for b in node.bases if b.keyword is None)
         self._classes.append(trainer)
         if trainer and not self._classes[:-1]:
             self._trainer_classes.add(node.name.value)

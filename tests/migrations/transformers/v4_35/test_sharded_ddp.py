@@ -128,3 +128,33 @@ def test_left_alone():
                 if self.sharded_ddp == ShardedDDPOption.SIMPLE and ready:
                     a()
     """)
+
+
+def test_a_seq2seq_trainer_subclass_through_a_local_base():
+    """`Seq2SeqTrainer` derives from `Trainer` (4.34.1's `trainer_seq2seq.py`): its subclasses had the attribute too."""
+    check(RULE, """\
+        from transformers import Seq2SeqTrainer
+        from transformers.trainer import ShardedDDPOption
+
+
+        class Base(Seq2SeqTrainer):
+            pass
+
+
+        class Child(Base):
+            def create_optimizer(self):
+                if self.sharded_ddp == ShardedDDPOption.SIMPLE:
+                    return None
+                return super().create_optimizer()
+    """, """\
+        from transformers import Seq2SeqTrainer
+
+
+        class Base(Seq2SeqTrainer):
+            pass
+
+
+        class Child(Base):
+            def create_optimizer(self):
+                return super().create_optimizer()
+    """)
