@@ -65,6 +65,7 @@ class CiPythonVersion(ManifestMigration):
     triggers = ("python-version",)
     patterns = (".github/workflows/*.yml", ".github/workflows/*.yaml")
     order = 52
+    fix_safety = "safe"  # reports only
 
     def applies(self, options: Options) -> bool:
         """Only in a project that uses TRL."""
