@@ -16,6 +16,7 @@ import ast
 import configparser
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Sequence
 
@@ -247,6 +248,22 @@ def _python_verdict(text: str) -> tuple[str | None, bool]:
     return None, True
 
 
+def _newer_syntax(code: str, exc: Exception) -> MigrateError | None:
+    """A rule's `SyntaxError` on code this Python's `ast` cannot read though libcst could (an f-string reusing its
+    quotes, Python 3.12+): the file is written for a newer Python than the one running trl-compat, not a bug in the
+    rule. None for any other crash."""
+    if not isinstance(exc, SyntaxError):
+        return None
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        return MigrateError("parse", f"Python {version}, which runs trl-compat, cannot read this file ({exc.msg}, "
+                                     f"line {exc.lineno}): it is written for a newer Python; run trl-compat under "
+                                     "the Python the project uses. File left as is", line=exc.lineno or 0)
+    return None
+
+
 def run_rules(
     module: cst.Module,
     code: str,
@@ -273,7 +290,8 @@ def run_rules(
         except RecursionError:
             return code, applied, findings, MigrateError("too-deep", f"{_TOO_DEEP} (its tree walk ran out of depth)")
         except Exception as exc:
-            error = MigrateError("rule-crash", f"{type(exc).__name__}: {exc}; file left as is (a bug in the rule)", rule.id)
+            error = _newer_syntax(code, exc) or \
+                MigrateError("rule-crash", f"{type(exc).__name__}: {exc}; file left as is (a bug in the rule)", rule.id)
             return code, applied, findings, error
         findings.extend(ctx.findings)
         if new is wrapper.module:

@@ -85,7 +85,11 @@ def binds_name(text: str, name: str, helper_module: str = "compat.trl") -> bool:
     assignment, loop target, parameter, import of another `name`): a helper imported under that name would clash."""
     if re.search(rf"\b{re.escape(name)}\b", text) is None:
         return False
-    for node in ast.walk(ast.parse(text)):
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):  # newer syntax than this Python reads (a 3.12 f-string): assume it does
+        return True
+    for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
             return True
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):

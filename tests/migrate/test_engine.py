@@ -232,6 +232,44 @@ def test_a_crashing_rule_is_reported_and_the_file_untouched():
     assert result.errors[0].kind == "rule-crash" and result.errors[0].rule == "crasher" and "boom" in result.errors[0].message
 
 
+class _AstReader(PythonMigration):
+    id = "ast-reader"
+    release = "1.13"
+    summary = "reads the module with ast, as many rules do"
+    triggers = ("SFTConfig",)
+
+    def transform(self, wrapper, ctx):
+        import ast
+
+        ast.parse(ctx.module_code(wrapper))
+        return wrapper.module
+
+
+#: an f-string reusing its quotes: Python 3.12 syntax (PEP 701), which libcst reads and an older `ast` does not
+PY312 = 'from trl import SFTConfig\nd = {"a": 1}\nprint(f"{d["a"]}")\nSFTConfig(output_dir="o")\n'
+
+
+def test_code_written_for_a_newer_python_than_the_one_running_trl_compat():
+    import ast
+    import sys
+
+    try:
+        ast.parse(PY312)
+    except SyntaxError:
+        pass
+    else:
+        pytest.skip(f"Python {sys.version_info.major}.{sys.version_info.minor} reads 3.12 f-strings")
+    result = migrate_source(PY312, rules=[_AstReader()])
+    assert result.text == PY312 and not result.changed
+    error = result.errors[0]
+    assert error.kind == "parse" and error.rule is None and error.line == 3
+    assert "written for a newer Python" in error.message and "a bug in the rule" not in error.message
+    # the warmup-ratio helper check reads the module with ast too: it assumes the name is taken, never crashes
+    from migrations.kinds.training_args import binds_name
+
+    assert binds_name(PY312 + "x = 1  # warmup\n", "warmup")
+
+
 def test_default_transform_hands_back_the_same_module_when_nothing_changed():
     wrapper = cst.MetadataWrapper(cst.parse_module("x = 'chunked_nll'\n"), unsafe_skip_copy=True)
     from migrations.base import RuleContext

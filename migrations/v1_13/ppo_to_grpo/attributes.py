@@ -14,7 +14,7 @@ import libcst as cst
 from migrations.kinds.cst import code, dotted, literal_value
 from migrations.kinds.pins import committed_text as _committed_text
 from migrations.v1_13.ppo_to_grpo import fields as F
-from migrations.v1_13.ppo_to_grpo.analysis import MISSING
+from migrations.v1_13.ppo_to_grpo.analysis import MISSING, TRAINER_NAMES
 from migrations.v1_13.ppo_to_grpo.defaults import (
     Unknown,
     admitted_releases,
@@ -139,6 +139,15 @@ class Attributes:
         planned = self._planned_read(original_node, updated_node)
         if planned is not None:
             return planned
+        parent = self.parent(original_node)
+        called = isinstance(parent, cst.Call) and parent.func is original_node  # `PPOTrainer.__init__(self, ...)`
+        if not called and original_node.attr.value not in ("__name__", "__qualname__", "__doc__") and \
+                self.trl_ref(original_node.value, TRAINER_NAMES) is not None:
+            # `importlib.import_module(PPOTrainer.__module__).get_reward = my_reward` (marcellobullo/sharedrep-rlhf):
+            # renamed with the class, it patches the GRPO trainer's module, which never calls it
+            self.todo(original_node, f"{code(original_node)}: an attribute of TRL's PPO trainer class, now "
+                      f"{self.TrainerName}'s (another module, other methods: a patch of the PPO trainer's module or "
+                      "methods does nothing to it)", "ppo-to-grpo")
         recv = dotted(original_node.value)
         attr = original_node.attr.value
         if self.is_self_trainer(recv) and attr == "tokenizer" and not self._assigned_on_self(attr):

@@ -483,3 +483,18 @@ def test_a_trainer_subclass_with_a_second_base_is_marked_at_the_class(tmp_path: 
     [message] = [f.message for f in result.findings if "method resolution order" in f.message]
     assert message.startswith("PPOTrainerForChatGLM now derives from GRPOTrainer (a transformers Trainer) and "
                               "PeftTrainer: if PeftTrainer is a Trainer too")
+
+
+def test_an_attribute_of_the_ppo_trainer_class_is_marked(tmp_path: Path) -> None:
+    """marcellobullo/sharedrep-rlhf patches `get_reward` into `importlib.import_module(PPOTrainer.__module__)`: renamed
+    with the class, the patch lands in the GRPO trainer's module, which never calls it."""
+    src = ("import importlib\nfrom trl import PPOConfig, PPOTrainer\n\n"
+           "m = importlib.import_module(PPOTrainer.__module__)\nm.get_reward = lambda *a: None\n"
+           "trainer = PPOTrainer(args=PPOConfig(kl_coef=0.05), processing_class=tok, model=policy, ref_model=ref,\n"
+           "                     reward_model=reward, value_model=value, train_dataset=ds)\ntrainer.train()\n")
+    result = _migrate_at(tmp_path / "ppo.py", src)
+    assert "m = importlib.import_module(GRPOTrainer.__module__)" in result.text
+    assert [f for f in result.findings if f.message.startswith("PPOTrainer.__module__: an attribute")]
+    lines = result.text.splitlines()
+    at = lines.index("m = importlib.import_module(GRPOTrainer.__module__)")
+    assert lines[at - 1].startswith("# TODO(trl-compat): PPOTrainer.__module__: an attribute")
