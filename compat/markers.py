@@ -33,6 +33,7 @@ MARKER_FILE_PATTERNS = (
     "environment.yaml", "environment-*.yml", "environment_*.yml", "*.sh", "*.md", "*.yaml", "*.yml",
     "*ds*.json", "*deepspeed*.json", "*zero*.json", "*DS*.json", "*Zero*.json", "*.bash", "Dockerfile*",
     "*.dockerfile", "*.Dockerfile", "Containerfile*",
+    ".github/workflows/*.yml", ".github/workflows/*.yaml",
 )
 
 
