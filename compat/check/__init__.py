@@ -293,16 +293,17 @@ def _wanted(path: str) -> bool:
 
 def _own_trl(path: str, real: str, text: str) -> str | None:
     """Why the `trl` this file imports is the repository's own copy (a `trl/` package or `trl.py` beside it or above
-    its namespace package, or on a folder the file puts on `sys.path`), as the migrator decides it
-    (`compat.migrate.runner.vendored_trl`, `compat.migrate.resolution.vendored_by_sys_path`); None for the installed
-    TRL."""
+    its namespace package, on a folder the file puts on `sys.path`, or above it and defining every name it imports),
+    as the migrator decides it (`compat.migrate.runner.vendored_trl`, `compat.migrate.resolution.vendored_by_sys_path`
+    and `vendored_above`); None for the installed TRL."""
     from compat.migrate import resolution
     from compat.migrate.runner import vendored_trl
 
     copy = vendored_trl(real, text if path.endswith((".py", ".pyi")) else None)
     if copy is not None:
         return f"`trl` here is the repository's own copy ({os.path.relpath(copy, os.path.dirname(real))})"
-    if path.endswith((".py", ".pyi")) and (finding := resolution.vendored_by_sys_path(real, text)) is not None:
+    if path.endswith((".py", ".pyi")) and (finding := resolution.vendored_by_sys_path(real, text)
+                                            or resolution.vendored_above(real, text)) is not None:
         return finding.message.removeprefix("left alone: ")
     return None
 

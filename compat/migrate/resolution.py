@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 
 from migrations.base import Finding
 
@@ -149,6 +150,73 @@ def vendored_by_sys_path(path: str, text: str) -> Finding | None:
                                f"which holds its own `trl` ({_rel(own, path)}); this file's {_listed(names)} "
                                "are that copy's, not the installed TRL's", call.lineno, call.col_offset + 1, "",
                                "info", False)
+    return None
+
+
+def _defines(module_file: str, name: str) -> bool:
+    """Whether the copy's module (its file) binds `name` at the start of a line: a def, a class, an assignment or
+    an import naming it, or a submodule file of that name beside a package's `__init__.py`."""
+    if os.path.basename(module_file) == "__init__.py" and _module_file(os.path.dirname(module_file), name):
+        return True
+    try:
+        with open(module_file, encoding="utf-8", errors="replace") as fh:
+            source = fh.read()
+    except OSError:
+        return False
+    word = re.escape(name)
+    return re.search(rf"^[ \t]*(?:(?:async[ \t]+)?def[ \t]+{word}\b|class[ \t]+{word}\b|{word}[ \t]*[:=]"
+                     rf"|(?:from[ \t]+\S+[ \t]+)?import\b[^\n]*\b{word}\b)", source, re.MULTILINE) is not None
+
+
+def _module_file(folder: str, dotted: str) -> str | None:
+    """The file of module `dotted` (`trl.gpt2`) under `folder`: `trl/gpt2.py` or `trl/gpt2/__init__.py`."""
+    base = os.path.join(folder, *dotted.split("."))
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def vendored_above(path: str, text: str) -> Finding | None:
+    """An info finding when a folder above the file's, up to the repository's root (the first folder with `.git`),
+    holds the repository's own `trl` package and every TRL name the file imports is found in that copy (the module
+    file exists and binds the name): run from that folder, or with it on `PYTHONPATH`, the file imports the copy
+    (alkaid72/RLHF-on-Sentence-Generating's `test/inference_ppo_gpt.py` imports `trl.gpt2.GPT2HeadWithValueModel`
+    from the TRL 0.1 copy at the root). The runner then leaves the file alone. A file that imports a name the copy
+    lacks (`respond_to_batch` where the copy's `trl/core.py` has no such function) can only mean the installed TRL:
+    None, and it is migrated. The file's own folder is `runner.vendored_trl`'s."""
+    if "trl" not in text:
+        return None
+    tree = _parse(text)
+    if tree is None:
+        return None
+    wanted: list[tuple[str, str | None]] = []  # (module, name imported from it, or None for `import trl.x`)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and (
+                node.module == "trl" or node.module.startswith("trl.")):
+            wanted += [(node.module, a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            wanted += [(a.name, None) for a in node.names if a.name.startswith("trl.")]
+    if not wanted or any(name == "*" for _, name in wanted):
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    above: list[str] = []  # the folders above the file's, up to the repository's root
+    while not os.path.exists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None  # no repository root above: nothing bounds the search
+        folder = parent
+        above.append(folder)
+    for folder in above:
+        copy = os.path.join(folder, "trl", "__init__.py")
+        if not os.path.isfile(copy):
+            continue
+        files = [_module_file(folder, module) for module, _ in wanted]
+        if all(f is not None and (name is None or _defines(f, name)) for f, (_, name) in zip(files, wanted)):
+            names = _listed(list(dict.fromkeys(f"{m}.{n}" if n else m for m, n in wanted)))
+            return Finding(RULE, f"left alone: {_rel(os.path.dirname(copy), path)} above this file is the repository's own `trl`, "
+                           f"and it defines this file's {names}: run from {_rel(folder, path)} (or with it on "
+                           "PYTHONPATH) the file imports that copy, not the installed TRL", 1, 1, "", "info", False)
     return None
 
 

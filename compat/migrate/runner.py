@@ -576,10 +576,10 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
     except DecodeError as exc:
         return _Outcome(errors=[MigrateError("decode", str(exc))])
     if kind.startswith("python"):
-        by_sys_path = resolution.vendored_by_sys_path(path, decoded.text)
-        if by_sys_path is not None:  # its `trl` is a copy on the folder it puts on sys.path: left alone, as above
-            return _Outcome(encoding=decoded.label, parsed=False,
-                            findings=[by_sys_path])
+        # its `trl` is a copy on a folder it puts on sys.path, or one above it that defines every name it imports
+        own = resolution.vendored_by_sys_path(path, decoded.text) or resolution.vendored_above(path, decoded.text)
+        if own is not None:  # left alone, as above
+            return _Outcome(encoding=decoded.label, parsed=False, findings=[own])
     result = migrate_source(decoded.text, options=options, rules=rules, path=path, verify_idempotent=verify)
     outcome = _Outcome(
         encoding=decoded.label,

@@ -59,6 +59,7 @@ where they are with a marker saying what happened to them. DPOTrainer's 0.x posi
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, field
 
@@ -562,8 +563,9 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
 
     def _unannotated_or_foreign(self, value: cst.Name | cst.Attribute, config: str) -> bool:
         """`args` holds an object the file never builds: an attribute assigned nowhere in it (`self.args`), or a name
-        that is only a parameter (or an import): what it holds is decided elsewhere. A parameter counts without
-        annotation, or annotated with transformers' `TrainingArguments` or the trainer's own TRL config `config`
+        that is only a parameter (or an import, or bound nowhere in a file that star-imports a module): what it holds
+        is decided elsewhere. A parameter counts without annotation, or annotated with transformers'
+        `TrainingArguments` or the trainer's own TRL config `config`
         (`def main(script_args, training_args: TrainingArguments, ...)` called with a parser's output: alexisrozhkov/
         llm-calib), the two kinds of object `compat.trl.trainer_config` takes. A name assigned in the file (its binding
         not one the rule follows), a parameter annotated with any other class (the project's own): False."""
@@ -572,6 +574,10 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return bool(self.text) and assigned.search(self.text) is None
         scope = self.get_metadata(ScopeProvider, value, None)
         found = [a for a in scope[value.value] if hasattr(a, "node")] if scope is not None else []
+        if not found and scope is not None and not scope.assignments[value.value] and self._star_import():
+            # bound nowhere in the file, which star-imports a module: the name comes from there
+            # (andreeatomescu16/MoonLandingAI: `from training_args import *` gives `training_arguments`)
+            return value.value not in dir(builtins)
         if len(found) != 1:
             return False
         node = found[0].node
@@ -580,6 +586,13 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         if not isinstance(node, cst.Param):
             return False
         return node.annotation is None or self._args_class(node.annotation.annotation, config)
+
+    def _star_import(self) -> bool:
+        """The module has a `from x import *` at its top level."""
+        return self._module is not None and any(
+            isinstance(s, cst.SimpleStatementLine) and any(
+                isinstance(i, cst.ImportFrom) and isinstance(i.names, cst.ImportStar) for i in s.body)
+            for s in self._module.body)
 
     def _args_class(self, annotation: cst.BaseExpression, config: str) -> bool:
         """`annotation` names transformers' `TrainingArguments` or the trainer's own TRL config `config`: the two

@@ -162,3 +162,39 @@ def test_a_vllm_pin_is_raised_only_where_the_project_uses_trls_vllm(tmp_path: Pa
     assert "vllm==0.8.5" not in lines and any(x.startswith("vllm>=") for x in lines)
     extra = _tree(tmp_path / "extra", {**own, "requirements.txt": "trl[vllm]==0.19.1\nvllm==0.8.5\n"})
     assert project_uses_trl_vllm([str(extra)])
+
+
+def test_a_script_below_a_copy_of_trl_that_defines_its_names_is_left_alone(tmp_path: Path) -> None:
+    """alkaid72/RLHF-on-Sentence-Generating: TRL 0.1's code copied to the repository's root `trl/`, and
+    `test/inference_ppo_gpt.py` imports `trl.gpt2.GPT2HeadWithValueModel`, which that copy defines: run from the root
+    (or with it on PYTHONPATH) the file imports the copy, so it is not the migrator's to rewrite and `check` does not
+    hold it against the installed TRL. A script below the same copy importing a name the copy lacks can only mean the
+    installed TRL: migrated. Above the repository's root (`.git`) nothing counts."""
+    import subprocess
+
+    from compat.check.cli import main as check_main
+    from compat.migrate.resolution import vendored_above
+
+    inference = "from trl.gpt2 import GPT2HeadWithValueModel\n\nmodel = GPT2HeadWithValueModel.from_pretrained(p)\n"
+    installed = "from trl import PPOConfig, PPOTrainer\nfrom trl.gpt2 import GPT2HeadWithValueModel\n"
+    files = {
+        "trl/__init__.py": "__version__ = '0.1.1'\n",
+        "trl/gpt2.py": "from transformers import GPT2Model\n\n\nclass GPT2HeadWithValueModel(GPT2Model):\n    pass\n",
+        "trl/ppo.py": "class PPOTrainer:\n    pass\n",
+        "test/inference_ppo_gpt.py": inference,
+        "test/train.py": installed,
+    }
+    root = _tree(tmp_path / "repo", files)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    finding = vendored_above(str(root / "test/inference_ppo_gpt.py"), inference)
+    assert finding is not None and "../trl above this file" in finding.message
+    assert "trl.gpt2.GPT2HeadWithValueModel" in finding.message
+    assert vendored_above(str(root / "test/train.py"), installed) is None  # PPOConfig: not in the copy's __init__
+    assert main(["--allow-dirty", "--target-trl", "1.16.0", str(root)]) == 0
+    assert (root / "test/inference_ppo_gpt.py").read_text(encoding="utf-8") == inference
+    assert (root / "test/train.py").read_text(encoding="utf-8") != installed
+    assert check_main(["--target-trl", "1.16.0", str(root / "test/inference_ppo_gpt.py")]) == 0
+
+    # the same tree without a repository root: the search has no bound, so it does not look up at all
+    bare = _tree(tmp_path / "bare", files)
+    assert vendored_above(str(bare / "test/inference_ppo_gpt.py"), inference) is None

@@ -428,6 +428,35 @@ def test_a_parameter_annotated_with_training_arguments_or_the_config_is_unseen_t
         assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
 
 
+def test_a_name_from_a_star_import_is_unseen_too():
+    """andreeatomescu16/MoonLandingAI: `training_arguments` comes from `from training_args import *` (a module of the
+    project building a TrainingArguments): bound nowhere in the file, so `trainer_config` gets it. Without a star
+    import, or where the name is a builtin, nothing says where it comes from: marked."""
+    check(RULE, """\
+        from trl import SFTTrainer
+        from training_args import *
+
+        t = SFTTrainer(model=m, args=training_arguments, dataset_text_field="text")
+    """, """\
+        from trl import SFTTrainer, SFTConfig
+        from training_args import *
+        from compat.trl import trainer_config
+
+        t = SFTTrainer(
+            model=m,
+            args=trainer_config(
+                SFTConfig,
+                training_arguments,
+                dataset_text_field="text",
+            ),
+        )
+    """)
+    for source in ("from trl import SFTTrainer\n\nt = SFTTrainer(model=m, args=training_arguments, packing=True)\n",
+                   "from trl import SFTTrainer\nfrom x import *\n\nt = SFTTrainer(model=m, args=vars, packing=True)\n"):
+        out, _findings = run(RULE, source)
+        assert "trainer_config(" not in out and "# TODO(trl-compat): move packing= to args" in out, out
+
+
 def test_gone_keyword_with_a_call_value_is_kept_and_marked():
     out, findings = run(RULE, """\
         from trl import DPOConfig, DPOTrainer
