@@ -220,6 +220,44 @@ def vendored_above(path: str, text: str) -> Finding | None:
     return None
 
 
+#: the licence header of HuggingFace's own source files (transformers, TRL, peft, ...)
+_HF_HEADER = re.compile(r"^#[^\n]*Copyright[^\n]*Hugging ?Face", re.IGNORECASE | re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=1)
+def _transformers_classes() -> frozenset[str]:
+    """Every class-like name transformers exported at its top level in a release of the atlas."""
+    from migrations.atlas import Atlas
+
+    atlas = Atlas.load("transformers")
+    names: set[str] = set()
+    for version in atlas.releases():
+        names.update(n for n in atlas.exports(version, "transformers") if n[:1].isupper())
+    return frozenset(names)
+
+
+def library_copy(path: str, text: str) -> Finding | None:
+    """An info finding when the file is a copy of transformers' own code: it opens with HuggingFace's licence header
+    and defines, at its top level, a class transformers exports (`class PreTrainedModel(...)`: Yancy456/TRL keeps
+    `modeling_utils.py` as `models/pretrained.py`, `modeling_gpt2.py` as `models/gpt2.py`). Its code is that
+    release's internals, which the rules (written for code that calls transformers) must not rewrite or mark: the
+    runner leaves it alone. A project's copy of a TRL trainer (`class PPOTrainer(BaseTrainer)` under the same header)
+    defines no transformers name and stays the project's code."""
+    if not _HF_HEADER.search(text[:3000]):
+        return None
+    tree = _parse(text)
+    if tree is None:
+        return None
+    exported = _transformers_classes()
+    defined = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name in exported]
+    if not defined:
+        return None
+    shown = ", ".join(f"`{n}`" for n in defined[:4]) + (" ..." if len(defined) > 4 else "")
+    return Finding(RULE, f"left alone: a copy of transformers' own code (HuggingFace's licence header; it defines "
+                   f"{shown}, which transformers exports): its internals are that release's, not code that calls "
+                   "transformers", 1, 1, "", "info", False)
+
+
 def notes(path: str, text: str) -> list[Finding]:
     """Info findings for a file that is migrated: `sys.path` changes it makes, and TRL-named local imports."""
     if "import" not in text:

@@ -577,7 +577,8 @@ def _process(path: str, data: bytes, options: Options, rules: Sequence[Migration
         return _Outcome(errors=[MigrateError("decode", str(exc))])
     if kind.startswith("python"):
         # its `trl` is a copy on a folder it puts on sys.path, or one above it that defines every name it imports
-        own = resolution.vendored_by_sys_path(path, decoded.text) or resolution.vendored_above(path, decoded.text)
+        own = resolution.vendored_by_sys_path(path, decoded.text) or resolution.vendored_above(path, decoded.text) \
+            or resolution.library_copy(path, decoded.text)  # or a copy of transformers' own code
         if own is not None:  # left alone, as above
             return _Outcome(encoding=decoded.label, parsed=False, findings=[own])
     result = migrate_source(decoded.text, options=options, rules=rules, path=path, verify_idempotent=verify)

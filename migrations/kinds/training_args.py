@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
@@ -55,6 +55,43 @@ def is_training_config(qnames: Iterable[str]) -> bool:
     """A `TrainingArguments` call, or one of a TRL config (`trl.<...>Config`, every one inherits the fields)."""
     qnames = set(qnames)
     return bool(qnames & TRAINING_ARGUMENTS) or any(q.startswith("trl.") and q.endswith("Config") for q in qnames)
+
+
+def local_training_config(ctx: RuleContext, qnames: Iterable[str], fields: Iterable[str]) -> bool:
+    """A project class (the run's `LocalClasses` index) deriving from `TrainingArguments` / a TRL config through
+    classes of the project none of which defines `__init__` (the dataclass constructor, which takes every inherited
+    field) or declares one of `fields` itself (a field of its own, or a default of its own for one the rule reads):
+    jackfsuia/nanoRLHF's `@dataclass class RAFTConfig(PPOConfig)` built with `logging_dir=`."""
+    local = ctx.options.local_classes
+    if local is None:
+        return False
+    fields = set(fields)
+    for q in qnames:
+        cls = local.find_in(ctx.path, q)
+        if cls is None:
+            continue
+        classes, outside = local.lineage(cls.qname)
+        if any(fields & set(c.fields) or "__init__" in c.methods for c in classes):
+            return False
+        return bool(set(outside) & TRAINING_ARGUMENTS) or is_training_config(outside)
+    return False
+
+
+def config_call(t: MigrationTransformer, func: cst.BaseExpression, fields: Iterable[str]) -> bool:
+    """`func`, called, builds a training config that takes `fields`: `TrainingArguments`, a TRL config, or a project
+    subclass of one (`local_training_config`)."""
+    qnames = imported_names(t, func)
+    if is_training_config(qnames):
+        return True
+    local = t.ctx.options.local_classes
+    if not qnames and local is not None and isinstance(func, cst.Name):
+        # a class this module defines once at its top level, by the name the run's index knows it by
+        scope = t.lazy_metadata(ScopeProvider, func, None)
+        found = [a for a in scope[func.value] if hasattr(a, "node")] if scope is not None else []
+        if len(found) == 1 and isinstance(found[0].node, cst.ClassDef) and isinstance(found[0].scope, GlobalScope):
+            own = local.defined_in(t.ctx.path, func.value)
+            qnames = {own.qname} if own is not None else set()
+    return local_training_config(t.ctx, qnames, fields)
 
 
 #: the `compat.trl` keyword helpers the rules write as `**helper(...)` -> every keyword the splat may carry
@@ -141,7 +178,7 @@ class FieldTransformer(MigrationTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         arg = next((a for a in updated_node.args if a.keyword is not None and a.keyword.value == self.field), None)
-        if arg is None or not is_training_config(imported_names(self, original_node.func)):
+        if arg is None or not config_call(self, original_node.func, (self.field,)):
             return updated_node
         return self.keyword(original_node, updated_node, arg)
 

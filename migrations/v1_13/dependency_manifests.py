@@ -920,6 +920,8 @@ def pip_install_line(line: str, table: dict[str, PackageFloor], add: str | None 
     previous = ""
     for token in _TOKEN.finditer(rest):
         req = token.group("req")
+        if req.startswith("#") and not token.group("q"):
+            break  # a shell comment (`# install TRL from the main branch`): words, not requirements
         option_value = previous in _VALUED_OPTIONS
         previous = req
         if req.startswith("-") or option_value or "/" in req or "://" in req or req.startswith("."):

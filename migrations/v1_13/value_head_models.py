@@ -102,6 +102,7 @@ class _Transformer(SymbolTransformer):
         self.kept_bases: frozenset[str] = frozenset()  # wrapper classes the file derives from and keeps as written
         self.mark_subclasses = False  # mark each class deriving from a value-head class (the file keeps them)
         self.source_tree: ast.Module | None = None  # (scan pass) the module read with `ast`
+        self.bindings_tree: ast.Module | None = None  # (rewrite pass) the same, for `_bound_otherwise`
         self.trl_subclasses: set[str] = set()  # (scan pass) the project's classes deriving from a TRL trainer
 
     def replacement(self, ref: TrlRef) -> Replacement | None:
@@ -162,6 +163,16 @@ class _Transformer(SymbolTransformer):
             cls = self._vh_class(v)
             if cls is not None:
                 self.class_aliases[var] = cls
+                return
+        if isinstance(v, cst.IfExp):
+            # `trl_model_class = AutoModelForCausalLMWithValueHead if not args.use_seq2seq else
+            # AutoModelForSeq2SeqLMWithValueHead` (TRL 0.7 - 0.11 examples/scripts/ppo.py): its from_pretrained calls
+            # pass the wrapper's peft_config= like the classes' own
+            arms = {self._vh_class(v.body), self._vh_class(v.orelse)}
+            if arms <= {CAUSAL, SEQ2SEQ}:
+                self.class_aliases[var] = CAUSAL if CAUSAL in arms else SEQ2SEQ
+                if arms == {CAUSAL, SEQ2SEQ} and not self.keep:
+                    self._seq2seq(node)
                 return
         if isinstance(v, cst.Call):
             f = v.func
@@ -393,12 +404,28 @@ class _Transformer(SymbolTransformer):
             return cst.IfExp(test=peft.test, body=wrap(peft.body, model), orelse=model.deep_clone(),
                              whitespace_before_if=sp, whitespace_after_if=sp, whitespace_before_else=sp,
                              whitespace_after_else=sp)
-        if isinstance(peft, (cst.Name, cst.Attribute)) and dotted(peft) not in self.built_by_call:
+        if isinstance(peft, (cst.Name, cst.Attribute)) and (dotted(peft) not in self.built_by_call
+                                                            or self._bound_otherwise(dotted(peft) or "")):
             test = cst.parse_expression(f"{code(peft)} is not None")
             return cst.IfExp(test=test, body=wrap(peft, model), orelse=model.deep_clone(),
                              whitespace_before_if=sp, whitespace_after_if=sp, whitespace_before_else=sp,
                              whitespace_after_else=sp)
         return wrap(peft, model)
+
+    def _bound_otherwise(self, var: str) -> bool:
+        """`var` (a config built by a call somewhere) is also bound to something else in the file, or is a parameter:
+        `peft_config = LoraConfig(...)` in one branch and `peft_config = None` in the other (chansmi/collaborative-
+        stegosystem, `use_peft` False by default), so the wrapper's `if peft_config is not None` stays."""
+        if self.bindings_tree is None:
+            return True
+        for node in ast.walk(self.bindings_tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and not isinstance(node.value, ast.Call):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(ast.unparse(t) == var for t in targets):
+                    return True
+            elif isinstance(node, ast.arg) and node.arg == var:
+                return True
+        return False
 
     def _seq2seq(self, node: cst.CSTNode) -> None:
         self.todo(node, "seq2seq value-head model: GRPOTrainer and OnlineDPOTrainer train causal LMs only; switch to a "
@@ -556,6 +583,7 @@ class ValueHeadModels(PythonMigration):
         transformer.kept_bases = frozenset(subclassed - {CAUSAL})
         transformer.mark_subclasses = bool(subclassed)
         transformer.own_heads = bool(scan.scan_heads)
+        transformer.bindings_tree = scan.source_tree
         transformer.arch_read = bool(scan.scan_arch_reads)
         transformer.scan_arch_reads = list(scan.scan_arch_reads)
         transformer.patched_wrapper = bool(scan.scan_patches)

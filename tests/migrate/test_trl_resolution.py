@@ -71,3 +71,29 @@ def test_no_note_without_a_reason(tmp_path) -> None:
     assert notes(path, "from os.path import join\nfrom collections import OrderedDict\n") == []
     assert vendored_by_sys_path(path, "import sys\nsys.path.append(X)\n" + PPO) is None
     assert notes(path, "def broken(:\n") == []
+
+
+def test_a_copy_of_transformers_own_code_is_left_alone(tmp_path) -> None:
+    """Yancy456/TRL keeps transformers' `modeling_utils.py` as `models/pretrained.py`: under HuggingFace's licence
+    header it defines `PreTrainedModel`, and its `from_pretrained` handles `load_in_8bit` itself. No rule may mark or
+    rewrite it. The same header on a project's copy of a TRL trainer (no transformers class defined) or a class of
+    that name without the header is the project's code."""
+    from compat.migrate.cli import main
+    from compat.migrate.resolution import library_copy
+
+    header = "# coding=utf-8\n# Copyright 2018 The HuggingFace Inc. team.\n#\n# Licensed under the Apache License\n"
+    copy = header + ("from transformers import GenerationMixin\n\n\nclass PreTrainedModel(GenerationMixin):\n"
+                     "    def from_pretrained(cls, path, load_in_8bit=False, torch_dtype=None):\n"
+                     "        kwargs = {'load_in_8bit': load_in_8bit}\n        return cls(**kwargs)\n")
+    finding = library_copy("models/pretrained.py", copy)
+    assert finding is not None and "`PreTrainedModel`" in finding.message
+    trainer_copy = header + "from trl.trainer import BaseTrainer\n\n\nclass PPOTrainer(BaseTrainer):\n    pass\n"
+    assert library_copy("mytrl/ppo_trainer.py", trainer_copy) is None
+    assert library_copy("models/mine.py", copy.replace(header, "")) is None
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models/pretrained.py").write_text(copy, encoding="utf-8")
+    (tmp_path / "train.py").write_text("from transformers import AutoModel\n"
+                                       "m = AutoModel.from_pretrained(p, torch_dtype=t)\n", encoding="utf-8")
+    assert main(["--allow-dirty", "--allow-no-vcs", "--target-trl", "1.16.0", str(tmp_path)]) == 0
+    assert (tmp_path / "models/pretrained.py").read_text(encoding="utf-8") == copy
+    assert "dtype=t" in (tmp_path / "train.py").read_text(encoding="utf-8")

@@ -37,7 +37,7 @@ from migrations.kinds.bindings import config_binding
 from migrations.kinds.cst import code, literal_value
 from migrations.kinds.imports import imported_names
 from migrations.kinds.trainer_subclasses import TRAINERS, imported_subclasses, trainer_base
-from migrations.kinds.training_args import RENAMED_FIELDS, TRAINING_ARGUMENTS, is_training_config
+from migrations.kinds.training_args import RENAMED_FIELDS, is_training_config, local_training_config
 
 _OWN_RULE = frozenset({"overwrite_output_dir"})
 
@@ -112,29 +112,13 @@ class _Transformer(MigrationTransformer):
         if binding is None:
             return False
         qnames = self._qnames(binding.cls)
-        return is_training_config(qnames) or self._local_config(qnames, field)
+        return is_training_config(qnames) or local_training_config(self.ctx, qnames, (field,))
 
     def _in_method(self, node: cst.CSTNode) -> bool:
         """`node` sits in a function defined directly in the class body (a method), not in a nested class."""
         scope = self.get_metadata(ScopeProvider, node, None)
         parent = getattr(scope, "parent", None)
         return type(scope).__name__ == "FunctionScope" and type(parent).__name__ == "ClassScope"
-
-    def _local_config(self, qnames: set[str], field: str) -> bool:
-        """A project class deriving from `TrainingArguments` / a TRL config, none of whose local classes declares
-        `field` itself (the run's `LocalClasses` index)."""
-        local = self.ctx.options.local_classes
-        if local is None:
-            return False
-        for q in qnames:
-            cls = local.find_in(self.ctx.path, q)
-            if cls is None:
-                continue
-            classes, outside = local.lineage(cls.qname)
-            if any(field in c.fields for c in classes):
-                return False
-            return bool(set(outside) & TRAINING_ARGUMENTS) or is_training_config(outside)
-        return False
 
     # -- the reads ---------------------------------------------------------------------------------------------
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:

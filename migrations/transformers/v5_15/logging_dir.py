@@ -36,12 +36,11 @@ import ast
 import libcst as cst
 
 from migrations.kinds.cst import kwarg, literal_value, replace_args
-from migrations.kinds.imports import imported_names
 from migrations.kinds.training_args import (
     HelperSplatMigration,
     HelperSplatTransformer,
+    config_call,
     foreign_splat,
-    is_training_config,
 )
 
 _MISSING = object()
@@ -112,7 +111,7 @@ class _Transformer(HelperSplatTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         folder = kwarg(updated_node, "logging_dir")
-        if folder is None or not is_training_config(imported_names(self, original_node.func)):
+        if folder is None or not config_call(self, original_node.func, ("logging_dir", "report_to")):
             return updated_node
         args = list(updated_node.args)
         report_to = kwarg(updated_node, "report_to")

@@ -40,13 +40,12 @@ from migrations.kinds.cst import (
     replace_args,
     side_effect_free,
 )
-from migrations.kinds.imports import imported_names
 from migrations.kinds.training_args import (
     COMPAT_SPLATS,
     HelperSplatMigration,
     HelperSplatTransformer,
+    config_call,
     foreign_splat,
-    is_training_config,
 )
 
 _MISSING = object()
@@ -57,7 +56,7 @@ _MARK = ("warmup_ratio= is gone in transformers 5.15, pass **warmup(ratio) from 
 class _Transformer(HelperSplatTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         ratio = kwarg(updated_node, "warmup_ratio")
-        if ratio is None or not is_training_config(imported_names(self, original_node.func)):
+        if ratio is None or not config_call(self, original_node.func, ("warmup_ratio", "warmup_steps")):
             return updated_node
         args = list(updated_node.args)
         steps = kwarg(updated_node, "warmup_steps")

@@ -34,7 +34,7 @@ import ast
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
-from migrations.base import PythonMigration, RuleContext
+from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds.imports import imports_trl, star_imports
 from migrations.kinds.symbols import Moved, SymbolMigration, mark_trl_imports
 from migrations.kinds.trainer_subclasses import imported_subclasses, own_trainers
@@ -56,7 +56,15 @@ class PPOToGRPO(PythonMigration):
         if not imported and not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):
             return wrapper.module
         own = own_trainers(source, ctx.path)
-        if own and not imports_trl(wrapper.module, TRAINER_NAMES, _TRAINER_MODULES):
+        unused = _unused_trl_trainers(source) if own else set()
+        if own and (unused or not imports_trl(wrapper.module, TRAINER_NAMES, _TRAINER_MODULES)):
+            if unused:  # `from trl import PPOConfig, PPOTrainer` beside the project's own trainer, its PPOTrainer unused
+                module = drop_imports_left_unused(wrapper.module, unused)
+                if module is not wrapper.module:
+                    ctx.report(Finding(self.id, f"dropped the unused import of TRL's {', '.join(sorted(unused))} "
+                                       "(removed in TRL 1.13): this module's trainer is the project's own "
+                                       f"({', '.join(own)})", 1, 1, self.anchor, "info", True))
+                    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
             return _mark_configs_of_own_trainers(self, wrapper, ctx, own)
         shadowed = _shadowed_names(source)
         if shadowed:
@@ -79,6 +87,31 @@ class PPOToGRPO(PythonMigration):
         if stars:
             module = _star_todo(module, stars, self, ctx)
         return module
+
+
+def _unused_trl_trainers(code: str) -> set[str]:
+    """The PPO trainer names this module imports from TRL at its top level and reads nowhere (nanoRLHF's
+    `from trl import ModelConfig, PPOConfig, PPOTrainer` in scripts whose trainer is `from grpo_trainer import
+    GRPOTrainer`): a leftover import, not a use of TRL's trainer. Empty when any is read, or `trl` itself is imported
+    (`trl.PPOTrainer` may be read through it)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    imported: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] == "trl":
+            imported |= {a.asname or a.name for a in stmt.names if a.name in TRAINER_NAMES}
+        elif isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "trl" for a in stmt.names):
+            return set()
+    if not imported:
+        return set()
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    imports_inside = any(isinstance(n, (ast.Import, ast.ImportFrom)) and n not in tree.body for n in ast.walk(tree)
+                         if any((a.asname or a.name) in imported for a in getattr(n, "names", [])))
+    if read & imported or imports_inside or "__all__" in code:
+        return set()
+    return imported
 
 
 def _shadowed_names(code: str) -> list[str]:

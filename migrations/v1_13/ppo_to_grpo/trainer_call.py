@@ -6,7 +6,10 @@ column from PPO-era `input_ids` before the trainer when the dataset needs it."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from migrations.base import Finding, todo_text
 from migrations.kinds.cst import code, dotted, make_kwarg, replace_args
@@ -98,14 +101,13 @@ class TrainerCall:
             self.todo(original, f"no config was passed: build a {self.ConfigName}", "ppo-config-fields")
         ds = got.pop("train_dataset", None)
         if ds is not None and code(ds) != "None":
-            out["train_dataset"] = ds
-            self._prompt_column(t, ds, tok, original)
+            out["train_dataset"] = self._prompt_column(t, ds, tok, original)
         else:
             self.todo(original, f"{self.TrainerName} needs a train_dataset with a `prompt` column", "ppo-dataset-prompt")
         if "eval_dataset" in got:
             out["eval_dataset"] = got.pop("eval_dataset")
             if code(out["eval_dataset"]) != "None" and tok is not None:
-                self._prompt_column(t, out["eval_dataset"], tok, original)
+                out["eval_dataset"] = self._prompt_column(t, out["eval_dataset"], tok, original)
         if tok is not None:
             out["processing_class"] = tok
             if reward is not None:
@@ -190,11 +192,41 @@ class TrainerCall:
             return f"is built by {kinds[-1]}() of another module"
         return None
 
+    def _read_later(self, stmt: cst.CSTNode, name: str) -> bool:
+        """Whether code after `stmt` (its last line) reads the variable `name`: the comparison cells after
+        `ppo_trainer.train()` in TRL's gpt2-sentiment notebook read `dataset[:]["input_ids"]` (Yancy456/TRL)."""
+        if self._wrapper is None:
+            return True
+        positions = self._wrapper.resolve(PositionProvider)
+        if stmt not in positions:
+            return True
+        end = positions[stmt].end.line
+        skip: set[int] = set()
+        later: list[cst.Name] = []
+
+        class _Reads(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                skip.add(id(node.attr))
+
+            def visit_Arg(self, node: cst.Arg) -> None:
+                if node.keyword is not None:
+                    skip.add(id(node.keyword))
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value == name and id(node) not in skip and node in positions \
+                        and positions[node].start.line > end:
+                    later.append(node)
+
+        self._wrapper.module.visit(_Reads())
+        return bool(later)
+
     def _prompt_column(self, t: Trainer, ds: cst.BaseExpression, tok: cst.BaseExpression | None,
-                       original: cst.Call) -> None:
-        """PPO datasets carry `input_ids`; GRPO/Online DPO read a `prompt` column: rebuild it before the trainer."""
+                       original: cst.Call) -> cst.BaseExpression:
+        """PPO datasets carry `input_ids`; GRPO/Online DPO read a `prompt` column: rebuild it before the trainer.
+        Returns what the trainer gets: `ds`, or a new name for the rebuilt dataset where code after the trainer
+        still reads `ds` (its `input_ids` stay)."""
         if self.tokenize_rewrites:
-            return  # the visible tokenizing map now yields `prompt`
+            return ds  # the visible tokenizing map now yields `prompt`
         name = dotted(ds)
         built = self.an.assignments.get(name or "", [])
         own = [v for v in built if isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
@@ -203,26 +235,32 @@ class TrainerCall:
             cls = own[0].func.value  # type: ignore[union-attr]
             self.todo(original, f"{self.TrainerName} needs a datasets.Dataset with a `prompt` column: `{name}` is "
                       f"a {cls} (a class of this file), with no columns to rebuild it from", "ppo-dataset-prompt")
-            return
+            return ds
         if name is None or t.stmt is None or tok is None or not isinstance(t.stmt, cst.SimpleStatementLine):
             self.todo(original, f"{self.TrainerName} reads a `prompt` column (text or chat messages); PPO datasets "
                       "held `input_ids`: make sure this dataset has `prompt`", "ppo-dataset-prompt")
-            return
+            return ds
         unseen = self._not_a_tokenized_dataset(built)
         if unseen is not None:
             self.todo(original, f"{self.TrainerName} reads a `prompt` column (text or chat messages) of a "
                       f"datasets.Dataset; `{name}` {unseen}: give it a `prompt` column yourself", "ppo-dataset-prompt")
-            return
+            return ds
         # ids built by apply_chat_template hold the template's special tokens: skipping them would lose the chat
         # format (GRPO tokenizes a text prompt as is, adding only BOS), so they are kept and the line is marked
         chat = "apply_chat_template" in self.src.code
         chat_todo = "prompt ids built by apply_chat_template: decoded keeping its special tokens; check for a doubled BOS"
+        new = name
+        if "." not in name and self._read_later(t.stmt, name):  # the code after the trainer reads its input_ids
+            new = f"{name}_prompts"
+            while re.search(rf"\b{re.escape(new)}\b", self.src.code):
+                new += "_"
+            first = cst.parse_statement(f"{new} = {name}\n")
         decode = cst.parse_statement(
-            f'if "prompt" not in {name}.column_names:\n'
-            f"    {name} = {name}.with_format(None).map(\n"
+            f'if "prompt" not in {new}.column_names:\n'
+            f"    {new} = {new}.with_format(None).map(\n"
             f'        lambda example: {{"prompt": {code(tok)}.decode(example["input_ids"], '
             f'skip_special_tokens={not chat})}},\n'
-            f'        remove_columns=[c for c in ("input_ids", "attention_mask") if c in {name}.column_names],\n'
+            f'        remove_columns=[c for c in ("input_ids", "attention_mask") if c in {new}.column_names],\n'
             "    )\n"
         )
         lines = [cst.EmptyLine(comment=cst.Comment(
@@ -231,6 +269,13 @@ class TrainerCall:
             lines.append(cst.EmptyLine(comment=cst.Comment(todo_text(chat_todo, "ppo-dataset-prompt", self.rule.id))))
             line, col = self.position(original)
             self.ctx.report(Finding(self.rule.id, chat_todo, line, col, "ppo-dataset-prompt", "manual", False))
-        decode = decode.with_changes(leading_lines=lines)
+        if new == name:
+            decode = decode.with_changes(leading_lines=lines)
+        else:
+            renamed = cst.EmptyLine(comment=cst.Comment(
+                f"# trl-compat: code after the trainer reads `{name}` (its input_ids): the prompts go to `{new}`"))
+            self.insert_before.setdefault(id(t.stmt), []).append(first.with_changes(leading_lines=[lines[0], renamed]))
+            decode = decode.with_changes(leading_lines=lines[1:])
         self.insert_before.setdefault(id(t.stmt), []).append(decode)
+        return cst.Name(new) if new != name else ds
 

@@ -558,6 +558,12 @@ def test_a_notebook_install_line_is_raised_like_a_requirements_file():
     line, _messages, trl = pip_install_line("!pip install git+https://github.com/huggingface/trl.git peft\n", table,
                                             "trl-compat>=0.1.0")
     assert trl and line == '!pip install git+https://github.com/huggingface/trl.git "trl-compat>=0.1.0" peft\n'
+    # a shell comment after the command is words, not requirements (Oddadmix/training-notebooks' ORPO notebook)
+    line, _messages, trl = pip_install_line("! pip install git+https://github.com/huggingface/trl.git  # install TRL "
+                                            "from the main branch\n", table, "trl-compat>=0.1.0")
+    assert trl and line == ('! pip install git+https://github.com/huggingface/trl.git "trl-compat>=0.1.0"  # install '
+                            'TRL from the main branch\n')
+    assert pip_install_line("!pip install trl==0.8.6 # pinned trl\n", table)[0] == '!pip install trl==1.16.0 # pinned trl\n'
 
 
 def test_trl_compat_goes_to_the_manifests_of_the_code_that_needs_it(tmp_path):

@@ -245,8 +245,18 @@ def test_a_config_that_feeds_the_projects_own_trainer_is_kept(tmp_path: Path) ->
     assert "".join(lines[:marks[0]] + lines[marks[0] + 1:]) == classic
     # TRL's own PPOTrainer beside a Trainer subclass of the project: the script is migrated as before
     own = ("from transformers import Trainer\nfrom trl import PPOConfig, PPOTrainer\n\n\nclass Helper(Trainer):\n"
-           "    pass\n\n\nconfig = PPOConfig(learning_rate=1e-5)\n")
+           "    pass\n\n\nconfig = PPOConfig(learning_rate=1e-5)\ntrainer = PPOTrainer(config, model, ref, tok)\n")
     assert "GRPOConfig(" in _migrate_at(tmp_path / "x.py", own).text
+    # jackfsuia/nanoRLHF: the same import with TRL's PPOTrainer unused, the config going to the project's own
+    # trainer: the unused import is dropped (TRL 1.16 has no PPOTrainer) and the config kept, marked
+    (tmp_path / "grpo_trainer.py").write_text(trainer.replace("PPOv2Trainer", "GRPOTrainer"), encoding="utf-8")
+    script = ("from trl import ModelConfig, PPOConfig, PPOTrainer\n\nfrom grpo_trainer import GRPOTrainer\n\n\n"
+              "class GRPOConfig(PPOConfig):\n    pass\n\n\nconfig = GRPOConfig(total_episodes=64, kl_coef=0.05)\n"
+              "trainer = GRPOTrainer(config=config, policy=None)\n")
+    out = _migrate_at(tmp_path / "grpo.py", script)
+    assert "from trl import ModelConfig, PPOConfig\n" in out.text and "GRPOConfig(total_episodes=64, kl_coef=0.05)" \
+        in out.text and "class GRPOConfig(PPOConfig):" in out.text, out.text
+    assert "PPOConfig feeds this project's own trainer" in out.text
 
 
 def test_ppov2_config_paths_are_the_atlas_exporters() -> None:
@@ -471,6 +481,24 @@ def test_the_prompt_rebuild_is_written_only_for_a_tokenized_dataset(tmp_path: Pa
                     "def build_dataset(config):\n    return load_dataset('imdb')\n\nds = build_dataset(c)\n"):
         result = _migrate_at(tmp_path / "ppo.py", head + binding + tail)
         assert 'if "prompt" not in ds.column_names:' in result.text, binding
+
+
+def test_a_dataset_read_after_the_trainer_keeps_its_input_ids(tmp_path: Path) -> None:
+    """TRL's gpt2-sentiment notebook (and its copies: Yancy456/TRL, WMWMW1's bloom notebook) compares the model
+    before and after training on `dataset[:].sample(bs)["input_ids"]` after `ppo_trainer.train()`: the rebuilt
+    prompts go to a new name, given to the trainer, and `dataset` keeps its ids. Read by nothing after the trainer,
+    the dataset is rebuilt in place, as before."""
+    head = ("from datasets import load_dataset\nfrom trl import PPOConfig, PPOTrainer\n\n"
+            'ds = load_dataset("imdb", split="train").map(lambda e: {"input_ids": tok.encode(e["t"])[:8]})\n'
+            "ds_prompts = 1\n"
+            "trainer = PPOTrainer(PPOConfig(batch_size=8), model, ref, tok, dataset=ds)\n")
+    result = _migrate_at(tmp_path / "ppo.py", head + 'ids = ds[:]["input_ids"]\n')
+    assert "ds_prompts_ = ds\n" in result.text and "train_dataset=ds_prompts_," in result.text, result.text
+    assert 'ds_prompts_ = ds_prompts_.with_format(None).map(' in result.text
+    assert 'ids = ds[:]["input_ids"]' in result.text and "ds = ds.with_format" not in result.text
+    compile(result.text, "ppo.py", "exec")
+    result = _migrate_at(tmp_path / "ppo.py", head + "print(trainer.model)\n")
+    assert "ds = ds.with_format(None).map(" in result.text and "ds_prompts_" not in result.text
 
 
 def test_a_trainer_subclass_with_a_second_base_is_marked_at_the_class(tmp_path: Path) -> None:

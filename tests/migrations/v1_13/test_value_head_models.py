@@ -535,3 +535,41 @@ def test_subscripted_annotations_never_name_the_factory():
     assert "-> Tuple[PreTrainedModel, int]" in out
     assert "def f(m: Optional[PreTrainedModel], n: PreTrainedModel | None)" in out
     assert "return AutoModelForCausalLM.from_pretrained(path), 1" in out
+
+
+def test_a_peft_config_that_may_be_none_keeps_the_wrappers_test():
+    """chansmi/collaborative-stegosystem: `peft_config = LoraConfig(...)` under `if args.use_peft:`, `peft_config =
+    None` otherwise (the default). The wrapper skipped PEFT for None; `get_peft_model(model, None)` is an
+    AttributeError, so the test stays. A name bound only to a config call is wrapped without it."""
+    out, _ = run(RULE, """\
+        from peft import LoraConfig
+        from trl import AutoModelForCausalLMWithValueHead
+
+        if use_peft:
+            peft_config = LoraConfig(r=8)
+        else:
+            peft_config = None
+        m = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", peft_config=peft_config)
+    """)
+    assert ('m = get_peft_model(AutoModelForCausalLM.from_pretrained("gpt2"), peft_config) if peft_config is not None '
+            'else AutoModelForCausalLM.from_pretrained("gpt2")') in out, out
+
+
+def test_a_class_alias_chosen_by_a_condition_passes_peft_config_like_the_class():
+    """TRL 0.7 - 0.11 examples/scripts/ppo.py: `trl_model_class = AutoModelForCausalLMWithValueHead if not
+    args.use_seq2seq else AutoModelForSeq2SeqLMWithValueHead`, then `trl_model_class.from_pretrained(...,
+    peft_config=peft_config)`: transformers' from_pretrained hands `peft_config` to the model's constructor (a
+    TypeError on 5.x), so the call gets the wrapper's get_peft_model like a call of the class itself; the seq2seq arm
+    is marked at the alias."""
+    out, findings = run(RULE, """\
+        from trl import AutoModelForCausalLMWithValueHead, AutoModelForSeq2SeqLMWithValueHead
+
+        trl_model_class = AutoModelForCausalLMWithValueHead if not seq2seq else AutoModelForSeq2SeqLMWithValueHead
+        peft_config = None
+        model = trl_model_class.from_pretrained(name, device_map=device_map, peft_config=peft_config)
+    """)
+    assert "trl_model_class = AutoModelForCausalLM if not seq2seq else AutoModelForSeq2SeqLM" in out, out
+    assert ("model = get_peft_model(trl_model_class.from_pretrained(name, device_map=device_map), peft_config) if "
+            "peft_config is not None else trl_model_class.from_pretrained(name, device_map=device_map)") in out, out
+    assert "peft_config=peft_config" not in out
+    assert any("seq2seq value-head model" in f.message and f.line == 3 for f in findings)

@@ -170,3 +170,26 @@ def test_the_check_accepts_the_rewrite_on_both_ends(tmp_path):
                                   'args = GRPOConfig(output_dir="o", **tensorboard_dir("logs"), report_to="wandb")\n'
                                   'tb = GRPOConfig(output_dir="o", report_to="tensorboard", '
                                   '**tensorboard_dir("tb", tensorboard=True))\n')
+
+
+def test_a_project_subclass_of_a_config_takes_the_rewrite(tmp_path):
+    """jackfsuia/nanoRLHF: `@dataclass class RLOOConfig(PPOConfig)` (fields of its own, no `__init__`) built with
+    `logging_dir=`, a TypeError on 5.15+ like the config's own call; the run's index of the project's classes shows
+    it takes TrainingArguments' fields. A subclass with its own `__init__`, or declaring `report_to` itself (its own
+    default: TensorBoard may be on), is left alone."""
+    from compat.migrate.runner import migrate_paths
+    from migrations import get
+
+    source = ("from dataclasses import dataclass\n\nfrom transformers import TrainingArguments\n\n\n@dataclass\n"
+              "class RunConfig(TrainingArguments):\n    total_episodes: int = 10\n\n\n@dataclass\n"
+              "class OwnDefault(TrainingArguments):\n    report_to: str = 'tensorboard'\n\n\n"
+              "class OwnInit(TrainingArguments):\n    def __init__(self, **kw):\n        super().__init__(**kw)\n\n\n"
+              "a = RunConfig(output_dir='o', logging_dir='logs', report_to='wandb')\n"
+              "b = OwnDefault(output_dir='o', logging_dir='logs')\n"
+              "c = OwnInit(output_dir='o', logging_dir='logs', report_to='wandb')\n")
+    (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    migrate_paths([str(tmp_path)], rules=[get("logging-dir")], allow_dirty=True)
+    out = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert "a = RunConfig(output_dir='o', report_to='wandb')\n" in out, out
+    assert "b = OwnDefault(output_dir='o', logging_dir='logs')\n" in out
+    assert "c = OwnInit(output_dir='o', logging_dir='logs', report_to='wandb')\n" in out
