@@ -5,17 +5,21 @@ excluded; read from the wheels with `ast`, checked against the installed TRL by 
 release that still had each. Passing one is a `TypeError` on the target. None has a drop-in successor a rule could
 prove (the truncation, padding and RPO machinery was rewritten). Each keyword of a config call is marked with what
 to do, and dropped from the call when its value is side-effect free (a name, an attribute, a literal): passing it is
-a `TypeError` on every target, so the call could not run as it was; a value that may do something is kept. `SFTConfig(max_seq_length=)` is a rename and belongs to `sft-max-seq-length`. The last fields went away in 1.1
+a `TypeError` on every target, so the call could not run as it was; a value that may do something is kept. The same
+field set on, or read from, an object that provably holds the config (bound once to its call or to its place in a
+parser's output), `config.max_prompt_length = 128` or `setattr(config, "max_prompt_length", 128)`, is marked: the
+write silently does nothing on the target, the read is an AttributeError. `SFTConfig(max_seq_length=)` is a rename and belongs to `sft-max-seq-length`. The last fields went away in 1.1
 (`KTOConfig.generate_during_eval`), hence this folder.
 """
 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration
-from migrations.kinds.cst import code, replace_args, side_effect_free
+from migrations.kinds.bindings import config_binding
+from migrations.kinds.cst import code, literal_value, replace_args, side_effect_free
 from migrations.kinds.imports import imported_names
 
 # config -> field -> last sampled TRL release that had it
@@ -72,6 +76,7 @@ _HINTS = {
 # GRPO/RLOO prompts are not truncated at all any more (there is only a completion length)
 _HINTS_BY_CONFIG = {("GRPOConfig", "max_prompt_length"): "prompts are not truncated now: shorten them in the data",
                     ("RLOOConfig", "max_prompt_length"): "prompts are not truncated now: shorten them in the data"}
+_FIELDS = frozenset(f for fields in REMOVED.values() for f in fields)
 _STEM = {"SFTConfig": ("sft_config", ""), "DPOConfig": ("dpo_config", ""), "GRPOConfig": ("grpo_config", ""),
          "RLOOConfig": ("rloo_config", ""), "KTOConfig": ("kto_config", "kto"),
          "ORPOConfig": ("orpo_config", "orpo"), "CPOConfig": ("cpo_config", "cpo")}
@@ -84,11 +89,53 @@ for _name, (_stem, _pkg) in _STEM.items():
 
 
 class _Transformer(MigrationTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def _config_of(self, value: cst.BaseExpression) -> str | None:
+        """The TRL config whose instance `value` (a name) provably holds: bound once to a call of it, or to its
+        position in a parser's output (`kinds.bindings.config_binding`); None otherwise."""
+        binding = config_binding(self, value, lambda n: imported_names(self, n))
+        if binding is None:
+            return None
+        return next((_PATHS[n] for n in sorted(imported_names(self, binding.cls)) if n in _PATHS), None)
+
+    def _attribute_use(self, node: cst.CSTNode, owner: cst.BaseExpression, field: str, write: bool) -> None:
+        """`owner.field` written (an assignment, `setattr`) or read, where `owner` holds a config lacking `field`:
+        on TRL 1.13+ the write sets an attribute no code reads (the option silently does nothing: biosharp18/
+        CS245-project's `setattr(config, "max_prompt_length", 128)`, HollyRiver/HFRL's
+        `training_args.model_adapter_name = "policy"`), the read is an AttributeError."""
+        config = self._config_of(owner)
+        if config is None or field not in REMOVED[config]:
+            return
+        hint = _HINTS_BY_CONFIG.get((config, field)) or _HINTS.get(field)
+        last = f"last in TRL {REMOVED[config][field]}"
+        what = ("sets an attribute no TRL 1.13+ code reads (the option does nothing now)" if write
+                else "is an AttributeError on TRL 1.13+")
+        self.todo(node, f"{code(owner)}.{field}: {config} has no `{field}` field ({last}): this {what}"
+                  + (f"; {hint}" if hint else ""))
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        for target in original_node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and t.attr.value in _FIELDS:
+                self._attribute_use(original_node, t.value, t.attr.value, True)
+        return updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        if original_node.attr.value in _FIELDS:
+            parent = self.get_metadata(ParentNodeProvider, original_node, None)
+            if not (isinstance(parent, cst.AssignTarget) and parent.target is original_node):
+                self._attribute_use(original_node, original_node.value, original_node.attr.value, False)
+        return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = imported_names(self, original_node.func)  # none for a node the rule built: left as is
         config = next((_PATHS[n] for n in sorted(names) if n in _PATHS), None)
+        f = original_node.func
+        if config is None and isinstance(f, cst.Name) and f.value == "setattr" and len(original_node.args) == 3:
+            field = literal_value(original_node.args[1].value, None)
+            if isinstance(field, str) and field in _FIELDS:
+                self._attribute_use(original_node, original_node.args[0].value, field, True)
         if config is None:
             return updated_node
         dropped: set[str] = set()

@@ -109,3 +109,28 @@ def test_adapter_names_say_what_dpo_does_with_a_peft_model():
     assert "KeyError: 'default'" in messages[0] and messages[0].endswith("(it was \"train\"; last in TRL 0.28.0)")
     assert messages[1].startswith("DPOConfig(ref_adapter_name=) dropped: drop the separately loaded reference adapter")
     assert not any("drop it" in m for m in messages)
+
+
+def test_a_removed_field_set_or_read_on_a_config_object_is_marked():
+    """biosharp18/CS245-project sets `setattr(config, "max_prompt_length", 128)` on a DPOConfig, HollyRiver/HFRL
+    `training_args.model_adapter_name = "policy"` on a parsed one: on TRL 1.13+ the attribute is set and nothing reads
+    it (the prompt is no longer cut; the adapter name is ignored, then DPOTrainer wants "default"), and a read of it
+    is an AttributeError. Marked where the object provably is that config; another object's attribute is not."""
+    out, findings = run(RULE, """\
+        from trl import DPOConfig, TrlParser
+
+        config = DPOConfig(output_dir="o", beta=0.1)
+        setattr(config, "max_prompt_length", 128)
+        script_args, training_args = TrlParser((ScriptArguments, DPOConfig)).parse_args_and_config()
+        training_args.model_adapter_name = "policy"
+        n = config.max_prompt_length
+        other.max_prompt_length = 5
+        setattr(other, "max_prompt_length", 5)
+        config.beta = 0.2
+    """)
+    lines = out.splitlines()
+    assert [f.line for f in findings if f.severity == "manual"] == [4, 6, 7]
+    assert lines[3].startswith("# TODO(trl-compat): config.max_prompt_length: DPOConfig has no")
+    assert "does nothing now" in findings[0].message and "AttributeError" in findings[2].message
+    assert "adapter_name='default'" in findings[1].message
+    assert out.count("# TODO(trl-compat)") == 3
