@@ -543,7 +543,7 @@ def _map_batches(era, grpo, given, lit, new, out, static, default) -> None:  # n
                 f"batch: PPO batch_size={b}, mini_batch_size={m} -> per_device_train_batch_size={m}, "
                 f"steps_per_generation={spg}, num_generations={g} ({gen // g} prompts x {g} completions per generation)"
             )
-            if gen // g != b:
+            if gen // g != b or gen != b:  # fewer prompts per step, or a batch doubled to hold 2 completions
                 out.todos.append(
                     (
                         f"PPO scored {b} prompts x 1 response per step; GRPO now samples {gen // g} prompt(s) x "

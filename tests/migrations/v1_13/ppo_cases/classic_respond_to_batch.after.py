@@ -14,6 +14,7 @@ def respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0):
 set_seed(0)
 # TODO(trl-compat): learning_rate=1.41e-05 written, old default uncertain (pin trl) [ppo-to-grpo]
 # TODO(trl-compat): beta=0.2 carries PPO's init_kl_coef, but PPO subtracted... [ppo-to-grpo]
+# TODO(trl-compat): PPO scored 1 prompts x 1 response per step [ppo-to-grpo]
 config = GRPOConfig(
     learning_rate=1.41e-5,
     seed=0,
