@@ -24,7 +24,14 @@ import re
 
 from packaging.version import Version
 
-from migrations.base import Finding, ManifestMigration, Options, RuleContext, same_marker, todo_text
+from migrations.base import (
+    Finding,
+    ManifestMigration,
+    Options,
+    RuleContext,
+    same_marker,
+    todo_text,
+)
 
 #: `TrainingArguments` options a training recipe sets (two of them make a YAML file one)
 _CORE = frozenset({"output_dir", "learning_rate", "per_device_train_batch_size", "num_train_epochs",
