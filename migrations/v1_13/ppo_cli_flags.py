@@ -88,7 +88,11 @@ def _accepted_flags(word: str, here: Path, options: Options) -> set[str] | None:
         tree = ast.parse(result.text)
     except SyntaxError:
         return None
-    return parser_fields(tree, options.atlas_trl)
+    fields = parser_fields(tree, options.atlas_trl)
+    if fields is not None and "TrlParser" in text and "parse_args_and_config" in text:
+        # TrlParser.parse_args_and_config reads `--config recipe.yaml` itself (its keys are recipe-config-keys')
+        fields = {*fields, "config"}
+    return fields
 
 
 MIGRATION = PPOCliFlags()

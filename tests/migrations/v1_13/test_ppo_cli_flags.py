@@ -109,3 +109,18 @@ def test_readme_fences_are_migrated_and_prose_is_not(tmp_path: Path) -> None:
     fence = lines.index("```bash")
     assert lines[fence + 1].startswith("# TODO(trl-compat): --init_kl_coef: not accepted by ppo.py")
     assert "    --num_iterations 2 \\" in lines and "    --report_to=wandb \\" in lines
+
+
+def test_the_config_flag_of_a_trl_parser_script_is_accepted(tmp_path: Path) -> None:
+    """HollyRiver/HFRL's ppo.sh: `python PPO.py --config config/PPO_config.yaml`, the script parsing with
+    `TrlParser(...).parse_args_and_config()`, which reads `--config` itself (its keys are recipe-config-keys')."""
+    script = PPO_SCRIPT.replace("from transformers import HfArgumentParser\n\n", "").replace(
+        "from trl import AutoModelForCausalLMWithValueHead, PPOConfig, PPOTrainer",
+        "from trl import AutoModelForCausalLMWithValueHead, PPOConfig, PPOTrainer, TrlParser").replace(
+        "parser = HfArgumentParser((ScriptArguments, PPOConfig))\nargs, ppo_config = parser.parse_args_into_dataclasses()",
+        "parser = TrlParser((ScriptArguments, PPOConfig))\nargs, ppo_config = parser.parse_args_and_config()")
+    sh = _repo(tmp_path, script)
+    text = "python ppo.py --config config/ppo.yaml --init_kl_coef 0.1\n"
+    result = migrate(text, sh)
+    marker = result.text.splitlines()[0]
+    assert marker.startswith("# TODO(trl-compat): --init_kl_coef: not accepted") and "--config" not in marker
