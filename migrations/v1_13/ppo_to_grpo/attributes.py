@@ -165,6 +165,13 @@ class Attributes:
                       f"{self.ConfigName}; max_steps is the training length", "ppo-config-fields")
         elif self.is_trainer(recv) and recv not in self.trainer_vars and attr in GONE_ATTRIBUTES:
             self.todo(original_node, f"{recv}.{attr} does not exist on {self.TrainerName}", "ppo-trainer-attributes")
+        if recv is not None and recv.endswith(".model") and recv[: -len(".model")] in self.trainer_vars \
+                and attr in ("policy", "value_model"):
+            # PPOv2's `trainer.model` was a PolicyAndValueWrapper (HollyRiver/HFRL prints
+            # `trainer.model.policy.print_trainable_parameters()`); GRPO's is the policy itself, with no value model
+            self.todo(original_node, f"{recv}.{attr}: the PPO trainer's model wrapped the policy and the value model; "
+                      f"{self.TrainerName}'s model is the policy itself (use {recv}) and there is no value model",
+                      "ppo-trainer-attributes")
         if recv in self.trainer_vars:
             if attr == "config":
                 self.changed = True

@@ -526,3 +526,16 @@ def test_an_attribute_of_the_ppo_trainer_class_is_marked(tmp_path: Path) -> None
     lines = result.text.splitlines()
     at = lines.index("m = importlib.import_module(GRPOTrainer.__module__)")
     assert lines[at - 1].startswith("# TODO(trl-compat): PPOTrainer.__module__: an attribute")
+
+
+def test_the_policy_and_value_model_of_the_ppo_trainers_model_are_marked(tmp_path: Path) -> None:
+    """HollyRiver/HFRL: `trainer.model.policy.print_trainable_parameters()` after a Trainer-style PPOTrainer, whose
+    model was a PolicyAndValueWrapper; GRPOTrainer's model is the policy itself (an AttributeError before train())."""
+    source = ("from trl import PPOConfig, PPOTrainer\n\nconfig = PPOConfig(output_dir='o', total_episodes=10)\n"
+              "trainer = PPOTrainer(args=config, processing_class=tok, model=policy, ref_model=ref, reward_model=rm, "
+              "value_model=vm, train_dataset=ds)\ntrainer.model.policy.print_trainable_parameters()\n"
+              "n = trainer.model.value_model.num_parameters()\nm = trainer.model.config\n")
+    result = _migrate_at(tmp_path / "ppo.py", source)
+    marked = [f for f in result.findings if f.anchor == "ppo-trainer-attributes"]
+    assert [m.message.split(":")[0] for m in marked] == ["trainer.model.policy", "trainer.model.value_model"]
+    assert "trainer.model.config" in result.text
