@@ -338,10 +338,17 @@ class _Transformer(SymbolTransformer):
             if kwarg(call, k) is not None:
                 call = drop_kwarg(call, k)
                 self.note(original, f"dropped value-head argument {k}")
+        first_arg = call.args[0].value if call.args and call.args[0].keyword is None else None
         for k in ("reward_adapter", "reward_adapter_name", "is_trainable"):
             a = kwarg(call, k)
             if a is not None:
                 call = drop_kwarg(call, k)
+                if k == "is_trainable" and first_arg is not None and dotted(first_arg) in self.model_vars:
+                    # TRL 0.x read it only to load an adapter from a path (`PeftModel.from_pretrained(...,
+                    # is_trainable=)`): given a model object it did nothing (the Coursera detox lab's `peft_model`)
+                    self.note(original, f"is_trainable={code(a.value)} dropped: the wrapper read it only when "
+                                        "loading an adapter from a path, and this call passes a model")
+                    continue
                 self.todo(original, f"{k}={code(a.value)} was a value-head wrapper option with no successor: load "
                           "the reward adapter / trainable PEFT model with peft directly", ANCHOR)
         if cls == SEQ2SEQ:

@@ -573,3 +573,19 @@ def test_a_class_alias_chosen_by_a_condition_passes_peft_config_like_the_class()
             "peft_config is not None else trl_model_class.from_pretrained(name, device_map=device_map)") in out, out
     assert "peft_config=peft_config" not in out
     assert any("seq2seq value-head model" in f.message and f.line == 3 for f in findings)
+
+
+def test_is_trainable_with_a_model_object_did_nothing_and_is_dropped():
+    """TRL 0.11.4's wrapper read `is_trainable` only to load an adapter from a path (`PeftModel.from_pretrained(...,
+    is_trainable=is_trainable)`); the Coursera detox lab passes a PeftModel object: the keyword did nothing, so it
+    goes without a marker. From a path it stays marked."""
+    out, findings = run(RULE, """\
+        from trl import AutoModelForSeq2SeqLMWithValueHead
+
+        peft_model = PeftModel.from_pretrained(base, "./ckpt", is_trainable=True)
+        ppo_model = AutoModelForSeq2SeqLMWithValueHead.from_pretrained(peft_model, torch_dtype=dt, is_trainable=True)
+        other = AutoModelForSeq2SeqLMWithValueHead.from_pretrained("./adapter", is_trainable=True)
+    """)
+    assert "ppo_model = peft_model\n" in out or "ppo_model = peft_model" in out, out
+    assert not any("is_trainable=True was" in f.message and f.line == 4 for f in findings)
+    assert any("is_trainable=True was" in f.message and f.line == 5 for f in findings)
