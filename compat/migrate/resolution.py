@@ -214,9 +214,9 @@ def vendored_above(path: str, text: str) -> Finding | None:
         files = [_module_file(folder, module) for module, _ in wanted]
         if all(f is not None and (name is None or _defines(f, name)) for f, (_, name) in zip(files, wanted)):
             names = _listed(list(dict.fromkeys(f"{m}.{n}" if n else m for m, n in wanted)))
-            return Finding(RULE, f"left alone: {_rel(os.path.dirname(copy), path)} above this file is the repository's own `trl`, "
-                           f"and it defines this file's {names}: run from {_rel(folder, path)} (or with it on "
-                           "PYTHONPATH) the file imports that copy, not the installed TRL", 1, 1, "", "info", False)
+            return Finding(RULE, f"left alone: {_rel(os.path.dirname(copy), path)} above this file is the repository's "
+                           f"own `trl`, and it defines this file's {names}: run from {_rel(folder, path)} (or with it "
+                           "on PYTHONPATH) the file imports that copy, not the installed TRL", 1, 1, "", "info", False)
     return None
 
 
