@@ -242,12 +242,14 @@ def library_copy(path: str, text: str) -> Finding | None:
     `modeling_utils.py` as `models/pretrained.py`, `modeling_gpt2.py` as `models/gpt2.py`). Its code is that
     release's internals, which the rules (written for code that calls transformers) must not rewrite or mark: the
     runner leaves it alone. A project's copy of a TRL trainer (`class PPOTrainer(BaseTrainer)` under the same header)
-    defines no transformers name and stays the project's code."""
+    defines no transformers name, and a module importing TRL is no copy of transformers: both stay the project's
+    code."""
     if not _HF_HEADER.search(text[:3000]):
         return None
     tree = _parse(text)
-    if tree is None:
-        return None
+    if tree is None or _trl_imports(tree):
+        return None  # transformers' code never imports TRL: a project module (DylanJoo/retrisound's `class
+        # Trainer(PPOv2Trainer)` under the same header) is the project's
     exported = _transformers_classes()
     defined = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name in exported]
     if not defined:

@@ -89,6 +89,9 @@ def test_a_copy_of_transformers_own_code_is_left_alone(tmp_path) -> None:
     assert finding is not None and "`PreTrainedModel`" in finding.message
     trainer_copy = header + "from trl.trainer import BaseTrainer\n\n\nclass PPOTrainer(BaseTrainer):\n    pass\n"
     assert library_copy("mytrl/ppo_trainer.py", trainer_copy) is None
+    # DylanJoo/retrisound: the project's own `class Trainer(PPOv2Trainer)` under the header imports TRL
+    own = header + "from trl.trainer.ppov2_trainer import PPOv2Trainer\n\n\nclass Trainer(PPOv2Trainer):\n    pass\n"
+    assert library_copy("src/ppo/ppo_trainer.py", own) is None
     assert library_copy("models/mine.py", copy.replace(header, "")) is None
     (tmp_path / "models").mkdir()
     (tmp_path / "models/pretrained.py").write_text(copy, encoding="utf-8")
