@@ -20,10 +20,11 @@ not a clash.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import GlobalScope, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import QualifiedNameProvider, ScopeProvider
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, Options, PythonMigration
+from migrations.kinds.bindings import module_class
 from migrations.kinds.imports import imported_names
 from migrations.kinds.local_classes import LocalClass
 from migrations.kinds.options import ARGUMENT_PARSERS
@@ -62,11 +63,8 @@ class _Transformer(MigrationTransformer):
             found = local.find_in(self.ctx.path, q)
             if found is not None:
                 return found
-        if isinstance(element, cst.Name):
-            scope = self.get_metadata(ScopeProvider, element, None)
-            bound = [a for a in scope[element.value] if hasattr(a, "node")] if scope is not None else []
-            if len(bound) == 1 and isinstance(bound[0].node, cst.ClassDef) and isinstance(bound[0].scope, GlobalScope):
-                return local.defined_in(self.ctx.path, element.value)
+        if isinstance(element, cst.Name) and module_class(self, element) is not None:
+            return local.defined_in(self.ctx.path, element.value)
         return None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
