@@ -317,13 +317,15 @@ def is_marked(root: Path, path: str, problem: dict[str, Any], markers: list[dict
         return line in marker_lines or line - 1 in marker_lines
     first, last = line, line
     try:
+        from migrations.kinds import grammar  # the check's reading: a newer Python's f-strings too
+
         try:
-            tree = ast.parse(source)
+            tree = grammar.parse(source)
         except SyntaxError:
             # a .py exported from a notebook (`!pip install` lines): parsed as the check parses it
             from compat.check import _mask_magics
 
-            tree = ast.parse(_mask_magics(source) or "")
+            tree = grammar.parse(_mask_magics(source) or "")
         stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)
                  and n.lineno <= line <= (n.end_lineno or n.lineno)]
         if stmts:

@@ -48,10 +48,11 @@ from compat._shadow import own_first
 
 own_first("migrations")  # a repository's own migrations/ package must not shadow the atlas
 
-from migrations.atlas import Atlas, Event, Signature  # noqa: E402
-
-from compat._exports import EXPORTS as COMPAT_EXPORTS, trl_paths  # noqa: E402
+from compat._exports import EXPORTS as COMPAT_EXPORTS  # noqa: E402
+from compat._exports import trl_paths
 from compat.check.reference import reference_signature  # noqa: E402
+from migrations.kinds import grammar  # noqa: E402
+from migrations.atlas import Atlas, Event, Signature  # noqa: E402
 
 COMPAT_TRL = "compat.trl"
 
@@ -542,8 +543,9 @@ class Checker:
         return f"; {target} has " + ", ".join(f"`{q}`" for q in found[:2])
 
     def check(self, text: str, *, cell: int | None = None) -> list[Problem]:
-        """Every problem in one Python source (raises SyntaxError / RecursionError if it does not parse)."""
-        tree = ast.parse(text)
+        """Every problem in one Python source (raises SyntaxError / RecursionError if it does not parse with the
+        running interpreter's grammar nor, for f-strings, with a newer one: `migrations.kinds.grammar`)."""
+        tree = grammar.parse(text)
         collector = _Collector(self.roots)
         collector.visit(tree)
         problems: list[Problem] = []
@@ -597,7 +599,11 @@ class Checker:
         `migrations.kinds.script_fields`). libcst parses only the files naming such a class and such a field."""
         if "ModelConfig" not in text and "ScriptArguments" not in text:
             return
-        from migrations.kinds.script_fields import SCRIPT_CLASSES, fix_hint, script_field_reads
+        from migrations.kinds.script_fields import (
+            SCRIPT_CLASSES,
+            fix_hint,
+            script_field_reads,
+        )
 
         for line, column, gone in script_field_reads(text):
             path = SCRIPT_CLASSES[gone.cls][0]

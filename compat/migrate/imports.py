@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 
+from migrations.kinds import grammar
+
 
 def code_imports(code: str) -> tuple[set[str], set[str]]:
     """What a module imports (absolute imports, anywhere in it): its top-level packages, and the `compat.trl` names
     it uses (`from compat.trl import X`, `compat.trl.X`); both empty when it does not parse."""
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return set(), set()
     roots: set[str] = set()

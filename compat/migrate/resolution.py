@@ -26,6 +26,7 @@ import os
 import re
 
 from migrations.base import Finding
+from migrations.kinds import grammar
 
 RULE = "trl-resolution"
 
@@ -122,7 +123,7 @@ def _own_trl(folder: str) -> str | None:
 
 def _parse(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return grammar.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

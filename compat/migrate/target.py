@@ -26,6 +26,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from migrations.kinds import grammar
+
 from .textio import manifest_text
 from .walk import git_toplevel
 
@@ -123,7 +125,7 @@ def _requirement_lines(path: str, text: str, package: str = "trl") -> list[str]:
             for _, value in parser.items("options.extras_require"):
                 found.extend(value.splitlines())
     elif name == "setup.py":
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(grammar.parse(text)):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and package in node.value:
                 found.append(node.value)
     elif name in ("environment.yml", "environment.yaml"):

@@ -29,6 +29,7 @@ from migrations.base import (
     same_marker,
     todo_text,
 )
+from migrations.kinds import grammar
 
 __all__ = ["CommandFlagsMigration", "TrainingParser", "Verdict", "parser_classes", "parser_fields",
            "rewrite_commands", "script_path", "training_parser"]
@@ -222,7 +223,7 @@ def training_parser(tree: ast.Module, path: Path | None = None) -> TrainingParse
             if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) in called for a in stmt.names):
                 file = project_module_file(str(path), stmt.module, stmt.level)
                 try:
-                    inner = ast.parse(file.read_text(encoding="utf-8")) if file is not None else None
+                    inner = grammar.parse(file.read_text(encoding="utf-8")) if file is not None else None
                 except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
                     inner = None
                 if inner is not None and _parser_call(inner) is not None:

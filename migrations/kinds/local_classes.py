@@ -48,6 +48,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from migrations.kinds import grammar
 from migrations.kinds.trainer_subclasses import ast_dotted
 
 __all__ = ["ARGUMENT_PARSERS", "PARSE_METHODS", "SEED", "ArgsUse", "LocalClass", "LocalClasses", "dataclass_names",
@@ -313,7 +314,7 @@ def scan(module: str, text: str, path: str, is_package: bool = False
     `alignment.configs.SFTConfig`), where its functions pass a class's instance to a trainer (`args_uses`), and the
     class tuples of its parsers (`parser_tuples`). A name bound more than once at module level is left out."""
     try:
-        tree = ast.parse(text)
+        tree = grammar.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], {}, [], []
     counts: dict[str, int] = {}

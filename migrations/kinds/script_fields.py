@@ -37,6 +37,7 @@ from libcst.metadata import (
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.bindings import (
     ConfigBinding,
     config_binding,
@@ -775,7 +776,7 @@ class ScriptFieldFlags(CommandFlagsMigration):
         if not text or not any(c in text for c in SCRIPT_CLASSES):
             return None
         try:
-            tree = ast.parse(text)
+            tree = grammar.parse(text)
         except SyntaxError:
             return None
         classes = [s for kind, q in parser_classes(tree) or () if kind == "trl" and (s := _short(q))]

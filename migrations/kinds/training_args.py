@@ -31,6 +31,7 @@ from libcst.metadata import GlobalScope, ParentNodeProvider, QualifiedNameProvid
 from packaging.version import Version
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.bindings import holds_namespace
 from migrations.kinds.imports import ensure_imports, imported_names
 
@@ -123,8 +124,8 @@ def binds_name(text: str, name: str, helper_module: str = "compat.trl") -> bool:
     if re.search(rf"\b{re.escape(name)}\b", text) is None:
         return False
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):  # newer syntax than this Python reads (a 3.12 f-string): assume it does
+        tree = grammar.parse(text)
+    except (SyntaxError, ValueError):  # code no grammar migrations.kinds.grammar knows reads: assume it does
         return True
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:

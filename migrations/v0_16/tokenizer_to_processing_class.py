@@ -28,8 +28,6 @@ aliases removed in 0.25) is left to `rloo-v1-to-rloo`, which rewrites the whole 
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 from libcst.metadata import (
     ParentNodeProvider,
@@ -39,6 +37,7 @@ from libcst.metadata import (
 )
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.trainer_subclasses import (
     SelfAttributeAssigned,
     bound_at_module_level,
@@ -90,7 +89,7 @@ class _Transformer(MigrationTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         try:
-            tree = ast.parse(node.code)
+            tree = grammar.parse(node.code)
         except (SyntaxError, ValueError):
             return
         # user classes deriving from a TRL trainer, here and in the project's module files this one imports

@@ -54,6 +54,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from migrations.base import Finding, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.imports import drop_unused_import
 from migrations.kinds.symbols import Gone, Moved, SymbolMigration
 
@@ -179,7 +180,7 @@ def _dpo_collator_07(code: str) -> bool:
     if "DPODataCollatorWithPadding" not in code:
         return False
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return False
     names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)

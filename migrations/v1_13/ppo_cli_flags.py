@@ -19,11 +19,11 @@ of a Markdown file, next to a script that parses `PPOConfig` with `HfArgumentPar
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 from migrations.base import Options, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.cli_commands import CommandFlagsMigration, Verdict, parser_fields, script_path
 
 # PPO flag -> GRPO flag, where the GRPO field carries the same setting (the field table of `ppo_to_grpo.fields`)
@@ -85,7 +85,7 @@ def _accepted_flags(word: str, here: Path, options: Options) -> set[str] | None:
     if not result.ok:
         return None
     try:
-        tree = ast.parse(result.text)
+        tree = grammar.parse(result.text)
     except SyntaxError:
         return None
     fields = parser_fields(tree, options.atlas_trl)

@@ -41,6 +41,7 @@ import re
 import libcst as cst
 
 from migrations.base import Finding, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg, literal_value
 from migrations.kinds.imports import TrlRef, drop_unused_import, imports_trl
 from migrations.kinds.symbols import REMOVED_TRL_MODULES, Replacement, SymbolTransformer
@@ -575,7 +576,7 @@ class ValueHeadModels(PythonMigration):
         scan = _Transformer(self, RuleContext(ctx.options, ctx.path))
         scan.keep = True  # the scan rewrites nothing that matters: only its visit_* bookkeeping is read
         try:
-            scan.source_tree = ast.parse(wrapper.module.code)
+            scan.source_tree = grammar.parse(wrapper.module.code)
         except (SyntaxError, ValueError, RecursionError):
             scan.source_tree = None
         if scan.source_tree is not None:

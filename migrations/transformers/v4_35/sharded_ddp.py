@@ -16,12 +16,11 @@ marker.
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.imports import drop_unused_import, imported_names
 from migrations.kinds.trainer_subclasses import (
     TRAINERS,
@@ -47,7 +46,7 @@ class _Transformer(MigrationTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         try:
-            tree = ast.parse(node.code)
+            tree = grammar.parse(node.code)
         except (SyntaxError, ValueError):
             return
         imported = imported_subclasses(tree, self.ctx.path, TRAINERS, None)

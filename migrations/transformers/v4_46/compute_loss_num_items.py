@@ -21,12 +21,11 @@ it imports; TRL's trainers have their own rule, `trainer-subclass-internals`), a
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.cst import append_items
 from migrations.kinds.imports import ensure_imports
 from migrations.kinds.trainer_subclasses import (
@@ -76,7 +75,7 @@ class _Transformer(MigrationTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         try:
-            tree = ast.parse(node.code)
+            tree = grammar.parse(node.code)
         except (SyntaxError, ValueError):
             return
         imported = imported_subclasses(tree, self.ctx.path, TRAINERS, None)

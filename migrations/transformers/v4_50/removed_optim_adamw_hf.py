@@ -15,11 +15,10 @@ what `trl-compat check` reports. A comparison (`if args.optim == "adamw_hf"`) se
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 
 _KEY = ("optim", "adamw_hf")
 
@@ -37,7 +36,7 @@ def _site_lines(code: str) -> set[int]:
     from compat.check.analyze import value_sites
 
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError):  # IPython magics in a cell: the check does not see them either
         return set()
     return {node.lineno for node, _field, _value in value_sites(tree, {_KEY})}

@@ -19,13 +19,13 @@ transformers target:
 
 from __future__ import annotations
 
-import ast
 import functools
 from pathlib import Path
 
 from packaging.version import Version
 
 from migrations.base import RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.cli_commands import (
     CommandFlagsMigration,
     Verdict,
@@ -101,7 +101,7 @@ class TrainingArgsFlags(CommandFlagsMigration):
         if not text:
             return None
         try:
-            tree = ast.parse(text)
+            tree = grammar.parse(text)
         except (SyntaxError, ValueError):
             return None
         parser = training_parser(tree, path)

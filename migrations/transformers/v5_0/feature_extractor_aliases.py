@@ -23,6 +23,7 @@ from typing import ClassVar
 import libcst as cst
 
 from migrations.base import RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.symbols import Action, Moved, SymbolMigration
 from migrations.transformers.v5_0._feature_extractors import ALIASES
 
@@ -62,7 +63,7 @@ class FeatureExtractorAliases(SymbolMigration):
 
     def transform(self, wrapper: cst.MetadataWrapper, ctx: RuleContext) -> cst.Module:
         try:
-            tree = ast.parse(wrapper.module.code)
+            tree = grammar.parse(wrapper.module.code)
         except (SyntaxError, ValueError):
             return wrapper.module
         if not _only_called_or_subclassed(tree):

@@ -25,6 +25,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.imports import imported_names
 from migrations.kinds.trainer_subclasses import (
     TRAINERS,
@@ -180,7 +181,7 @@ class TrainerProcessingClass(PythonMigration):
         lets in every file that names a tokenizer variable; this skips the metadata the transformer would resolve
         for nothing there (an `ast` name is the NFKC form of libcst's, so an ASCII `tokenizer` is found by both)."""
         try:
-            tree: ast.Module | None = ast.parse(ctx.module_code(wrapper))
+            tree: ast.Module | None = grammar.parse(ctx.module_code(wrapper))
         except (SyntaxError, ValueError):
             tree = None
         if tree is not None and not any(_names_tokenizer(n) for n in ast.walk(tree)):

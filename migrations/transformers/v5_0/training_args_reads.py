@@ -25,7 +25,6 @@ Anything else named `.save_safetensors` (a script's own option) is left alone.
 
 from __future__ import annotations
 
-import ast
 from functools import lru_cache
 from typing import Any
 
@@ -33,6 +32,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.bindings import config_binding
 from migrations.kinds.cst import code, literal_value
 from migrations.kinds.imports import imported_names
@@ -86,7 +86,7 @@ class _Transformer(MigrationTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         try:
-            tree = ast.parse(node.code)
+            tree = grammar.parse(node.code)
         except (SyntaxError, ValueError):
             return
         self._imported = imported_subclasses(tree, self.ctx.path, TRAINERS, None)

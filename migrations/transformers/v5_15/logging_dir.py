@@ -35,6 +35,7 @@ import ast
 
 import libcst as cst
 
+from migrations.kinds import grammar
 from migrations.kinds.cst import kwarg, literal_value, replace_args
 from migrations.kinds.training_args import (
     HelperSplatMigration,
@@ -55,7 +56,7 @@ def _one_folder_blocker(code: str) -> str | None:
     if "hyperparameter_search" in code:
         return "this module calls hyperparameter_search (5.15 puts trial folders under output_dir, 4.x under logging_dir)"
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError):
         return "the module could not be read"
     values: set[str] = set()

@@ -17,6 +17,7 @@ import ast
 import os
 from pathlib import Path
 
+from migrations.kinds import grammar
 from migrations.kinds.trainer_subclasses import project_module_file
 
 __all__ = ["reads_elsewhere"]
@@ -29,7 +30,7 @@ def _parse(path: Path) -> ast.Module | None:
     try:
         if path.stat().st_size > MAX_BYTES:
             return None
-        return ast.parse(path.read_text(encoding="utf-8"))
+        return grammar.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
         return None
 
@@ -74,7 +75,7 @@ def reads_elsewhere(code: str, path: str | None, var: str | None, fields: set[st
     if not path or not var or not fields:
         return []
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return []
     hits: set[str] = set()
