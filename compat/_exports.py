@@ -92,8 +92,9 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # dataclass) and trl.trainer.utils.prepare_deepspeed(model, batch_size, fp16, bf16) (0.9.2 - 1.0.0, the 1.0.0 code;
     # trl.models.utils.prepare_deepspeed(model, accelerator) is another function)
     **{n: (("compat._trainer_utils", n),) for n in ("OnlineTrainerState", "prepare_deepspeed")},
-    # the PPOv2 / RLOO v1 configs (0.9.2 - 0.26): the fields of every release, with their defaults (see the module)
-    **{n: (("compat._trainer_utils", n),) for n in ("OnPolicyConfig", "PPOv2Config")},
+    # the PPOv2 / RLOO v1 configs (0.9.2 - 0.26) and PPOv2Config's successor, the Trainer-style PPOConfig (0.12 -
+    # 1.12, not the step-loop one of 0.11 and before): the fields of every release, with their defaults (the module)
+    **{n: (("compat._trainer_utils", n),) for n in ("OnPolicyConfig", "PPOv2Config", "PPOConfig")},
     # trl.trainer.utils / trl.trainer.sft_trainer 0.7.3 - 0.11.4 (removed in 0.12): the 0.11.4 function
     "neftune_post_forward_hook": (("compat._trainer_utils", "neftune_post_forward_hook"),),
     # trl.trainer.BaseTrainer (trl.trainer.base), the PPO-era trainer base, removed in 0.14: the 0.13.0 class

@@ -39,7 +39,9 @@ points PPO-era imports here:
   `num_updates` dropped; `missing_eos_penalty`, `dataset_num_proc`, `num_total_batches` added); every other field
   kept its default from the first release to the last (the atlas, held by a test). These copies have the fields of
   both lines with those defaults, so code written for either reads and sets what it did; the parser accepts the
-  flags of both;
+  flags of both. `PPOConfig` is PPOv2Config's successor, TRL 0.12 - 1.12's Trainer-style PPO config (`trl.PPOConfig`
+  0.12 - 0.28, `trl.experimental.ppo.PPOConfig` 0.26 - 1.12; the step-loop `trl.PPOConfig` of 0.11 and before is
+  another class, not this one): PPOv2Config with the fields added from 0.13 on;
 * `neftune_post_forward_hook` (`trl.trainer.utils`, also imported through `trl.trainer.sft_trainer`, 0.7.3 - 0.11.4,
   the same code throughout; transformers kept its own copy in `transformers.trainer_utils` only until 5.1): the
   0.11.4 function;
@@ -82,7 +84,7 @@ __all__ = [
     "RewardDataCollatorWithPadding", "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
     "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response", "truncate_right", "decode_and_strip_padding",
     "compute_accuracy", "exact_div", "OnlineTrainerState", "prepare_deepspeed", "neftune_post_forward_hook",
-    "OnPolicyConfig", "PPOv2Config",
+    "OnPolicyConfig", "PPOv2Config", "PPOConfig",
 ]
 
 
@@ -691,3 +693,21 @@ class PPOv2Config(OnPolicyConfig):
     # TRL 0.9 - 0.10 only
     base_model: str = "EleutherAI/pythia-160m"
     num_updates: int | None = None
+
+
+@dataclass
+class PPOConfig(PPOv2Config):
+    """TRL 0.12 - 1.12's Trainer-style `PPOConfig` (`trl.PPOConfig` 0.12 - 0.28, `trl.experimental.ppo.PPOConfig`
+    0.26 - 1.12), for projects that keep their own copy of that trainer; not the step-loop `PPOConfig` of TRL 0.11
+    and before, which is another class.
+
+    PPOv2Config's fields, with `exp_name` as these releases computed it (`ppo_config`, their module's name), and the
+    fields added from 0.13 on, each with the default it had in every release that had it (the atlas, held by a
+    test). The TrainingArguments fields later releases gave other defaults keep transformers' here: 0.19 - 1.12 log
+    every 10 steps (`logging_steps=10`), 0.29 - 1.12 train at `learning_rate=3e-6`."""
+
+    exp_name: str = "ppo_config"
+    model_adapter_name: str | None = None  # 0.13 -
+    ref_adapter_name: str | None = None  # 0.13 -
+    ds3_gather_for_generation: bool = True  # 0.14 -
+    kl_estimator: Literal["k1", "k3"] = "k1"  # 0.17 -

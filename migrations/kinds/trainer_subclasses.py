@@ -25,8 +25,10 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import GlobalScope, ScopeProvider
 
+from migrations.kinds import grammar
+
 __all__ = ["HF_TRAINER", "TRAINERS", "SelfAttributeAssigned", "ast_dotted", "bound_at_module_level",
-           "function_imported_subclass", "import_bindings", "imported_subclasses", "own_trainers",
+           "function_imported_subclass", "import_bindings", "imported_subclasses", "own_trainer_bases", "own_trainers",
            "project_module_file", "subclasses_in", "trainer_base"]
 
 #: How many folders above a file an absolute `from pkg.mod import X` is looked up in.
@@ -115,7 +117,7 @@ def _file_subclasses(path: str, bases: frozenset[str], keyword: str | None) -> d
     if path in _READING:
         return {}
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        tree = grammar.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         return {}
     outermost = not _READING
@@ -234,15 +236,21 @@ def own_trainers(code: str, path: str | None) -> list[str]:
     (mnoukhov/async_rlhf's `src/ppov2_trainer.py`, TRL 0.9's PPOv2Trainer on `Trainer`, taking a `PPOv2Config`;
     Crazytieguy/codenames-oversight's `rloo_trainer.py`, TRL 0.9.6's RLOOTrainer, taking TRL's `RLOOConfig`;
     Silent-Zebra/twisted-smc-lm's `custom_ppo_trainer.py`, TRL 0.7's PPOTrainer on `BaseTrainer`)."""
+    return sorted(own_trainer_bases(code, path))
+
+
+def own_trainer_bases(code: str, path: str | None) -> dict[str, str]:
+    """`own_trainers`, each with the library class it derives from (`transformers.Trainer`, or the step-loop
+    trainers' `trl.trainer.BaseTrainer`)."""
     if "Trainer" not in code:
-        return []
+        return {}
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
-        return []
+        return {}
     bases = HF_TRAINER | CLASSIC_BASE
     imported = imported_subclasses(tree, path, bases, None)
-    return sorted({*subclasses_in(tree, bases, None, imported), *imported})
+    return {**imported, **subclasses_in(tree, bases, None, imported)}
 
 
 def bound_at_module_level(visitor: cst.MetadataDependent, name: cst.Name) -> bool:

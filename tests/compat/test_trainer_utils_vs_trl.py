@@ -547,6 +547,45 @@ def test_on_policy_configs_have_every_releases_fields_and_defaults(name, path):
     assert {f for f in ours if f not in _training_arguments_fields() or f == "run_name"} == declared
 
 
+def test_trainer_style_ppo_config_has_every_releases_fields_and_defaults():
+    """compat.trl.PPOConfig against the atlas: every field TRL declared on the Trainer-style PPOConfig of 0.12 - 1.12
+    (`trl.PPOConfig` 0.12 - 0.28, `trl.experimental.ppo.PPOConfig` 0.26 - 1.12) is a field here with the default of
+    every release that had it. The TrainingArguments fields releases redeclared with other defaults are the
+    documented exceptions (they keep transformers' default here); the 0.9 - 0.10 fields PPOv2Config keeps are
+    extra."""
+    import ast as ast_
+    import dataclasses
+
+    from packaging.version import Version
+
+    from migrations.atlas import Atlas
+    from migrations.kinds.leftovers import _training_arguments_fields
+
+    atlas = Atlas.load("trl")
+    inherited = _training_arguments_fields()
+    ours = {f.name: f.default for f in dataclasses.fields(compat.trl.PPOConfig)}
+    declared: set[str] = set()
+    seen = 0
+    for release in atlas.releases():
+        for path in ("trl.PPOConfig", "trl.experimental.ppo.PPOConfig"):
+            if path == "trl.PPOConfig" and Version(release) < Version("0.12") or not atlas.has(release, path):
+                continue
+            seen += 1
+            for field, info in (atlas.config_fields(release, path) or {}).items():
+                if field in inherited and field != "run_name":
+                    continue
+                declared.add(field)
+                if field == "exp_name":  # `os.path.basename(__file__)[:-3]` of ppo_config.py
+                    assert "basename(__file__)" in info.default and info.origin.endswith("ppo_config.PPOConfig")
+                    assert ours[field] == "ppo_config"
+                    continue
+                assert ours[field] == ast_.literal_eval(info.default), (release, field)
+    assert seen > 40
+    assert declared <= set(ours)
+    assert set(ours) - declared - inherited == {"sanity_check", "penalty_reward_value", "non_eos_penalty",
+                                                "base_model", "num_updates"}  # PPOv2Config's 0.9 - 0.10 fields
+
+
 def test_on_policy_configs_build_and_parse():
     """On the installed transformers: built with defaults (world_size a field, None until a trainer sets it) and
     parsed from a command line of either TRL line."""

@@ -35,11 +35,12 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from migrations.base import Finding, PythonMigration, RuleContext
+from migrations.kinds import grammar
 from migrations.kinds.imports import imports_trl, star_imports
 from migrations.kinds.symbols import Moved, SymbolMigration, mark_trl_imports
-from migrations.kinds.trainer_subclasses import imported_subclasses, own_trainers
+from migrations.kinds.trainer_subclasses import CLASSIC_BASE, imported_subclasses, own_trainer_bases
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
-from migrations.v1_13.ppo_to_grpo.fields import PPO_ONLY_FIELDS
+from migrations.v1_13.ppo_to_grpo.fields import CLASSIC_ONLY, PPO_ONLY_FIELDS
 from migrations.v1_13.ppo_to_grpo.reads import bound_names
 from migrations.v1_13.ppo_to_grpo.transformer import Transformer
 
@@ -55,7 +56,18 @@ class PPOToGRPO(PythonMigration):
         imported = _imported_config_classes(source, ctx.path)
         if not imported and not imports_trl(wrapper.module, TRAINER_NAMES | CONFIG_NAMES, ("trl.trainer.ppo_trainer", "trl.trainer.ppo_config", "trl.trainer.ppov2_trainer", "trl.trainer.ppov2_config", "trl.experimental.ppo")):
             return wrapper.module
-        own = own_trainers(source, ctx.path)
+        rebound = _rebound_trl_names(source)
+        if rebound:  # `from trl import PPOTrainer`, then `from ppo_trainer import PPOTrainer`: TRL's is never read
+            module = _drop_trl_aliases(wrapper.module, set(rebound))
+            if module is not wrapper.module:
+                names = ", ".join(sorted(rebound))
+                ctx.report(Finding(self.id, f"dropped TRL's {names} (removed in TRL 1.13) from the import: this module "
+                                   f"imports {names} again from {', '.join(sorted(set(rebound.values())))} further "
+                                   "down, before any use, so TRL's was never read", 1, 1, self.anchor, "info", True))
+                wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+                source = module.code
+        own_bases = own_trainer_bases(source, ctx.path)
+        own = sorted(own_bases)
         unused = _unused_trl_trainers(source) if own else set()
         if own and (unused or not imports_trl(wrapper.module, TRAINER_NAMES, _TRAINER_MODULES)):
             if unused:  # `from trl import PPOConfig, PPOTrainer` beside the project's own trainer, its PPOTrainer unused
@@ -65,7 +77,7 @@ class PPOToGRPO(PythonMigration):
                                        "(removed in TRL 1.13): this module's trainer is the project's own "
                                        f"({', '.join(own)})", 1, 1, self.anchor, "info", True))
                     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-            return _mark_configs_of_own_trainers(self, wrapper, ctx, own)
+            return _mark_configs_of_own_trainers(self, wrapper, ctx, own_bases)
         shadowed = _shadowed_names(source)
         if shadowed:
             message = (f"{{name}} may be this project's own class here ({', '.join(shadowed)} is bound by another "
@@ -95,7 +107,7 @@ def _unused_trl_trainers(code: str) -> set[str]:
     GRPOTrainer`): a leftover import, not a use of TRL's trainer. Empty when any is read, or `trl` itself is imported
     (`trl.PPOTrainer` may be read through it)."""
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return set()
     imported: set[str] = set()
@@ -114,6 +126,66 @@ def _unused_trl_trainers(code: str) -> set[str]:
     return imported
 
 
+def _rebound_trl_names(code: str) -> dict[str, str]:
+    """PPO trainer / config names a module-level `from trl... import` binds that an import from another module
+    binds again further down, with only imports between (nanoRLHF's PPO/ppo.py: `from trl import ModelConfig,
+    PPOConfig, PPOTrainer`, a dozen imports, `from ppo_trainer import PPOTrainer`): nothing can read TRL's binding.
+    Name -> the module that binds it again."""
+    if not any(n in code for n in TRAINER_NAMES | CONFIG_NAMES):
+        return {}
+    try:
+        tree = grammar.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+
+    def from_trl(stmt: ast.stmt) -> bool:
+        return isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] == "trl"
+
+    found: dict[str, str] = {}
+    for i, stmt in enumerate(tree.body):
+        if not from_trl(stmt):
+            continue
+        for alias in stmt.names:
+            name = alias.asname or alias.name
+            if name not in TRAINER_NAMES | CONFIG_NAMES:
+                continue
+            for later in tree.body[i + 1:]:
+                if not isinstance(later, (ast.Import, ast.ImportFrom)):
+                    break
+                if any((a.asname or a.name.split(".")[0]) == name for a in later.names):
+                    if isinstance(later, ast.ImportFrom) and not from_trl(later):
+                        found[name] = "." * later.level + (later.module or "")
+                    break
+    return found
+
+
+def _drop_trl_aliases(module: cst.Module, names: set[str]) -> cst.Module:
+    """`module` without the aliases binding `names` in its module-level `from trl... import` statements (the first
+    binding of each, which `_rebound_trl_names` found dead); an import left empty goes."""
+    from migrations.kinds.imports import module_name, with_kept_aliases
+
+    body = []
+    dropped: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+                isinstance(stmt.body[0], cst.ImportFrom) and not stmt.body[0].relative and \
+                (module_name(stmt.body[0]) or "").split(".")[0] == "trl" and \
+                not isinstance(stmt.body[0].names, cst.ImportStar):
+            node = stmt.body[0]
+
+            def bound(a: cst.ImportAlias) -> str:
+                return a.evaluated_alias or a.evaluated_name
+
+            keep = [a for a in node.names if bound(a) not in names or bound(a) in dropped]
+            dropped |= {bound(a) for a in node.names if a not in keep}
+            if len(keep) != len(node.names):
+                if not keep:
+                    continue
+                stmt = stmt.with_changes(body=[with_kept_aliases(node, keep)])
+        body.append(stmt)
+    return module.with_changes(body=body) if dropped else module
+
+
 def _shadowed_names(code: str) -> list[str]:
     """The PPO trainer / config names this module binds both by a TRL import and by an import from another module
     or a class of its own (Silent-Zebra/twisted-smc-lm's test_ppo.py: `from custom_ppo_trainer import PPOTrainer` in
@@ -123,7 +195,7 @@ def _shadowed_names(code: str) -> list[str]:
     if not any(n in code for n in TRAINER_NAMES | CONFIG_NAMES):
         return []
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return []
     trl: set[str] = set()
@@ -160,7 +232,7 @@ def _imported_config_classes(code: str, path: str | None) -> set[str]:
     if not path or "import" not in code:
         return set()
     try:
-        tree = ast.parse(code)
+        tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return set()
     found = imported_subclasses(tree, path, PPO_CONFIG_BASES | GRPO_CONFIG_BASES, None)
@@ -187,16 +259,74 @@ class _KeptPPOv2Config(SymbolMigration):
                         "with their defaults)") for p in PPOV2_CONFIG_PATHS}
 
 
+#: every path TRL's Trainer-style PPOConfig was importable under (0.12 - 1.12, the atlas)
+TRAINER_STYLE_CONFIG_PATHS = (
+    "trl.PPOConfig", "trl.trainer.PPOConfig", "trl.trainer.ppo_config.PPOConfig", "trl.trainer.ppo_trainer.PPOConfig",
+    "trl.experimental.ppo.PPOConfig", "trl.experimental.ppo.ppo_config.PPOConfig",
+    "trl.experimental.ppo.ppo_trainer.PPOConfig",
+)
+
+
+class _KeptTrainerStylePPOConfig(SymbolMigration):
+    """PPOConfig -> `compat.trl.PPOConfig`, TRL 0.12 - 1.12's Trainer-style config with the fields and defaults of
+    every release that had it, where it feeds the project's own copy of a `transformers.Trainer`-based trainer
+    (called from `_mark_configs_of_own_trainers` only)."""
+
+    symbols = {p: Moved("compat.trl", "PPOConfig", "PPOConfig (removed in TRL 1.13) feeds this project's own "
+                        "Trainer-based trainer, which reads its PPO fields: trl-compat keeps TRL 0.12 - 1.12's "
+                        "Trainer-style class (the fields of every release with their defaults; TrainingArguments "
+                        "fields at transformers' defaults: 0.19+ logged every 10 steps, logging_steps=10)")
+               for p in TRAINER_STYLE_CONFIG_PATHS}
+
+
+def _step_loop_fields(code: str) -> bool:
+    """The module sets a field only the step-loop PPOConfig (TRL 0.11 and before) had, on the PPOConfig it imports
+    from TRL or a class of its own deriving from it: a keyword of a call (`PPOConfig(model_name=..., ppo_epochs=4)`)
+    or a field of the class (`class Config(PPOConfig): steps: int = 100`)."""
+    try:
+        tree = grammar.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return True
+    step_loop = CLASSIC_ONLY - {"mini_batch_size"}  # also a (computed) field of the Trainer-style config
+    configs = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0
+               and (n.module or "").split(".")[0] == "trl" for a in n.names if a.name in CONFIG_NAMES}
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    grown = True
+    while grown:  # classes deriving from those, through classes of the module
+        grown = False
+        for node in classes:
+            if node.name not in configs and any(isinstance(b, ast.Name) and b.id in configs for b in node.bases):
+                configs.add(node.name)
+                grown = True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in configs and \
+                any(k.arg in step_loop for k in node.keywords):
+            return True
+        if isinstance(node, ast.ClassDef) and node.name in configs and any(
+                isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name) and b.target.id in step_loop
+                for b in node.body):
+            return True
+    return False
+
+
 def _mark_configs_of_own_trainers(rule: PythonMigration, wrapper: cst.MetadataWrapper, ctx: RuleContext,
-                                  own: list[str]) -> cst.Module:
+                                  own_bases: dict[str, str]) -> cst.Module:
     """A module whose PPO config feeds the project's own Trainer subclass, not TRL's PPO trainer: that trainer reads
     PPO fields (`total_episodes`, `num_ppo_epochs`, `whiten_rewards`, ...) that GRPOConfig lacks, so GRPOConfig would
     break it without a sign. `PPOv2Config` moves to the `compat.trl` copy (one class for 0.9 - 0.12, its fields did
-    not change meaning); `PPOConfig`, which names two different classes across TRL releases (the step-loop config
-    until 0.11, PPOv2's successor from 0.12), stays as written and each import of it is marked."""
+    not change meaning). `PPOConfig` names two different classes across TRL releases (the step-loop config until
+    0.11, PPOv2's successor from 0.12): where every trainer of the project here derives from `transformers.Trainer`
+    (a copy of the Trainer-style PPO trainer, which reads `TrainingArguments` fields the step-loop config never had)
+    and nothing here sets a step-loop field, it is the Trainer-style one and moves to `compat.trl.PPOConfig`;
+    otherwise it stays as written and each import of it is marked."""
     module = _KeptPPOv2Config().transform(wrapper, ctx)
     if module is not wrapper.module:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    if not set(own_bases.values()) & CLASSIC_BASE and not _step_loop_fields(wrapper.module.code):
+        module = _KeptTrainerStylePPOConfig().transform(wrapper, ctx)
+        if module is not wrapper.module:
+            wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    own = sorted(own_bases)
     message = (f"{{name}} feeds this project's own trainer ({', '.join(own)}, a trainer class of its own: a copy "
                "of TRL's PPO trainer?), which reads PPO fields GRPOConfig does not have: not rewritten. TRL 1.13 "
                "removed PPO: keep a copy of this config class from the TRL release the code pinned in the project "

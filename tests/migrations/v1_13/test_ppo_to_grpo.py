@@ -235,28 +235,67 @@ def test_a_config_that_feeds_the_projects_own_trainer_is_kept(tmp_path: Path) ->
     assert not [f for e in report.files for f in e.findings if f.severity == "manual"]
     again = migrate_paths([str(tmp_path)], rules=[get("ppo-to-grpo")], allow_dirty=True, mode="check")
     assert not [f for f in again.files if f.status == "changed"]  # a second run changes nothing
-    # PPOConfig feeding the project's trainer: kept and marked (the step-loop config until 0.11, PPOv2's after)
-    classic = trainer.replace("from trl.trainer.ppov2_config import PPOv2Config", "from trl import PPOConfig") \
+    # PPOConfig feeding the project's copy of a Trainer-based trainer: TRL 0.12 - 1.12's Trainer-style config (the
+    # step-loop config until 0.11 has none of the TrainingArguments fields such a trainer reads): the compat copy
+    trainer_style = trainer.replace("from trl.trainer.ppov2_config import PPOv2Config", "from trl import PPOConfig") \
         .replace("config: PPOv2Config", "config: PPOConfig")
-    out = _migrate_at(tmp_path / "src" / "classic_trainer.py", classic)
-    lines = out.text.splitlines(keepends=True)
-    marks = [n for n, line in enumerate(lines) if "PPOConfig feeds this project's own trainer" in line]
-    assert len(marks) == 1 and lines[marks[0] + 1] == "from trl import PPOConfig\n"
-    assert "".join(lines[:marks[0]] + lines[marks[0] + 1:]) == classic
+    out = _migrate_at(tmp_path / "src" / "ppo_trainer.py", trainer_style)
+    assert out.text == trainer_style.replace("from trl import PPOConfig", "from compat.trl import PPOConfig")
+    assert not [f for f in out.findings if f.severity == "manual"]
+    # ... but a copy of the step-loop trainer (on TRL's BaseTrainer), or a step-loop field set on the config, keeps
+    # the import as written, marked: which PPOConfig it is, the code does not say
+    classic = trainer_style.replace("from transformers import Trainer\n", "from trl.trainer import BaseTrainer\n") \
+        .replace("(Trainer)", "(BaseTrainer)")
+    step_loop_field = trainer_style + "\n\nconfig = PPOConfig(model_name=\"gpt2\", ppo_epochs=4)\n"
+    for name, source in (("classic_trainer.py", classic), ("step_loop_field.py", step_loop_field)):
+        out = _migrate_at(tmp_path / "src" / name, source)
+        lines = out.text.splitlines(keepends=True)
+        marks = [n for n, line in enumerate(lines) if "PPOConfig feeds this project's own trainer" in line]
+        assert len(marks) == 1 and "import PPOConfig" in lines[marks[0] + 1], out.text
+        assert "".join(lines[:marks[0]] + lines[marks[0] + 1:]) == source
+    # a field named like a step-loop one on another call (`Process(target=...)`) says nothing of the config
+    other_call = trainer_style + "\n\nworker = Process(target=print)\n"
+    assert "from compat.trl import PPOConfig" in _migrate_at(tmp_path / "src" / "other.py", other_call).text
     # TRL's own PPOTrainer beside a Trainer subclass of the project: the script is migrated as before
     own = ("from transformers import Trainer\nfrom trl import PPOConfig, PPOTrainer\n\n\nclass Helper(Trainer):\n"
            "    pass\n\n\nconfig = PPOConfig(learning_rate=1e-5)\ntrainer = PPOTrainer(config, model, ref, tok)\n")
     assert "GRPOConfig(" in _migrate_at(tmp_path / "x.py", own).text
     # jackfsuia/nanoRLHF: the same import with TRL's PPOTrainer unused, the config going to the project's own
-    # trainer: the unused import is dropped (TRL 1.16 has no PPOTrainer) and the config kept, marked
+    # trainer (a copy of TRL 0.1x's Trainer-based PPOTrainer): the unused import is dropped (TRL 1.16 has no
+    # PPOTrainer) and the config subclass derives from the compat copy
     (tmp_path / "grpo_trainer.py").write_text(trainer.replace("PPOv2Trainer", "GRPOTrainer"), encoding="utf-8")
     script = ("from trl import ModelConfig, PPOConfig, PPOTrainer\n\nfrom grpo_trainer import GRPOTrainer\n\n\n"
               "class GRPOConfig(PPOConfig):\n    pass\n\n\nconfig = GRPOConfig(total_episodes=64, kl_coef=0.05)\n"
               "trainer = GRPOTrainer(config=config, policy=None)\n")
     out = _migrate_at(tmp_path / "grpo.py", script)
-    assert "from trl import ModelConfig, PPOConfig\n" in out.text and "GRPOConfig(total_episodes=64, kl_coef=0.05)" \
-        in out.text and "class GRPOConfig(PPOConfig):" in out.text, out.text
-    assert "PPOConfig feeds this project's own trainer" in out.text
+    assert out.text == script.replace("from trl import ModelConfig, PPOConfig, PPOTrainer\n",
+                                      "from trl import ModelConfig\nfrom compat.trl import PPOConfig\n"), out.text
+    assert not [f for f in out.findings if f.severity == "manual"]
+
+
+def test_a_trl_import_that_a_later_import_binds_again_is_dropped(tmp_path: Path) -> None:
+    """jackfsuia/nanoRLHF's PPO/ppo.py: `from trl import ModelConfig, PPOConfig, PPOTrainer`, a dozen imports, then
+    `from ppo_trainer import PPOTrainer` (the project's copy) before any use: TRL's PPOTrainer is never read. It was
+    marked "may be this project's own class"; the dead alias goes and the config follows the project's trainer.
+    A rebinding in a branch, or a use between the two, is left as it was (which class a call builds is decided at
+    run time there)."""
+    trainer = ("from transformers import Trainer\nfrom trl import PPOConfig\n\n\n"
+               "class PPOTrainer(Trainer):\n    def __init__(self, config: PPOConfig, policy) -> None:\n"
+               "        self.args = config\n")
+    (tmp_path / "ppo_trainer.py").write_text(trainer, encoding="utf-8")
+    script = ("import os\nfrom trl import ModelConfig, PPOConfig, PPOTrainer\nimport json\n"
+              "from ppo_trainer import PPOTrainer\n\nconfig = PPOConfig(total_episodes=8)\n"
+              "trainer = PPOTrainer(config=config, policy=None)\n")
+    out = _migrate_at(tmp_path / "ppo.py", script)
+    assert out.text == script.replace("from trl import ModelConfig, PPOConfig, PPOTrainer\n",
+                                      "from trl import ModelConfig\nfrom compat.trl import PPOConfig\n"), out.text
+    assert any("dropped TRL's PPOTrainer" in f.message and "ppo_trainer" in f.message for f in out.findings)
+    for source in (script.replace("from ppo_trainer import PPOTrainer\n",
+                                  "if os.environ.get(\"OWN\"):\n    from ppo_trainer import PPOTrainer\n"),
+                   script.replace("import json\n", "print(PPOTrainer)\n")):
+        out = _migrate_at(tmp_path / "branch.py", source)
+        assert "from trl import ModelConfig, PPOConfig, PPOTrainer\n" in out.text
+        assert "may be this project's own class" in out.text or "feeds this project's own trainer" in out.text
 
 
 def test_ppov2_config_paths_are_the_atlas_exporters() -> None:
