@@ -120,11 +120,17 @@ class _Transformer(MigrationTransformer):
         if call is None:
             return updated_node
         quote = '"'
-        elements = [cst.DictElement(cst.SimpleString(f"{quote}{a.keyword.value}{quote}"), a.value)  # type: ignore[union-attr]
+        keys = {string_value(e.key): e.key for e in updated_node.elements if isinstance(e, cst.DictElement)}
+        elements = [cst.DictElement(keys.get(a.keyword.value) or  # type: ignore[union-attr]
+                                    cst.SimpleString(f"{quote}{a.keyword.value}{quote}"), a.value)  # type: ignore[union-attr]
                     if a.star == "" else cst.StarredDictElement(a.value) for a in call.args]
+        # the dict's layout kept: one entry per line stays so, a trailing comma stays (the commas of the entries)
+        commas = [e.comma for e in updated_node.elements]
+        between = [c for c in commas[:-1] if isinstance(c, cst.Comma)] or \
+            [cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))]
         return updated_node.with_changes(elements=[
-            e.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for e in elements[:-1]
-        ] + elements[-1:])
+            e.with_changes(comma=between[min(i, len(between) - 1)]) for i, e in enumerate(elements[:-1])
+        ] + [elements[-1].with_changes(comma=commas[-1])])
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         func = original_node.func

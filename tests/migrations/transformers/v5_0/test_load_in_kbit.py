@@ -208,6 +208,30 @@ def test_a_dict_of_loading_options_is_rewritten_like_the_call():
     assert [f.line for f in findings if f.severity == "manual"] == [9]
 
 
+def test_a_dict_of_loading_options_keeps_its_layout():
+    """think-on-graph-mpo's finetune_kg_specialized_llm_cpo.py: a `model_kwargs` dict written one entry per line, with
+    a trailing comma, handed to `from_pretrained(**model_kwargs)`, came out on one line. Its layout is kept, and the
+    keys keep their quotes."""
+    out, _ = run(RULE, """\
+        from transformers import AutoModelForCausalLM
+
+        model_kwargs = {
+            'trust_remote_code': True,
+            "load_in_4bit": args.load_in_4bit,
+            "load_in_8bit": args.load_in_8bit,
+            'device_map': "auto",
+        }
+        model = AutoModelForCausalLM.from_pretrained(name, **model_kwargs)
+        """)
+    assert """model_kwargs = {
+    'trust_remote_code': True,
+    "quantization_config": BitsAndBytesConfig(load_in_4bit=args.load_in_4bit, load_in_8bit=args.load_in_8bit) \
+if args.load_in_4bit or args.load_in_8bit else None,
+    'device_map': "auto",
+}
+""" in out, out
+
+
 def test_a_pipelines_model_kwargs_are_loading_options():
     """TRL 0.4 - 0.11 stack_llama rl_training.py: `pipeline("sentiment-analysis", ..., model_kwargs={"load_in_8bit":
     True})`: the pipeline loads its model with `from_pretrained(**model_kwargs)`."""
