@@ -23,7 +23,7 @@ points PPO-era imports here:
 * the PPO (v1) bookkeeping TRL dropped with its old `PPOTrainer`: the KL coefficient controllers
   `AdaptiveKLController` / `FixedKLController` (`trl.trainer.utils` until 0.13, the 0.13.0 classes), the `trl.core`
   statistics helpers `stack_dicts`, `stats_to_np`, `convert_to_scalar` (until 0.13, the 0.13.0 functions) and
-  `PPODecorators` (until 0.23, the 0.23.1 class), and `RunningMoments` with `get_global_statistics`
+  `PPODecorators` (until 0.23, the 0.23.1 class, with the members 0.7.4 renamed), and `RunningMoments` with `get_global_statistics`
   (`trl.trainer.utils` until 0.28, the 0.28.0 bodies), and the PPO-era trainer base `BaseTrainer`
   (`trl.trainer.base`, exported by `trl.trainer`, until 0.13: the 0.13.0 class; TRL 0.24 - 0.29's
   `trl.trainer.base_trainer.BaseTrainer` is another class, a `transformers.Trainer`, and is not this one);
@@ -403,9 +403,23 @@ def convert_to_scalar(stats: dict) -> dict:
 class PPODecorators:
     """TRL 0.4.1 - 0.23 `trl.core.PPODecorators` (the 0.23.1 class): `@PPODecorators.empty_device_cache()` runs the
     decorated function, then, when the class attribute `optimize_device_cache` is true (PPOTrainer set it from
-    `PPOConfig.optimize_device_cache`), collects garbage and empties the XPU, NPU or CUDA cache (the first available)."""
+    `PPOConfig.optimize_device_cache`), collects garbage and empties the XPU, NPU or CUDA cache (the first available).
+
+    With the names it had until TRL 0.7.3 as well (the 0.7.2 members, which 0.7.4 renamed): `empty_cuda_cache()`
+    empties the CUDA cache only, when `optimize_cuda_cache` is true. Each pair reads its own flag, as in the release
+    that had it, so a copy of an old PPOTrainer and a new one both work as they did."""
 
     optimize_device_cache = False
+    optimize_cuda_cache = False
+
+    @classmethod
+    @contextmanager
+    def empty_cuda_cache(cls):  # type: ignore[no-untyped-def]
+        yield
+        if cls.optimize_cuda_cache and torch.cuda.is_available():
+            gc.collect()
+            torch.cuda.empty_cache()
+            gc.collect()
 
     @classmethod
     @contextmanager

@@ -226,8 +226,10 @@ HF_TRAINER = frozenset({"transformers.Trainer", "transformers.trainer.Trainer"})
 #: transformers' trainers a project class derives from: `Trainer` and `Seq2SeqTrainer`
 TRAINERS = HF_TRAINER | frozenset({"transformers.Seq2SeqTrainer", "transformers.trainer_seq2seq.Seq2SeqTrainer"})
 #: the base of TRL's step-loop PPOTrainer (0.4 - 0.13: `trl.trainer.BaseTrainer`, `trl.trainer.base.BaseTrainer`):
-#: a class of the project on it is a copy of that trainer (Silent-Zebra/twisted-smc-lm's `custom_ppo_trainer.py`)
-CLASSIC_BASE = frozenset({"trl.trainer.BaseTrainer", "trl.trainer.base.BaseTrainer"})
+#: a class of the project on it is a copy of that trainer (Silent-Zebra/twisted-smc-lm's `custom_ppo_trainer.py`);
+#: trl-compat's copy of the class counts too (the rule `removed-trainer-utils` moves the import there first)
+CLASSIC_BASE = frozenset({"trl.trainer.BaseTrainer", "trl.trainer.base.BaseTrainer", "compat.trl.BaseTrainer",
+                          "compat._trainer_utils.BaseTrainer"})
 
 
 def own_trainers(code: str, path: str | None) -> list[str]:

@@ -6,7 +6,8 @@
   `entropy_from_logits`, `flatten_dict`, the constant `WANDB_PADDING`) have no public successor: their last TRL implementation is inserted into
   the module as a local definition (after the imports) and the import is removed, so the code keeps its behaviour;
 * `stack_dicts`, `stats_to_np`, `convert_to_scalar` (gone in v0.14) and `PPODecorators` (v0.24) -> `compat.trl`
-  (trl-compat's copies of their last TRL bodies, `compat._trainer_utils`; the project then needs trl-compat);
+  (trl-compat's copies of their last TRL bodies, `compat._trainer_utils`, PPODecorators with the members TRL 0.7.4
+  renamed too; the project then needs trl-compat);
 * the other `trl.core` helpers (`top_k_top_p_filtering`, `randn_tensor`, ...) are flagged;
 * `from trl import *` / `from trl.core import *` are flagged, never guessed;
 * the same helpers imported through `trl.trainer.ppo_trainer` (which imported them from `trl.core` wherever it had
@@ -146,12 +147,6 @@ LOCAL_DEFS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 #: the bigger helpers trl-compat keeps in `compat.trl` (`compat._trainer_utils`, faithful to TRL's last body and
 #: tested against it): the import moves there
 COMPAT_COPIES = frozenset({"stack_dicts", "stats_to_np", "convert_to_scalar", "PPODecorators"})
-#: PPODecorators' members before TRL 0.7.4 (0.4.1 - 0.7.x: renamed `empty_device_cache` / `optimize_device_cache`
-#: then; wheels): the copy has the new names only, so a file using one of these keeps PPODecorators flagged
-OLD_DECORATOR_MEMBERS = frozenset({"empty_cuda_cache", "optimize_cuda_cache"})
-_OLD_DECORATORS = ("trl.core.PPODecorators was removed from TRL and its import dropped: compat.trl.PPODecorators keeps "
-                   "the TRL 0.23.1 class, whose members TRL 0.7.4 renamed (empty_cuda_cache -> empty_device_cache, "
-                   "optimize_cuda_cache -> optimize_device_cache): import it from compat.trl and use the new names")
 FLAGGED = frozenset(
     {
         "top_k_top_p_filtering", "randn_tensor", "add_suffix", "average_torch_dicts", "pad_to_size",
@@ -216,9 +211,8 @@ class _Transformer(SymbolTransformer):
                             self.todo(original_node, f"{name} is now defined locally by trl-compat under its own "
                                       f"name; rename uses of the alias `{a.asname.name.value}`", ANCHOR)  # type: ignore[union-attr]
                     if _core_module(TrlRef(mod or "", name)) is not None and name in self.flagged:
-                        self.todo(original_node, _OLD_DECORATORS if name == "PPODecorators" else
-                                  f"trl.core.{name} was removed from TRL with no public successor and its import was "
-                                  "dropped: copy the helper you need into your code", ANCHOR)
+                        self.todo(original_node, f"trl.core.{name} was removed from TRL with no public successor "
+                                  "and its import was dropped: copy the helper you need into your code", ANCHOR)
         return super().leave_SimpleStatementLine(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
@@ -237,20 +231,6 @@ class _Transformer(SymbolTransformer):
             if ref is not None and _core_module(ref) is not None:
                 self.todo(original_node, f"{ref.name} (trl.core, removed from TRL) is not defined any more", ANCHOR)
         return super().leave_Name(original_node, updated_node)
-
-
-def _old_decorators(module: cst.Module) -> frozenset[str]:
-    """{"PPODecorators"} when the module reads an attribute named like a pre-0.7.4 member of it (`empty_cuda_cache`,
-    on anything: conservative), else nothing."""
-    class _Find(cst.CSTVisitor):
-        found = False
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            self.found = self.found or node.attr.value in OLD_DECORATOR_MEMBERS
-
-    finder = _Find()
-    module.visit(finder)
-    return frozenset({"PPODecorators"}) if finder.found else frozenset()
 
 
 def _module_level_names(module: cst.Module) -> set[str]:
@@ -280,7 +260,7 @@ class PPOHelpers(PythonMigration):
         if not imports_trl(wrapper.module, set(LOCAL_DEFS) | FLAGGED | COMPAT_COPIES | {"set_seed"}, (*CORE_MODULES, _PPO_TRAINER)):
             return wrapper.module
         defined = _module_level_names(wrapper.module)
-        t = _Transformer(self, ctx, defined, FLAGGED | _old_decorators(wrapper.module))
+        t = _Transformer(self, ctx, defined, FLAGGED)
         module = t.transform_module(wrapper)
         new_defs: list[cst.BaseStatement] = []
         imports: list[tuple[str, str]] = []

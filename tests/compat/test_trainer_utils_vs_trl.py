@@ -312,6 +312,33 @@ def test_ppo_decorators_match_trl_0_23(monkeypatch):
         assert emptied == ["cuda", "cuda"]
 
 
+def test_ppo_decorators_keep_the_names_of_trl_0_7_2(monkeypatch):
+    """Copies of the PPOTrainer of TRL 0.4 - 0.7.3 (yongzhuo/chatglm-maths's models/ppo_trainer.py) set
+    `PPODecorators.optimize_cuda_cache` and decorate with `@PPODecorators.empty_cuda_cache()`, names TRL 0.7.4 renamed.
+    TRL 0.7.2's class, executed from its wheel, is the oracle."""
+    import contextlib
+    import gc
+
+    namespace = {"torch": torch, "gc": gc, "contextmanager": contextlib.contextmanager}
+    theirs = _definitions("0.7.2", "trl/core.py", {"PPODecorators"}, namespace)["PPODecorators"]
+    for cls in (compat.trl.PPODecorators, theirs):
+        emptied: list[str] = []
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append("cuda"))
+
+        @cls.empty_cuda_cache()
+        def step(x):
+            return x + 1
+
+        assert cls.optimize_cuda_cache is False
+        assert step(1) == 2 and emptied == []
+        monkeypatch.setattr(cls, "optimize_cuda_cache", True)
+        assert step(2) == 3 and emptied == ["cuda"]
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+        assert step(3) == 4 and emptied == ["cuda"]  # CUDA only, unlike empty_device_cache
+    assert compat.trl.PPODecorators.optimize_device_cache is False  # the two flags are separate
+
+
 def test_running_moments_match_trl_0_28(tmp_path):
     import dataclasses
     import json

@@ -273,6 +273,22 @@ def test_a_config_that_feeds_the_projects_own_trainer_is_kept(tmp_path: Path) ->
     assert not [f for f in out.findings if f.severity == "manual"]
 
 
+def test_a_copy_of_the_step_loop_trainer_keeps_its_config_after_every_rule(tmp_path: Path) -> None:
+    """yongzhuo/chatglm-maths's models/ppo_trainer.py, a copy of TRL 0.4's PPOTrainer on `BaseTrainer`: the rule
+    `removed-trainer-utils` moves `BaseTrainer` to compat.trl first, and the class then no longer looked like a copy of
+    a TRL trainer, so its `PPOConfig` became GRPOConfig (`isinstance(config, GRPOConfig)` then refused the scripts'
+    PPOConfig). With every rule, the config stays as written and is marked, as in the scripts."""
+    fork = ("from trl.trainer import BaseTrainer, PPOConfig\n\n\nclass PPOTrainer(BaseTrainer):\n"
+            "    def __init__(self, config: PPOConfig = None) -> None:\n"
+            "        if not isinstance(config, PPOConfig):\n            raise ValueError(config)\n"
+            "        self.config = config\n")
+    (tmp_path / "ppo_trainer.py").write_text(fork, encoding="utf-8")
+    migrate_paths([str(tmp_path)], allow_dirty=True)
+    out = (tmp_path / "ppo_trainer.py").read_text(encoding="utf-8")
+    assert "GRPOConfig" not in out and "isinstance(config, PPOConfig)" in out, out
+    assert "from compat.trl import BaseTrainer" in out and "PPOConfig feeds this project's own trainer" in out
+
+
 def test_a_trl_import_that_a_later_import_binds_again_is_dropped(tmp_path: Path) -> None:
     """jackfsuia/nanoRLHF's PPO/ppo.py: `from trl import ModelConfig, PPOConfig, PPOTrainer`, a dozen imports, then
     `from ppo_trainer import PPOTrainer` (the project's copy) before any use: TRL's PPOTrainer is never read. It was
