@@ -95,6 +95,8 @@ TRL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
     # the PPOv2 / RLOO v1 configs (0.9.2 - 0.26) and PPOv2Config's successor, the Trainer-style PPOConfig (0.12 -
     # 1.12, not the step-loop one of 0.11 and before): the fields of every release, with their defaults (the module)
     **{n: (("compat._trainer_utils", n),) for n in ("OnPolicyConfig", "PPOv2Config", "PPOConfig")},
+    # the step-loop PPOConfig of 0.4 - 0.11 (0.11.4's fields, defaults and checks), under a name of its own
+    "ClassicPPOConfig": (("compat._trainer_utils", "ClassicPPOConfig"),),
     # trl.trainer.utils / trl.trainer.sft_trainer 0.7.3 - 0.11.4 (removed in 0.12): the 0.11.4 function
     "neftune_post_forward_hook": (("compat._trainer_utils", "neftune_post_forward_hook"),),
     # trl.trainer.BaseTrainer (trl.trainer.base), the PPO-era trainer base, removed in 0.14: the 0.13.0 class

@@ -41,7 +41,8 @@ points PPO-era imports here:
   both lines with those defaults, so code written for either reads and sets what it did; the parser accepts the
   flags of both. `PPOConfig` is PPOv2Config's successor, TRL 0.12 - 1.12's Trainer-style PPO config (`trl.PPOConfig`
   0.12 - 0.28, `trl.experimental.ppo.PPOConfig` 0.26 - 1.12; the step-loop `trl.PPOConfig` of 0.11 and before is
-  another class, not this one): PPOv2Config with the fields added from 0.13 on;
+  another class, not this one): PPOv2Config with the fields added from 0.13 on; `ClassicPPOConfig` is that step-loop
+  config (0.4 - 0.11), for projects that keep their own copy of the PPOTrainer on `BaseTrainer`;
 * `neftune_post_forward_hook` (`trl.trainer.utils`, also imported through `trl.trainer.sft_trainer`, 0.7.3 - 0.11.4,
   the same code throughout; transformers kept its own copy in `transformers.trainer_utils` only until 5.1): the
   0.11.4 function;
@@ -58,9 +59,12 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import importlib.util
 import inspect
 import json
 import os
+import sys
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -84,7 +88,7 @@ __all__ = [
     "RewardDataCollatorWithPadding", "RunningMoments", "batch_generation", "convert_to_scalar", "forward", "generate", "get_global_statistics",
     "print_rich_table", "stack_dicts", "stats_to_np", "truncate_response", "truncate_right", "decode_and_strip_padding",
     "compute_accuracy", "exact_div", "OnlineTrainerState", "prepare_deepspeed", "neftune_post_forward_hook",
-    "OnPolicyConfig", "PPOv2Config", "PPOConfig",
+    "OnPolicyConfig", "PPOv2Config", "PPOConfig", "ClassicPPOConfig",
 ]
 
 
@@ -725,3 +729,97 @@ class PPOConfig(PPOv2Config):
     ref_adapter_name: str | None = None  # 0.13 -
     ds3_gather_for_generation: bool = True  # 0.14 -
     kl_estimator: Literal["k1", "k3"] = "k1"  # 0.17 -
+
+
+@dataclass
+class ClassicPPOConfig:
+    """TRL 0.4 - 0.11's step-loop `trl.PPOConfig` (the config of the PPOTrainer on `BaseTrainer`; TRL 0.12 gave the
+    name to the Trainer-style config, `PPOConfig` above), for projects that keep their own copy of that trainer.
+
+    The fields and defaults of 0.11.4, and its `__post_init__` without the deprecation warning: `forward_batch_size`
+    overrides `mini_batch_size`; `backward_batch_size = mini_batch_size * gradient_accumulation_steps` must divide
+    `batch_size` (0.5 on; 0.4's trainer computed it itself); `log_with="wandb"` needs wandb installed;
+    `total_ppo_epochs = ceil(steps / batch_size)`. `to_dict()` flattens nested dicts with "/". Defaults that releases
+    before 0.7.11 had otherwise (`batch_size` 256, `mini_batch_size` 1, `learning_rate` 1e-5, `target_kl` 0.1 before
+    0.7.2, `model_name` / `query_dataset` / `reward_model` None): the migration writes them out where the project's
+    pin says the code ran on such a release (rule `ppo-to-grpo`)."""
+
+    exp_name: str = os.path.basename(sys.argv[0])[: -len(".py")]
+    seed: int = 0
+    log_with: Literal["wandb", "tensorboard"] | None = None
+    task_name: str | None = None
+    model_name: str = "gpt2"
+    query_dataset: str = "stanfordnlp/imdb"
+    reward_model: str = "sentiment-analysis:lvwerra/distilbert-imdb"
+    remove_unused_columns: bool = True
+    tracker_kwargs: dict | None = dataclasses.field(default_factory=dict)
+    accelerator_kwargs: dict | None = dataclasses.field(default_factory=dict)
+    project_kwargs: dict | None = dataclasses.field(default_factory=dict)
+    tracker_project_name: str = "trl"
+    push_to_hub_if_best_kwargs: dict | None = dataclasses.field(default_factory=dict)
+    steps: int = 20000
+    learning_rate: float = 1.41e-5
+    adap_kl_ctrl: bool = True
+    init_kl_coef: float | None = 0.2
+    kl_penalty: Literal["kl", "abs", "mse", "full"] = "kl"
+    target: float | None = 6.0
+    horizon: float | None = 10000.0
+    gamma: float = 1.0
+    lam: float = 0.95
+    cliprange: float = 0.2
+    cliprange_value: float = 0.2
+    vf_coef: float = 0.1
+    batch_size: int = 128
+    forward_batch_size: int | None = None
+    mini_batch_size: int = 128
+    gradient_accumulation_steps: int = 1
+    world_size: int | None = None
+    ppo_epochs: int = 4
+    max_grad_norm: float | None = None
+    optimize_cuda_cache: bool | None = None
+    optimize_device_cache: bool | None = False
+    early_stopping: bool = False
+    target_kl: float = 1.0
+    compare_steps: int = 1
+    ratio_threshold: float = 10.0
+    use_score_scaling: bool = False
+    use_score_norm: bool = False
+    score_clip: float | None = None
+    whiten_rewards: bool = False
+    gradient_checkpointing: bool = False
+    is_encoder_decoder: bool | None = None
+    is_peft_model: bool | None = None
+    backward_batch_size: int | None = None
+    global_backward_batch_size: int | None = None
+    global_batch_size: int | None = None
+    dataset_num_proc: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.forward_batch_size is not None:
+            warnings.warn(
+                "Note that using `forward_batch_size` is deprecated, use `mini_batch_size` instead. By setting it you "
+                "overwrite `mini_batch_size` which affects both the batch size during forward passes and also the "
+                "mini batch size for PPO optimization.", stacklevel=2)
+            self.mini_batch_size = self.forward_batch_size
+        self.backward_batch_size = self.mini_batch_size * self.gradient_accumulation_steps
+        exact_div(self.batch_size, self.backward_batch_size,
+                  "`batch_size` must be a multiple of `mini_batch_size * gradient_accumulation_steps`")
+        if self.log_with == "wandb" and importlib.util.find_spec("wandb") is None:
+            raise ImportError("Please install wandb to use wandb logging. You can do this by running `pip install wandb`.")
+        self.total_ppo_epochs = int(np.ceil(self.steps / self.batch_size))
+        assert self.kl_penalty in ["kl", "abs", "mse", "full"]  # noqa: S101 - TRL's own check
+
+    def to_dict(self) -> dict[str, Any]:
+        flat: dict[str, Any] = {}
+
+        def recurse(nest: dict[str, Any], prefix: str) -> None:
+            for k, v in nest.items():
+                if "/" in k:
+                    raise ValueError(f"separator '/' not allowed to be in key '{k}'")
+                if isinstance(v, dict):
+                    recurse(v, prefix + k + "/")
+                else:
+                    flat[prefix + k] = v
+
+        recurse(dict(self.__dict__), "")
+        return flat

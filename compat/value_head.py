@@ -182,6 +182,10 @@ class AutoModelForCausalLMWithValueHead(nn.Module):
                                   "writes the model plus v_head.safetensors; upload that folder with huggingface_hub")
 
 
+#: TRL 0.4 - 0.26 `trl.models.SUPPORTED_ARCHITECTURES`, the value-head classes the step-loop PPOTrainer accepted
+#: (copies of that trainer check their model against it): the one trl-compat keeps. TRL's tuple also held
+#: `AutoModelForSeq2SeqLMWithValueHead`, which trl-compat does not keep.
+SUPPORTED_ARCHITECTURES = (AutoModelForCausalLMWithValueHead,)
 VHEAD_FILE = "v_head.safetensors"
 #: the keywords of `peft.prepare_model_for_kbit_training` TRL's `from_pretrained` took and passed on (`_split_kwargs`)
 KBIT_PREPARE_ARGS = ("use_gradient_checkpointing", "gradient_checkpointing_kwargs")

@@ -10,8 +10,11 @@ train a plain causal LM, so:
 * wrapping an existing model (`...WithValueHead(model)` or `.from_pretrained(model)`) -> the model itself;
 * `model.pretrained_model` -> `model`; `model.v_head`, tuple outputs `(logits, loss, value)` and value-head
   checkpoints (`save_pretrained`/`push_to_hub`) are flagged; the seq2seq wrapper is flagged (GRPO needs a causal LM);
-* `PreTrainedModelWrapper` -> `transformers.PreTrainedModel` (flagged), `ValueHead` / `SUPPORTED_ARCHITECTURES`
-  flagged (no successor). A file that monkeypatches the wrapper class (`PreTrainedModelWrapper.save_pretrained = f`,
+* `PreTrainedModelWrapper` -> `transformers.PreTrainedModel` (flagged), `ValueHead` flagged (no successor);
+  `SUPPORTED_ARCHITECTURES` read by the file (a copy of the step-loop PPOTrainer checks its model against it) ->
+  `compat.value_head.SUPPORTED_ARCHITECTURES`, the tuple of the causal wrapper trl-compat keeps (kept as written and
+  marked where the file names the seq2seq wrapper, which that tuple lacks, or builds causal value-head models that
+  become plain transformers models); written to: the line is flagged. A file that monkeypatches the wrapper class (`PreTrainedModelWrapper.save_pretrained = f`,
   `setattr(PreTrainedModelWrapper, ...)`, `del`: optimum-habana's Gaudi adapter) keeps it as written, import and
   every use, with a marker: the successor `PreTrainedModel` is the base of every transformers model, and patching it
   would change every model, not TRL's wrappers.
@@ -96,7 +99,10 @@ class _Transformer(SymbolTransformer):
         self.scan_heads: list[str] = []  # (scan pass) uses of trl's ValueHead in the file's own code (calls, checks)
         self.own_heads = False  # the file uses ValueHead itself: its import goes to compat.value_head
         self.scan_arch_reads: list[int] = []  # (scan pass) lines reading trl's SUPPORTED_ARCHITECTURES
-        self.arch_read = False  # the file reads SUPPORTED_ARCHITECTURES: its import stays as written, marked
+        self.arch_read = False  # the file reads SUPPORTED_ARCHITECTURES: compat.value_head's tuple, or as written
+        # the tuple read stays as written (marked): the file names the seq2seq wrapper, which compat.value_head's tuple
+        # lacks, or builds causal value-head models this rule turns into plain transformers models
+        self.arch_as_written = False
         self.scan_patches: list[str] = []  # (scan pass) attributes of PreTrainedModelWrapper set / deleted
         self.patched_wrapper = False  # the file monkeypatches PreTrainedModelWrapper: it stays, with markers
         self.scan_subclasses: list[tuple[str, str]] = []  # (scan pass) (class, the value-head class it derives from)
@@ -116,6 +122,8 @@ class _Transformer(SymbolTransformer):
         if ref.name not in NAMES or not (ref.module in ("trl", "trl.models") or "value_head" in ref.module
                                          or "modeling_base" in ref.module or ref.module.startswith("trl.experimental.ppo")):
             return None
+        if ref.name == ARCH and self.arch_read and not self.arch_as_written:
+            return Replacement(KEPT_MODULE, ARCH)  # the tuple of the value-head class trl-compat keeps
         if ref.name in self.kept_bases or ref.name == ARCH and self.arch_read:
             return None
         if ref.name == CAUSAL:
@@ -261,7 +269,7 @@ class _Transformer(SymbolTransformer):
                 if self.mark_subclasses and name in self.kept_bases:
                     self.todo(node, f"{module}.{name} is gone (TRL 1.13 removed the value-head wrappers); kept "
                               "because a class of this file derives from it: see the marker at that class", ANCHOR)
-                elif self.arch_read and name == ARCH:
+                elif self.arch_read and name == ARCH and self.arch_as_written:
                     lines = ", ".join(str(n) for n in dict.fromkeys(self.scan_arch_reads))
                     self.todo(node, _ARCH_READ.format(module=module, lines=lines), ANCHOR)
         return super().visit_ImportFrom(node)
@@ -539,13 +547,26 @@ class _Transformer(SymbolTransformer):
         if self.keep:
             return super().leave_Name(original_node, updated_node)
         if ref is not None and id(original_node) not in self._skip_names and self.replacement(ref) is not None \
-                and not (self.own_heads and ref.name == "ValueHead"):
+                and not (self.own_heads and ref.name == "ValueHead") \
+                and not (ref.name == ARCH and self.arch_read and not self.arch_as_written):
             if ref.name == WRAPPER:
                 self.todo(original_node, "PreTrainedModelWrapper is gone: it now reads transformers.PreTrainedModel; "
                           "wrapper attributes (pretrained_model, v_head, is_peft_model) do not exist", ANCHOR)
             else:
                 self.todo(original_node, f"trl's {ref.name} was removed with no successor", ANCHOR)
         return super().leave_Name(original_node, updated_node)
+
+
+def _names(module: cst.Module) -> set[str]:
+    """Every name the module's code spells (variables, attributes, imports), none inside a string or a comment."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    module.visit(_V())
+    return found
 
 
 def _annotation_parts(node: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -593,6 +614,9 @@ class ValueHeadModels(PythonMigration):
         transformer.own_heads = bool(scan.scan_heads)
         transformer.bindings_tree = scan.source_tree
         transformer.arch_read = bool(scan.scan_arch_reads)
+        names = _names(wrapper.module)  # in code, not in strings (a model card's example); as this rule leaves them too
+        transformer.arch_as_written = bool(names & {SEQ2SEQ, "AutoModelForSeq2SeqLM"}) or not transformer.keep \
+            and bool(names & {CAUSAL, "AutoModelForCausalLM"})
         transformer.scan_arch_reads = list(scan.scan_arch_reads)
         transformer.patched_wrapper = bool(scan.scan_patches)
         module = transformer.transform_module(wrapper)
@@ -605,6 +629,12 @@ class ValueHeadModels(PythonMigration):
             ctx.report(Finding(self.id, f"trl's ValueHead is used here ({', '.join(dict.fromkeys(scan.scan_heads))}"
                                f"): the import now names {KEPT_MODULE}.ValueHead (same head)", 1, 0, self.anchor,
                                "info", True))
+        if transformer.arch_read and not transformer.arch_as_written:
+            ctx.report(Finding(self.id, f"{ARCH} read here (lines {', '.join(map(str, dict.fromkeys(scan.scan_arch_reads)))}"
+                               f"): the import now names {KEPT_MODULE}.{ARCH}, the tuple of the value-head class "
+                               "trl-compat keeps (TRL's also held the seq2seq wrapper, which this file does not name; "
+                               "a model it receives must be built from compat.value_head)",
+                               1, 0, self.anchor, "info", True))
         if keep:
             ctx.report(Finding(self.id, f"value head kept: {', '.join(dict.fromkeys(scan.scan_reads))} read it; the "
                                f"import now names {KEPT_MODULE} (same forward contract)", 1, 0, self.anchor,

@@ -613,6 +613,58 @@ def test_trainer_style_ppo_config_has_every_releases_fields_and_defaults():
                                                 "base_model", "num_updates"}  # PPOv2Config's 0.9 - 0.10 fields
 
 
+def _trl_0_11_ppo_config() -> type:
+    """TRL 0.11.4's step-loop PPOConfig, executed from its wheel with its own `exact_div` and `flatten_dict`. Its
+    annotations name tyro (not installed here): they stay unevaluated strings (`from __future__ import annotations`),
+    which is all `dataclass` needs; nothing of tyro's behaviour is used."""
+    import dataclasses
+    import os
+    import sys
+    import warnings
+
+    helpers = _definitions("0.11.4", "trl/trainer/utils.py", {"exact_div"}, {})
+    helpers |= _definitions("0.11.4", "trl/core.py", {"flatten_dict"}, {"Dict": dict, "Mapping": typing.Mapping})
+    source = _source("0.11.4", "trl/trainer/ppo_config.py")
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "PPOConfig")
+    lines = source.splitlines(keepends=True)
+    code = "from __future__ import annotations\n" + "".join(lines[node.decorator_list[0].lineno - 1:node.end_lineno])
+    namespace = {"dataclass": dataclasses.dataclass, "field": dataclasses.field, "os": os, "sys": sys, "np": np,
+                 "warnings": warnings, "is_wandb_available": lambda: True, **helpers}
+    exec(compile(code, "trl-0.11.4/trl/trainer/ppo_config.py", "exec"), namespace)  # noqa: S102 - the oracle
+    return namespace["PPOConfig"]
+
+
+def test_classic_ppo_config_is_trl_0_11s():
+    """compat.trl.ClassicPPOConfig against TRL 0.11.4's PPOConfig (its wheel's code): the same fields and defaults,
+    the same state after `__post_init__` for the same keywords, the same refusals, the same `to_dict()`."""
+    import dataclasses
+    import warnings
+
+    theirs = _trl_0_11_ppo_config()
+    ours = compat.trl.ClassicPPOConfig
+
+    def defaults(cls):
+        return {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+                for f in dataclasses.fields(cls)}
+
+    assert defaults(ours) == defaults(theirs)
+    cases = [{}, {"batch_size": 8, "mini_batch_size": 2, "gradient_accumulation_steps": 2, "steps": 100},
+             {"batch_size": 16, "forward_batch_size": 4, "tracker_kwargs": {"wandb": {"entity": "me"}}},
+             {"batch_size": 6, "mini_batch_size": 4}, {"kl_penalty": "nope"}, {"log_with": "tensorboard"}]
+    for keywords in cases:
+        outcome = []
+        for cls in (ours, theirs):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    config = cls(**keywords)
+                except (ValueError, AssertionError) as exc:
+                    outcome.append(type(exc).__name__)
+                    continue
+            outcome.append((dict(vars(config)), config.to_dict()))
+        assert outcome[0] == outcome[1], keywords
+
+
 def test_on_policy_configs_build_and_parse():
     """On the installed transformers: built with defaults (world_size a field, None until a trainer sets it) and
     parsed from a command line of either TRL line."""

@@ -40,7 +40,10 @@ from migrations.kinds.imports import imports_trl, star_imports
 from migrations.kinds.symbols import Moved, SymbolMigration, mark_trl_imports
 from migrations.kinds.trainer_subclasses import CLASSIC_BASE, imported_subclasses, own_trainer_bases
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
-from migrations.v1_13.ppo_to_grpo.fields import CLASSIC_ONLY, PPO_ONLY_FIELDS
+from migrations.v1_13.ppo_to_grpo.classic_config import CLASSIC_CONFIG_PATHS, write_defaults
+from migrations.v1_13.ppo_to_grpo.classic_config import NAME as CLASSIC_NAME
+from migrations.v1_13.ppo_to_grpo.defaults import trl_imports
+from migrations.v1_13.ppo_to_grpo.fields import CLASSIC_ONLY, PPO_ONLY_FIELDS, TRAINER_ONLY
 from migrations.v1_13.ppo_to_grpo.reads import bound_names
 from migrations.v1_13.ppo_to_grpo.transformer import Transformer
 
@@ -267,6 +270,17 @@ TRAINER_STYLE_CONFIG_PATHS = (
 )
 
 
+class _KeptClassicPPOConfig(SymbolMigration):
+    """PPOConfig -> `compat.trl.ClassicPPOConfig`, TRL 0.4 - 0.11's step-loop config (0.11.4's fields, defaults and
+    checks), where it feeds the project's own copy of the step-loop PPOTrainer (on `BaseTrainer`); the old defaults
+    are written out after it (`classic_config`)."""
+
+    symbols = {p: Moved("compat.trl", CLASSIC_NAME, "PPOConfig (the step-loop config, which TRL 0.12 gave to another "
+                        "class and 1.13 removed) feeds this project's own copy of the step-loop PPOTrainer: trl-compat "
+                        "keeps TRL 0.11's class as compat.trl.ClassicPPOConfig")
+               for p in CLASSIC_CONFIG_PATHS}
+
+
 class _KeptTrainerStylePPOConfig(SymbolMigration):
     """PPOConfig -> `compat.trl.PPOConfig`, TRL 0.12 - 1.12's Trainer-style config with the fields and defaults of
     every release that had it, where it feeds the project's own copy of a `transformers.Trainer`-based trainer
@@ -279,15 +293,15 @@ class _KeptTrainerStylePPOConfig(SymbolMigration):
                for p in TRAINER_STYLE_CONFIG_PATHS}
 
 
-def _step_loop_fields(code: str) -> bool:
-    """The module sets a field only the step-loop PPOConfig (TRL 0.11 and before) had, on the PPOConfig it imports
-    from TRL or a class of its own deriving from it: a keyword of a call (`PPOConfig(model_name=..., ppo_epochs=4)`)
-    or a field of the class (`class Config(PPOConfig): steps: int = 100`)."""
+def _config_fields_set(code: str) -> set[str] | None:
+    """The fields the module sets on the PPOConfig it imports from TRL or on a class of its own deriving from it: the
+    keywords of its calls (`PPOConfig(model_name=..., ppo_epochs=4)`) and the fields of those classes (`class
+    Config(PPOConfig): steps: int = 100`); and the attributes it reads that only one era's config has (`_ERA_READS`).
+    None when the module does not parse."""
     try:
         tree = grammar.parse(code)
     except (SyntaxError, ValueError, RecursionError):
-        return True
-    step_loop = CLASSIC_ONLY - {"mini_batch_size"}  # also a (computed) field of the Trainer-style config
+        return None
     configs = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0
                and (n.module or "").split(".")[0] == "trl" for a in n.names if a.name in CONFIG_NAMES}
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
@@ -298,15 +312,25 @@ def _step_loop_fields(code: str) -> bool:
             if node.name not in configs and any(isinstance(b, ast.Name) and b.id in configs for b in node.bases):
                 configs.add(node.name)
                 grown = True
+    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in configs and \
-                any(k.arg in step_loop for k in node.keywords):
-            return True
-        if isinstance(node, ast.ClassDef) and node.name in configs and any(
-                isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name) and b.target.id in step_loop
-                for b in node.body):
-            return True
-    return False
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in configs:
+            found |= {k.arg for k in node.keywords if k.arg}
+        if isinstance(node, ast.ClassDef) and node.name in configs:
+            found |= {b.target.id for b in node.body if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)}
+        if isinstance(node, ast.Attribute) and node.attr in _ERA_READS:  # `config.total_episodes`, `cfg.ppo_epochs`
+            found.add(node.attr)
+    return found
+
+
+#: fields of one PPO config era only, named distinctly enough that reading an attribute of that name anywhere says
+#: which config the module works with (`steps`, `target`, `output_dir` are too common to say anything)
+_ERA_READS = frozenset({
+    "total_episodes", "num_ppo_epochs", "response_length", "num_mini_batches", "local_rollout_forward_batch_size",
+    "sft_model_path", "reward_model_path", "missing_eos_penalty", "kl_coef", "num_sample_generations",  # Trainer-style
+    "ppo_epochs", "init_kl_coef", "adap_kl_ctrl", "forward_batch_size", "tracker_project_name", "log_with",
+    "use_score_scaling", "optimize_cuda_cache", "optimize_device_cache", "backward_batch_size",  # step loop
+})
 
 
 def _mark_configs_of_own_trainers(rule: PythonMigration, wrapper: cst.MetadataWrapper, ctx: RuleContext,
@@ -317,14 +341,24 @@ def _mark_configs_of_own_trainers(rule: PythonMigration, wrapper: cst.MetadataWr
     not change meaning). `PPOConfig` names two different classes across TRL releases (the step-loop config until
     0.11, PPOv2's successor from 0.12): where every trainer of the project here derives from `transformers.Trainer`
     (a copy of the Trainer-style PPO trainer, which reads `TrainingArguments` fields the step-loop config never had)
-    and nothing here sets a step-loop field, it is the Trainer-style one and moves to `compat.trl.PPOConfig`;
-    otherwise it stays as written and each import of it is marked."""
+    and nothing here sets a step-loop field, it is the Trainer-style one and moves to `compat.trl.PPOConfig`; where
+    every one derives from the step-loop trainers' `BaseTrainer` and nothing here sets a Trainer-style field, it is
+    the step-loop one and moves to `compat.trl.ClassicPPOConfig` (with the defaults of the releases the code ran on
+    written out: `classic_config`); otherwise it stays as written and each import of it is marked."""
     module = _KeptPPOv2Config().transform(wrapper, ctx)
     if module is not wrapper.module:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-    if not set(own_bases.values()) & CLASSIC_BASE and not _step_loop_fields(wrapper.module.code):
+    fields = _config_fields_set(wrapper.module.code)
+    kinds = set(own_bases.values())
+    if fields is not None and not kinds & CLASSIC_BASE and not fields & (CLASSIC_ONLY - {"mini_batch_size"}):
         module = _KeptTrainerStylePPOConfig().transform(wrapper, ctx)
         if module is not wrapper.module:
+            wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    elif fields is not None and kinds <= CLASSIC_BASE and not fields & TRAINER_ONLY:
+        imports = trl_imports(wrapper.module)
+        module = _KeptClassicPPOConfig().transform(wrapper, ctx)
+        if module is not wrapper.module:
+            module = write_defaults(rule, cst.MetadataWrapper(module, unsafe_skip_copy=True), ctx, imports)
             wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     own = sorted(own_bases)
     message = (f"{{name}} feeds this project's own trainer ({', '.join(own)}, a trainer class of its own: a copy "

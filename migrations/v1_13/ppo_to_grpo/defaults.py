@@ -109,7 +109,11 @@ def field_default(field: str, releases: list[str], era: str, v2: bool) -> object
     seen: dict[str, list[str]] = {}
     for r in releases:
         src = (ppo_fields(r, era, v2) or {}).get(field)
-        seen.setdefault(repr(_value(src)) if _value(src) is not _NO_VALUE else f"<{src}>", []).append(r)
+        value = _value(src)
+        if isinstance(value, int) and not isinstance(value, bool) and any(  # `1` in 0.7.2, `1.0` in 0.11: one value
+                isinstance(_value((ppo_fields(o, era, v2) or {}).get(field)), float) for o in releases):
+            value = float(value)
+        seen.setdefault(repr(value) if value is not _NO_VALUE else f"<{src}>", []).append(r)
     if len(seen) == 1:
         value = _value((ppo_fields(releases[0], era, v2) or {}).get(field))
         if value is _NO_VALUE:

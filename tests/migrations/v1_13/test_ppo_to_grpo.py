@@ -277,7 +277,7 @@ def test_a_copy_of_the_step_loop_trainer_keeps_its_config_after_every_rule(tmp_p
     """yongzhuo/chatglm-maths's models/ppo_trainer.py, a copy of TRL 0.4's PPOTrainer on `BaseTrainer`: the rule
     `removed-trainer-utils` moves `BaseTrainer` to compat.trl first, and the class then no longer looked like a copy of
     a TRL trainer, so its `PPOConfig` became GRPOConfig (`isinstance(config, GRPOConfig)` then refused the scripts'
-    PPOConfig). With every rule, the config stays as written and is marked, as in the scripts."""
+    PPOConfig). With every rule, it is TRL 0.11's step-loop config, compat.trl.ClassicPPOConfig, as in the scripts."""
     fork = ("from trl.trainer import BaseTrainer, PPOConfig\n\n\nclass PPOTrainer(BaseTrainer):\n"
             "    def __init__(self, config: PPOConfig = None) -> None:\n"
             "        if not isinstance(config, PPOConfig):\n            raise ValueError(config)\n"
@@ -285,8 +285,72 @@ def test_a_copy_of_the_step_loop_trainer_keeps_its_config_after_every_rule(tmp_p
     (tmp_path / "ppo_trainer.py").write_text(fork, encoding="utf-8")
     migrate_paths([str(tmp_path)], allow_dirty=True)
     out = (tmp_path / "ppo_trainer.py").read_text(encoding="utf-8")
-    assert "GRPOConfig" not in out and "isinstance(config, PPOConfig)" in out, out
-    assert "from compat.trl import BaseTrainer" in out and "PPOConfig feeds this project's own trainer" in out
+    assert "GRPOConfig" not in out and "isinstance(config, ClassicPPOConfig)" in out, out
+    assert "from compat.trl import BaseTrainer, ClassicPPOConfig\n" in out and "TODO" not in out
+
+
+_STEP_LOOP_FORK = ("from trl.trainer import BaseTrainer, PPOConfig\n\n\nclass PPOTrainer(BaseTrainer):\n"
+                   "    def __init__(self, config: PPOConfig = None, model=None) -> None:\n"
+                   "        self.config = config\n")
+
+
+def test_the_config_of_a_copy_of_the_step_loop_trainer_is_compats_classic_config(tmp_path: Path) -> None:
+    """yongzhuo/chatglm-maths, hirooms2/Learning2Interact: scripts build TRL's step-loop PPOConfig for the project's
+    copy of the step-loop PPOTrainer (on BaseTrainer). It moves to compat.trl.ClassicPPOConfig (TRL 0.11.4's class);
+    each call gets the defaults of the releases the code ran on where 0.11.4's differ (the pin, the atlas: 0.4 - 0.7.10
+    trained with batch_size 256, mini_batch_size 1, learning_rate 1e-5), or a marker where the pin does not say."""
+    def project(name: str, pin: str) -> Path:  # a project of its own per pin (pins are read once per folder)
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "ppo_trainer.py").write_text(_STEP_LOOP_FORK, encoding="utf-8")
+        (folder / "requirements.txt").write_text(pin, encoding="utf-8")
+        return folder
+
+    script = ("from trl import PPOConfig\n\nfrom ppo_trainer import PPOTrainer\n\n"
+              "config = PPOConfig(model_name=\"chatglm\", batch_size=8, ppo_epochs=2)\n"
+              "trainer = PPOTrainer(config, model)\n")
+    out = _migrate_at(project("old", "trl==0.4.7\n") / "ppo.py", script)
+    assert out.text == script.replace("from trl import PPOConfig", "from compat.trl import ClassicPPOConfig").replace(
+        "PPOConfig(model_name=\"chatglm\", batch_size=8, ppo_epochs=2)",
+        "ClassicPPOConfig(model_name=\"chatglm\", batch_size=8, ppo_epochs=2, learning_rate=1e-05, mini_batch_size=1)"
+    ), out.text
+    assert not [f for f in out.findings if f.severity == "manual"]
+    # a 0.7.11 - 0.11 pin: 0.11.4's defaults are the code's, nothing to write
+    out = _migrate_at(project("newer", "trl>=0.8,<0.12\n") / "ppo.py", script)
+    assert "ClassicPPOConfig(model_name=\"chatglm\", batch_size=8, ppo_epochs=2)\n" in out.text and "TODO" not in out.text
+    # no pin: the defaults changed in 0.7.11, which side the code ran on is unknown: marked at the call
+    unpinned = project("unpinned", "torch\n")
+    out = _migrate_at(unpinned / "ppo.py", script.replace("ppo_epochs=2)", "ppo_epochs=2, early_stopping=True)"))
+    [msg] = [f.message for f in out.findings if f.severity == "manual"]
+    assert msg == ("ClassicPPOConfig has TRL 0.11's defaults, and the releases this code may have run on had others: "
+                   "learning_rate (1e-05 in 0.4.2..0.7.10; 1.41e-05 in 0.7.11..0.11.4); mini_batch_size (1 in "
+                   "0.4.2..0.7.10; 128 in 0.7.11..0.11.4); target_kl (0.1 in 0.4.2..0.7.1; 1.0 in 0.7.2..0.11.4). "
+                   "Pin trl, or set these keywords"), msg  # early stopping reads target_kl (0.4.2 on: the field)
+    # the trainer module only annotates the config: moved, nothing to write or mark there
+    out = _migrate_at(unpinned / "ppo_trainer.py", _STEP_LOOP_FORK)
+    assert out.text == _STEP_LOOP_FORK.replace("from trl.trainer import BaseTrainer, PPOConfig",
+                                               "from compat.trl import BaseTrainer, ClassicPPOConfig").replace(
+        "config: PPOConfig", "config: ClassicPPOConfig") or "from compat.trl import ClassicPPOConfig" in out.text
+    assert "TODO" not in out.text, out.text
+    # a config the module hands to a parser: built with the class defaults there, so the import is marked
+    parsed = ("from transformers import HfArgumentParser\nfrom trl import PPOConfig\n\nfrom ppo_trainer import "
+              "PPOTrainer\n\nconfig, = HfArgumentParser((PPOConfig,)).parse_args_into_dataclasses()\n"
+              "trainer = PPOTrainer(config, model)\n")
+    out = _migrate_at(unpinned / "parsed.py", parsed)
+    assert "# TODO(trl-compat): ClassicPPOConfig has TRL 0.11's defaults" in out.text
+    assert "HfArgumentParser((ClassicPPOConfig,))" in out.text
+
+
+def test_classic_config_paths_are_the_atlas_exporters() -> None:
+    from packaging.version import Version
+
+    from migrations.atlas import Atlas
+    from migrations.v1_13.ppo_to_grpo.classic_config import CLASSIC_CONFIG_PATHS
+
+    atlas = Atlas.load("trl")
+    exporters = {f"{m}.PPOConfig" for v in atlas.releases() if Version(v) < Version("0.12")
+                 for m in atlas.modules(v) if atlas.has(v, f"{m}.PPOConfig") and not m.startswith("trl.commands")}
+    assert set(CLASSIC_CONFIG_PATHS) == exporters
 
 
 def test_a_trl_import_that_a_later_import_binds_again_is_dropped(tmp_path: Path) -> None:
@@ -474,7 +538,8 @@ def test_a_trainer_name_bound_by_the_project_too_is_left_as_written() -> None:
 
 def test_a_copy_of_the_step_loop_trainer_keeps_its_config() -> None:
     """twisted-smc-lm's custom_ppo_trainer.py keeps TRL 0.7's PPOTrainer (on `BaseTrainer`), typed with TRL's
-    PPOConfig and reading its PPO fields: the config stays as written, its import marked."""
+    PPOConfig and reading its PPO fields: the config is TRL 0.11's step-loop one, compat.trl.ClassicPPOConfig (it
+    was kept as written and marked before trl-compat kept that class)."""
     src = ("from trl.trainer import BaseTrainer, PPOConfig\n\n\n"
            "class PPOTrainer(BaseTrainer):\n"
            "    def __init__(self, config: PPOConfig = None):\n"
@@ -483,9 +548,12 @@ def test_a_copy_of_the_step_loop_trainer_keeps_its_config() -> None:
            "        self.kl = config.init_kl_coef\n")
     result = migrate(src)
     assert result.ok, result.errors
-    assert "GRPOConfig" not in result.text and "config: PPOConfig = None" in result.text
-    assert "# TODO(trl-compat): PPOConfig feeds this project's own trainer" in result.text
-    assert any("own trainer (PPOTrainer" in f.message for f in result.findings)
+    assert "GRPOConfig" not in result.text and "config: ClassicPPOConfig = None" in result.text
+    assert "from compat.trl import ClassicPPOConfig\n" in result.text and "TODO" not in result.text
+    # a field of the Trainer-style config read as well: which config this is, the code does not say
+    mixed = migrate(src + "        self.episodes = config.total_episodes\n")
+    assert "config: PPOConfig = None" in mixed.text
+    assert any("own trainer (PPOTrainer" in f.message for f in mixed.findings)
 
 
 def test_a_trainer_returned_by_a_method_is_a_trainer() -> None:

@@ -426,6 +426,36 @@ def test_supported_architectures_still_read_keeps_its_import_marked():
     assert out.count("SUPPORTED_ARCHITECTURES") == 4
 
 
+def test_supported_architectures_read_by_a_copy_of_the_step_loop_trainer_is_compats():
+    """yongzhuo/chatglm-maths's models/ppo_trainer.py, a copy of TRL 0.4's PPOTrainer: `isinstance(model,
+    SUPPORTED_ARCHITECTURES)` on the model it is handed (built by the scripts, whose value head goes to
+    compat.value_head). The file builds no value-head model itself: the tuple is compat.value_head's."""
+    out, findings = run(RULE, """\
+        from trl.models import SUPPORTED_ARCHITECTURES, create_reference_model
+
+
+        CARD = "from trl import AutoModelForCausalLMWithValueHead"  # a model card's example: a string, not code
+
+
+        class PPOTrainer:
+            def __init__(self, model):
+                if not isinstance(model, SUPPORTED_ARCHITECTURES):
+                    raise ValueError(f"supported architectures are: {SUPPORTED_ARCHITECTURES}")
+                self.ref = create_reference_model(model)
+        """)
+    assert out.startswith("from trl.models import create_reference_model\n"
+                          "from compat.value_head import SUPPORTED_ARCHITECTURES\n"), out
+    assert "TODO" not in out and not [f for f in findings if f.severity == "manual"]
+    import compat.value_head
+
+    assert compat.value_head.SUPPORTED_ARCHITECTURES == (compat.value_head.AutoModelForCausalLMWithValueHead,)
+    # the seq2seq wrapper named beside it: kept as written, marked (compat's tuple lacks that class)
+    out, _ = run(RULE, "from trl import SUPPORTED_ARCHITECTURES, AutoModelForSeq2SeqLMWithValueHead\n\n"
+                 "m = AutoModelForSeq2SeqLMWithValueHead.from_pretrained('t5-small')\n"
+                 "ok = isinstance(m, SUPPORTED_ARCHITECTURES)\n")
+    assert "from trl import SUPPORTED_ARCHITECTURES" in out and "is gone" in out
+
+
 def test_supported_architectures_import_only_is_dropped():
     out, _ = run(RULE, "from trl import SUPPORTED_ARCHITECTURES, AutoModelForCausalLMWithValueHead\n\n"
                  "m = AutoModelForCausalLMWithValueHead.from_pretrained('x')\n")
