@@ -70,7 +70,8 @@ class ConfigCall:
                 f"this config is built from {', '.join(code(a.value) for a in star)} (not visible statically): rename "
                 f"its keys for {self.ConfigName} as in the field table (kl_coef/init_kl_coef->beta, cliprange->epsilon, "
                 "num_ppo_epochs/ppo_epochs->num_iterations, response_length->max_completion_length, "
-                "exp_name->run_name, log_with->report_to) and drop the PPO-only keys",
+                "exp_name->run_name, log_with->report_to) and drop the PPO-only keys; a key it does not set takes "
+                f"{self.ConfigName}'s default, not PPO's: {self._splat_defaults()}",
                 "ppo-config-sources",
             )
         args = [make_kwarg(k, v) for k, v in mapped.entries]
@@ -89,6 +90,16 @@ class ConfigCall:
             self.todo(original, f"{', '.join(seen[:4])}{more} read from this config in other files, but "
                       f"{self.ConfigName} has no such fields (AttributeError now); take the values from where they "
                       "come from", "ppo-config-fields")
+
+    def _splat_defaults(self) -> str:
+        """The PPO defaults a config built from a dict relied on, each under its new name (the field table)."""
+        fallback = F.CLASSIC_DEFAULTS if self.era == "classic" else F.TRAINER_DEFAULTS
+        parts = []
+        for name, value in fallback.items():
+            new = F.renamed_field(name, self.era, self.target)
+            if new is not None and new != name:
+                parts.append(f"{new}={value!r} ({name})")
+        return ", ".join(parts) + " in PPO; set those the dict does not"
 
     def _old_defaults(self) -> dict[str, object]:
         """The PPO config defaults that changed between releases, for the releases this file could run on

@@ -341,6 +341,23 @@ def test_the_config_of_a_copy_of_the_step_loop_trainer_is_compats_classic_config
     assert "HfArgumentParser((ClassicPPOConfig,))" in out.text
 
 
+def test_a_config_built_from_a_dict_says_which_ppo_defaults_it_relied_on() -> None:
+    """`PPOConfig(**cfg["ppo"])` from YAML: the keys are renamed by hand, and every key the dict does not set took
+    PPO's default, which GRPOConfig does not share (KL 0.2 -> beta 0.0, no KL term; 4 PPO epochs -> 1 iteration):
+    the marker said only to rename the keys."""
+    src = ("import yaml\nfrom trl import PPOConfig, PPOTrainer\n\ncfg = yaml.safe_load(open(\"c.yaml\"))\n"
+           "config = PPOConfig(**cfg[\"ppo\"])\ntrainer = PPOTrainer(config, model, ref, tok, dataset=ds)\n")
+    [msg] = [f.message for f in migrate(src).findings if "not visible statically" in f.message]
+    assert msg.endswith("a key it does not set takes GRPOConfig's default, not PPO's: beta=0.2 (init_kl_coef), "
+                        "num_iterations=4 (ppo_epochs), per_device_train_batch_size=128 (mini_batch_size), "
+                        "epsilon=0.2 (cliprange) in PPO; set those the dict does not"), msg
+    trainer_style = src.replace("PPOTrainer(config, model, ref, tok, dataset=ds)",
+                                "PPOTrainer(args=config, processing_class=tok, model=model, ref_model=ref, "
+                                "reward_model=rm, value_model=vm, train_dataset=ds)")
+    [msg] = [f.message for f in migrate(trainer_style).findings if "not visible statically" in f.message]
+    assert "beta=0.05 (kl_coef), num_iterations=4 (num_ppo_epochs), max_completion_length=53 (response_length)" in msg
+
+
 def test_classic_config_paths_are_the_atlas_exporters() -> None:
     from packaging.version import Version
 
