@@ -48,11 +48,11 @@ from compat._shadow import own_first
 
 own_first("migrations")  # a repository's own migrations/ package must not shadow the atlas
 
-from compat._exports import EXPORTS as COMPAT_EXPORTS  # noqa: E402
-from compat._exports import trl_paths
-from compat.check.reference import reference_signature  # noqa: E402
-from migrations.kinds import grammar  # noqa: E402
 from migrations.atlas import Atlas, Event, Signature  # noqa: E402
+from migrations.kinds import grammar  # noqa: E402
+
+from compat._exports import EXPORTS as COMPAT_EXPORTS, trl_paths  # noqa: E402
+from compat.check.reference import reference_signature  # noqa: E402
 
 COMPAT_TRL = "compat.trl"
 
@@ -599,11 +599,7 @@ class Checker:
         `migrations.kinds.script_fields`). libcst parses only the files naming such a class and such a field."""
         if "ModelConfig" not in text and "ScriptArguments" not in text:
             return
-        from migrations.kinds.script_fields import (
-            SCRIPT_CLASSES,
-            fix_hint,
-            script_field_reads,
-        )
+        from migrations.kinds.script_fields import SCRIPT_CLASSES, fix_hint, script_field_reads
 
         for line, column, gone in script_field_reads(text):
             path = SCRIPT_CLASSES[gone.cls][0]

@@ -36,7 +36,7 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds import grammar
-from migrations.kinds.imports import imports_trl, star_imports
+from migrations.kinds.imports import imports_trl, module_name, star_imports, with_kept_aliases
 from migrations.kinds.symbols import Moved, SymbolMigration, mark_trl_imports
 from migrations.kinds.trainer_subclasses import CLASSIC_BASE, imported_subclasses, own_trainer_bases
 from migrations.v1_13.ppo_to_grpo.analysis import CONFIG_NAMES, TRAINER_NAMES, Analysis
@@ -165,7 +165,9 @@ def _rebound_trl_names(code: str) -> dict[str, str]:
 def _drop_trl_aliases(module: cst.Module, names: set[str]) -> cst.Module:
     """`module` without the aliases binding `names` in its module-level `from trl... import` statements (the first
     binding of each, which `_rebound_trl_names` found dead); an import left empty goes."""
-    from migrations.kinds.imports import module_name, with_kept_aliases
+
+    def bound(a: cst.ImportAlias) -> str:
+        return a.evaluated_alias or a.evaluated_name
 
     body = []
     dropped: set[str] = set()
@@ -175,10 +177,6 @@ def _drop_trl_aliases(module: cst.Module, names: set[str]) -> cst.Module:
                 (module_name(stmt.body[0]) or "").split(".")[0] == "trl" and \
                 not isinstance(stmt.body[0].names, cst.ImportStar):
             node = stmt.body[0]
-
-            def bound(a: cst.ImportAlias) -> str:
-                return a.evaluated_alias or a.evaluated_name
-
             keep = [a for a in node.names if bound(a) not in names or bound(a) in dropped]
             dropped |= {bound(a) for a in node.names if a not in keep}
             if len(keep) != len(node.names):
