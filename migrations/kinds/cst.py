@@ -59,6 +59,19 @@ def parse_stmts(text: str) -> list[cst.BaseStatement]:
 
 
 
+def names_in(*nodes: cst.CSTNode) -> set[str]:
+    """Every name the nodes' code spells (variables, attributes, import aliases), none inside a string or a comment."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    for node in nodes:
+        node.visit(_V())
+    return found
+
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, None otherwise."""
     if isinstance(node, cst.Name):

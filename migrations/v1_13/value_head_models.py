@@ -45,7 +45,7 @@ import libcst as cst
 
 from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds import grammar
-from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg, literal_value
+from migrations.kinds.cst import code, dotted, drop_kwarg, kwarg, literal_value, names_in
 from migrations.kinds.imports import TrlRef, drop_unused_import, imports_trl
 from migrations.kinds.symbols import REMOVED_TRL_MODULES, Replacement, SymbolTransformer
 from migrations.kinds.trainer_subclasses import (
@@ -557,18 +557,6 @@ class _Transformer(SymbolTransformer):
         return super().leave_Name(original_node, updated_node)
 
 
-def _names(module: cst.Module) -> set[str]:
-    """Every name the module's code spells (variables, attributes, imports), none inside a string or a comment."""
-    found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-    module.visit(_V())
-    return found
-
-
 def _annotation_parts(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The class references of an annotation: itself, or the parts of `Tuple[A, B]`, `Optional[A]`, `A | B`."""
     if isinstance(node, cst.Subscript):
@@ -614,7 +602,7 @@ class ValueHeadModels(PythonMigration):
         transformer.own_heads = bool(scan.scan_heads)
         transformer.bindings_tree = scan.source_tree
         transformer.arch_read = bool(scan.scan_arch_reads)
-        names = _names(wrapper.module)  # in code, not in strings (a model card's example); as this rule leaves them too
+        names = names_in(wrapper.module)  # in code, not in strings (a model card's example); as this rule leaves them too
         transformer.arch_as_written = bool(names & {SEQ2SEQ, "AutoModelForSeq2SeqLM"}) or not transformer.keep \
             and bool(names & {CAUSAL, "AutoModelForCausalLM"})
         transformer.scan_arch_reads = list(scan.scan_arch_reads)

@@ -36,6 +36,7 @@ from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from migrations.base import Finding, PythonMigration, RuleContext
 from migrations.kinds import grammar
+from migrations.kinds.cst import names_in
 from migrations.kinds.imports import imports_trl, module_name, star_imports, with_kept_aliases
 from migrations.kinds.symbols import Moved, SymbolMigration, mark_trl_imports
 from migrations.kinds.trainer_subclasses import CLASSIC_BASE, imported_subclasses, own_trainer_bases
@@ -97,7 +98,7 @@ class PPOToGRPO(PythonMigration):
         t = Transformer(self, ctx, an, wrapper.module)
         module = t.transform_module(wrapper)
         if t.changed:
-            module = drop_imports_left_unused(module, _names_in([*t.removed_nodes(), *_replaced_loops(t)]))
+            module = drop_imports_left_unused(module, names_in(*t.removed_nodes(), *_replaced_loops(t)))
         stars = star_imports(module)
         if stars:
             module = _star_todo(module, stars, self, ctx)
@@ -369,18 +370,6 @@ def _mark_configs_of_own_trainers(rule: PythonMigration, wrapper: cst.MetadataWr
 
 def _replaced_loops(t: Transformer) -> list[cst.CSTNode]:
     return [p.loop for p in t.plans.values() if p.reward_body is not None]
-
-
-def _names_in(nodes: list[cst.CSTNode]) -> set[str]:
-    found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-    for n in nodes:
-        n.visit(_V())
-    return found
 
 
 def drop_imports_left_unused(module: cst.Module, candidates: set[str]) -> cst.Module:

@@ -21,7 +21,7 @@ import os
 import libcst as cst
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import append_items, make_kwarg, parse_expr
+from migrations.kinds.cst import append_items, make_kwarg, names_in, parse_expr
 from migrations.v1_13.ppo_to_grpo import defaults
 
 #: every path TRL's step-loop PPOConfig was importable under (0.4 - 0.11: the atlas, held by a test)
@@ -105,7 +105,7 @@ class _Transformer(MigrationTransformer):
         self.handed = False  # one of them handed to a call (a parser builds it: `HfArgumentParser((Config, ...))`)
 
     def visit_Arg(self, node: cst.Arg) -> None:
-        self.handed = self.handed or bool(_names(node.value) & self.configs)
+        self.handed = self.handed or bool(names_in(node.value) & self.configs)
 
     def visit_Call(self, node: cst.Call) -> bool:
         # `isinstance(config, ClassicPPOConfig)`, `cast(...)`: a check, not a build
@@ -143,17 +143,6 @@ class _Transformer(MigrationTransformer):
                   "(compat.trl.ClassicPPOConfig) differ: " + ", ".join(f"{k}={v!r}" for k, v in found.add.items()))
         new = [make_kwarg(k, parse_expr(repr(v))) for k, v in found.add.items()]
         return updated_node.with_changes(args=append_items(list(updated_node.args), new))
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(_V())
-    return found
 
 
 def write_defaults(rule: PythonMigration, wrapper: cst.MetadataWrapper, ctx: RuleContext,
