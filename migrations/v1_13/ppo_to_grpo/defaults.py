@@ -106,16 +106,17 @@ def field_default(field: str, releases: list[str], era: str, v2: bool) -> object
     """The default of `field` in every release of `releases` (a literal value), else `Unknown`."""
     if not releases:
         return Unknown("no TRL release matches the pin, the config's fields and the file's imports")
+    sources = {r: (ppo_fields(r, era, v2) or {}).get(field) for r in releases}
+    values = {r: _value(src) for r, src in sources.items()}
+    # `1` in 0.7.2 and `1.0` in 0.11 are one default: where any release spells it as a float, ints count as floats
+    floats = any(isinstance(v, float) for v in values.values())
     seen: dict[str, list[str]] = {}
-    for r in releases:
-        src = (ppo_fields(r, era, v2) or {}).get(field)
-        value = _value(src)
-        if isinstance(value, int) and not isinstance(value, bool) and any(  # `1` in 0.7.2, `1.0` in 0.11: one value
-                isinstance(_value((ppo_fields(o, era, v2) or {}).get(field)), float) for o in releases):
+    for r, value in values.items():
+        if floats and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        seen.setdefault(repr(value) if value is not _NO_VALUE else f"<{src}>", []).append(r)
+        seen.setdefault(repr(value) if value is not _NO_VALUE else f"<{sources[r]}>", []).append(r)
     if len(seen) == 1:
-        value = _value((ppo_fields(releases[0], era, v2) or {}).get(field))
+        value = values[releases[0]]
         if value is _NO_VALUE:
             return Unknown(f"its default is not a literal ({next(iter(seen))})")
         return value
