@@ -18,7 +18,9 @@ The contract kept (checked against the trl 0.11.4 wheel, `trl/models/modeling_va
   also sends such a model to this process's device when no `device_map` is given, and which transformers 5 takes
   as `quantization_config`; `v_head_init_strategy="normal"`
   draws the head from N(0, v_head_initializer_range) with a zero bias; a local checkpoint's `v_head.*` weights are
-  loaded into the head).
+  loaded into the head). A local folder holding a trained adapter (`adapter_config.json`) loads its base model
+  (`base_model_name_or_path`) and `peft.PeftModel.from_pretrained(base, folder, is_trainable=is_trainable)`; a
+  `peft_config` given with it is ignored with a warning, as TRL did.
 * `forward(input_ids, past_key_values=None, attention_mask=None, return_past_key_values=False, **kw)` returns
   `(lm_logits, loss, value)` (plus `past_key_values` when asked): `lm_logits` in float32, `value` =
   `v_head(last hidden state).squeeze(-1)`, shape `(batch, seq)`.
@@ -29,20 +31,24 @@ The contract kept (checked against the trl 0.11.4 wheel, `trl/models/modeling_va
   `v_head.safetensors` (TRL put the `v_head.*` keys into the model's own file, which transformers 5 reports as
   unexpected keys); `from_pretrained(dir)` reads either layout. `push_to_hub` raises and says to upload the folder.
 
-Not kept: the reward-adapter methods (`add_and_load_reward_modeling_adapter`, `compute_reward_score`), hub
-downloads of a separate value-head file for sharded checkpoints, and the seq2seq wrapper; the migration marks uses of
+Not kept: the reward-adapter methods (`add_and_load_reward_modeling_adapter`, `compute_reward_score`; `reward_adapter=`
+raises), hub downloads of a separate value-head file for sharded checkpoints, an adapter on the Hub (TRL looked for
+`adapter_config.json` there too; transformers' own PEFT integration loads such a repository now, without
+`is_trainable`), and the seq2seq wrapper; the migration marks uses of
 those. Importing this module imports torch and transformers (it is not imported by `import compat`).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from typing import Any
 
 import torch
 from torch import nn
 
+logger = logging.getLogger(__name__)
 VHEAD_ARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy")
 
 
@@ -113,6 +119,11 @@ class AutoModelForCausalLMWithValueHead(nn.Module):
         """Load (or take) a causal LM and wrap it; `v_head.*` weights in a local checkpoint are loaded."""
         v_head_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in VHEAD_ARGS}
         peft_config = kwargs.pop("peft_config", None)
+        is_trainable = kwargs.pop("is_trainable", False)
+        for k in ("reward_adapter", "reward_adapter_name"):
+            if kwargs.pop(k, None) is not None:
+                raise NotImplementedError(f"{k}=: the reward-adapter mode of TRL's wrapper is not kept by trl-compat; "
+                                          "load the reward adapter with peft (PeftModel.load_adapter) instead")
         kbit_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in KBIT_PREPARE_ARGS}
         if isinstance(pretrained_model_name_or_path, (str, os.PathLike)):
             from transformers import AutoModelForCausalLM
@@ -121,8 +132,21 @@ class AutoModelForCausalLMWithValueHead(nn.Module):
             kbit = bool(kwargs.get("load_in_8bit") or kwargs.get("load_in_4bit"))
             if kbit and "device_map" not in kwargs:
                 kwargs["device_map"] = {"": _current_device()}
-            model = AutoModelForCausalLM.from_pretrained(pretrained_model_name_or_path, *model_args,
-                                                         **_quantization_keywords(kwargs))
+            folder = os.fspath(pretrained_model_name_or_path)
+            if os.path.exists(os.path.join(folder, "adapter_config.json")):
+                # a trained adapter: its base model plus that adapter; TRL ignored `peft_config` here (and did not
+                # prepare a k-bit base for training)
+                from peft import PeftConfig, PeftModel
+
+                if peft_config is not None:
+                    logger.warning("`peft_config` argument ignored since a peft config file was found in %s", folder)
+                base_name = PeftConfig.from_pretrained(folder).base_model_name_or_path
+                base = AutoModelForCausalLM.from_pretrained(base_name, *model_args, **_quantization_keywords(kwargs))
+                model = PeftModel.from_pretrained(base, folder, is_trainable=is_trainable)
+                peft_config = None
+            else:
+                model = AutoModelForCausalLM.from_pretrained(pretrained_model_name_or_path, *model_args,
+                                                             **_quantization_keywords(kwargs))
         else:
             model = pretrained_model_name_or_path
             kbit = bool(getattr(model, "is_loaded_in_8bit", False) or getattr(model, "is_loaded_in_4bit", False))

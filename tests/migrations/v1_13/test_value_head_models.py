@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from migrations.v1_13.value_head_models import MIGRATION as RULE
 from tests.migrations._driver import check, noop, run
 
@@ -619,3 +621,44 @@ def test_is_trainable_with_a_model_object_did_nothing_and_is_dropped():
     assert "ppo_model = peft_model\n" in out or "ppo_model = peft_model" in out, out
     assert not any("is_trainable=True was" in f.message and f.line == 4 for f in findings)
     assert any("is_trainable=True was" in f.message and f.line == 5 for f in findings)
+
+
+def test_kept_wrapper_loads_a_trained_adapter_folder_as_trl_did(tmp_path, caplog):
+    """TRL 0.11.4 `PreTrainedModelWrapper.from_pretrained(adapter_dir, peft_config=cfg)` (medgpt's evaluation): a
+    folder with `adapter_config.json` loaded its base model and the trained adapter (`PeftModel.from_pretrained(...,
+    is_trainable=)`), ignoring `peft_config`; its v_head came from the `pytorch_model.bin` TRL's save wrote beside the
+    adapter. Oracle: the adapter and head weights saved, read back from the files."""
+    import torch
+    from peft import LoraConfig, PeftModel, get_peft_model
+    from safetensors.torch import load_file
+
+    from compat.tiny import tiny_model
+    from compat.value_head import AutoModelForCausalLMWithValueHead
+
+    base_dir, adapter_dir = tmp_path / "base", tmp_path / "adapter"
+    tiny_model(seed=4).save_pretrained(base_dir)
+    trained = get_peft_model(tiny_model(seed=4), LoraConfig(r=4, target_modules=["q_proj"], init_lora_weights=False))
+    trained.peft_config["default"].base_model_name_or_path = str(base_dir)
+    trained.save_pretrained(adapter_dir)
+    head = {"v_head.summary.weight": torch.randn(1, trained.config.hidden_size), "v_head.summary.bias": torch.ones(1)}
+    torch.save(head, adapter_dir / "pytorch_model.bin")  # where TRL 0.x saved a PEFT wrapper's head
+    saved = load_file(adapter_dir / "adapter_model.safetensors")
+
+    with caplog.at_level("WARNING"):
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(
+            str(adapter_dir), peft_config=LoraConfig(r=2, target_modules=["v_proj"]))
+    assert "peft_config` argument ignored" in caplog.text
+    inner = model.pretrained_model
+    assert isinstance(inner, PeftModel) and inner.peft_config["default"].r == 4
+    loaded = {k: v for k, v in inner.state_dict().items() if "lora_" in k}
+    assert len(loaded) == len(saved) > 0
+    for key, value in saved.items():
+        match = [v for k, v in loaded.items() if k.replace(".default", "") == key]
+        assert len(match) == 1 and torch.equal(match[0], value), key
+    assert not any("v_proj.lora" in k for k in inner.state_dict())
+    assert torch.equal(model.v_head.summary.weight, head["v_head.summary.weight"])
+    assert not any(p.requires_grad for n, p in inner.named_parameters() if "lora_" in n)  # is_trainable=False
+    trainable = AutoModelForCausalLMWithValueHead.from_pretrained(str(adapter_dir), is_trainable=True)
+    assert any(p.requires_grad for n, p in trainable.pretrained_model.named_parameters() if "lora_" in n)
+    with pytest.raises(NotImplementedError, match="reward_adapter"):
+        AutoModelForCausalLMWithValueHead.from_pretrained(str(adapter_dir), reward_adapter="rm")
