@@ -107,9 +107,10 @@ def test_fp32_matches_the_engine():
 def test_converted_weight_blocks_match_the_engine(mode, monkeypatch):
     """The two-pass variant (several vocabulary blocks: each weight block is converted, never the weight): bf16 weights
     upcast to fp32 GEMMs (``REFERENCE_IMPL_CPU_GEMM=fp32``), and fp32 master weights under bf16 autocast (fp32
-    ``dW`` summed over 3 token blocks), against the per-token engine."""
-    if mode == "upcast":
-        monkeypatch.setenv("REFERENCE_IMPL_CPU_GEMM", "fp32")
+    ``dW`` summed over 3 token blocks), against the per-token engine. Both GEMM choices are pinned: the detection
+    (``cpu_has_native_gemm``) would make autocast's bf16 GEMMs fp32 on a CPU without AVX512-BF16/AMX, where the
+    fp32 weight then needs no conversion and the case under test does not arise."""
+    monkeypatch.setenv("REFERENCE_IMPL_CPU_GEMM", "fp32" if mode == "upcast" else "native")
     dtype = torch.bfloat16 if mode == "upcast" else torch.float32
     hidden, weight, bias, targets = _inputs(30, 16, 700, dtype=dtype, seed=3)
     chunk = 64 if mode == "upcast" else 4
