@@ -325,6 +325,19 @@ def literal_value(node: cst.BaseExpression | None, default: Any = _NO_VALUE) -> 
         return default
 
 
+def as_test(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` written where a condition or an `or` operand goes (`x if <here> else y`, `<here> or z`), read for its
+    truth only: `True if c else False` is `c` there (its truth, evaluated once, as before); a conditional expression,
+    lambda or walrus of lower precedence gets parentheses (libcst writes the tree as given: `a if b if c else d else
+    e` would not parse)."""
+    if isinstance(node, cst.IfExp) and not node.lpar and literal_value(node.body, None) is True \
+            and literal_value(node.orelse, None) is False:
+        node = node.test
+    if isinstance(node, (cst.IfExp, cst.Lambda, cst.NamedExpr)) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
 def side_effect_free(node: cst.BaseExpression) -> bool:
     """True when evaluating `node` can do nothing but produce a value: names, attribute reads of names, literals, and
     unary/binary/boolean/comparison operators, conditional expressions, tuples, lists and dicts of those. A call, subscript, lambda, walrus or

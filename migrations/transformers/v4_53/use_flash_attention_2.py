@@ -23,7 +23,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import literal_value, make_kwarg, replace_args, string_value
+from migrations.kinds.cst import as_test, literal_value, make_kwarg, replace_args, string_value
 from migrations.kinds.model_kwargs import model_dicts, model_loader
 
 OLD, NEW = "use_flash_attention_2", "attn_implementation"
@@ -36,7 +36,7 @@ def _value(flag: cst.BaseExpression) -> cst.BaseExpression | None:
     literal = literal_value(flag, _UNKNOWN)
     if literal is not _UNKNOWN:
         return cst.SimpleString('"flash_attention_2"') if literal else None
-    return cst.IfExp(test=flag, body=cst.SimpleString('"flash_attention_2"'), orelse=cst.Name("None"))
+    return cst.IfExp(test=as_test(flag), body=cst.SimpleString('"flash_attention_2"'), orelse=cst.Name("None"))
 
 
 class _Transformer(MigrationTransformer):

@@ -29,7 +29,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from migrations.base import MigrationTransformer, PythonMigration, RuleContext
-from migrations.kinds.cst import dotted, literal_value, make_kwarg, replace_args, string_value
+from migrations.kinds.cst import as_test, dotted, literal_value, make_kwarg, replace_args, string_value
 from migrations.kinds.imports import code_words, ensure_imports, imported_names, top_level_imports
 from migrations.kinds.model_kwargs import model_dicts, model_loader
 
@@ -52,7 +52,8 @@ _UNKNOWN = object()
 
 def _repeatable(node: cst.BaseExpression) -> bool:
     """`node` may be evaluated twice with the same result and no side effect: names, attribute chains, literals, and
-    comparisons / `and` / `or` / `not` of those (`self.args.quant == "8bit"`)."""
+    comparisons / `and` / `or` / `not` / conditional expressions of those (`self.args.quant == "8bit"`, `True if
+    args.int8 else False`)."""
     if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer)) or dotted(node) is not None:
         return True
     if isinstance(node, cst.Comparison):
@@ -61,6 +62,8 @@ def _repeatable(node: cst.BaseExpression) -> bool:
         return _repeatable(node.left) and _repeatable(node.right)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         return _repeatable(node.expression)
+    if isinstance(node, cst.IfExp):
+        return _repeatable(node.test) and _repeatable(node.body) and _repeatable(node.orelse)
     return False
 
 
@@ -170,8 +173,8 @@ class _Transformer(MigrationTransformer):
             make_kwarg(a.keyword.value, a.value) for a in [*live, *bnb]])  # type: ignore[union-attr]
         dynamic = [a.value for a in live if _flag(a) is _UNKNOWN]
         if dynamic:
-            test = dynamic[0] if len(dynamic) == 1 else cst.BooleanOperation(
-                dynamic[0], cst.Or(), dynamic[1])
+            test = as_test(dynamic[0]) if len(dynamic) == 1 else cst.BooleanOperation(
+                as_test(dynamic[0]), cst.Or(), as_test(dynamic[1]))
             config = cst.IfExp(test=test, body=config, orelse=cst.Name("None"))
         kept = [a for a in updated_node.args if a not in flags and a not in bnb]
         position = len([a for a in updated_node.args[:updated_node.args.index(flags[0])] if a in kept])

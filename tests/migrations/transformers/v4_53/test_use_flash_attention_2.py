@@ -111,3 +111,27 @@ def test_a_name_bound_to_the_model_class_is_its_loader():
         """)
     assert 'model = selected_model.from_pretrained("x", attn_implementation="flash_attention_2")' in out
     assert [f.line for f in findings if f.severity == "manual"] == [8]
+
+
+def test_a_conditional_flag_stays_one_condition():
+    """tianyang-x/SaySelf training/finetune.py: `use_flash_attention_2=True if args.use_flash_attn else False`. The
+    rewrite put that conditional expression unparenthesized into its own test (`... if True if a else False else
+    None`, which does not parse: the file was refused). `True if c else False` read for its truth is `c`; any other
+    conditional flag gets parentheses."""
+    check(RULE, """\
+        from transformers import AutoModelForCausalLM
+
+        m = AutoModelForCausalLM.from_pretrained(name, use_flash_attention_2=True if args.use_flash_attn else False)
+        n = AutoModelForCausalLM.from_pretrained(name, use_flash_attention_2=args.fa if args.gpu else args.fa_cpu)
+        """, """\
+        from transformers import AutoModelForCausalLM
+
+        m = AutoModelForCausalLM.from_pretrained(
+            name,
+            attn_implementation="flash_attention_2" if args.use_flash_attn else None,
+        )
+        n = AutoModelForCausalLM.from_pretrained(
+            name,
+            attn_implementation="flash_attention_2" if (args.fa if args.gpu else args.fa_cpu) else None,
+        )
+        """)

@@ -272,3 +272,19 @@ def test_a_name_bound_to_either_of_two_model_classes_is_a_loader():
         """)
     assert "return modtype.from_pretrained(name, quantization_config=BitsAndBytesConfig(load_in_4bit=True))" in out
     assert not [f for f in findings if f.severity == "manual"]
+
+
+def test_a_conditional_flag_is_parenthesized_in_the_configs_test():
+    """A flag written as a conditional expression (SaySelf's style, `True if args.x else False`) went unparenthesized
+    into the test of the config's own conditional expression: code that does not parse. Read for its truth it is
+    `args.x`; another conditional keeps its value in the config and gets parentheses in the test."""
+    out, _ = run(RULE, """\
+        from transformers import AutoModelForCausalLM
+
+        m = AutoModelForCausalLM.from_pretrained(name, load_in_8bit=True if args.int8 else False)
+        n = AutoModelForCausalLM.from_pretrained(name, load_in_4bit=args.q4 if args.gpu else False, load_in_8bit=a.b)
+        """)
+    compile(out, "out.py", "exec")
+    assert "quantization_config=BitsAndBytesConfig(load_in_8bit=True if args.int8 else False) if args.int8 else None" \
+        in out, out
+    assert "if (args.q4 if args.gpu else False) or a.b else None" in out, out
