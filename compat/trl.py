@@ -38,6 +38,7 @@ subclass whose `compute_loss` ignores `num_items_in_batch` (rule `compute-loss-n
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
@@ -374,8 +375,11 @@ def _trainer_config(config: type, args: Any, **fields: Any) -> Any:
     * a `transformers.TrainingArguments` / `Seq2SeqTrainingArguments` itself: a `config` with its values and the
       keywords (the TrainingArguments values, `learning_rate` ..., stay; the config's own fields take its defaults);
     * None: `config(output_dir="tmp_trainer", **fields)`, the config TRL 0.9 - 0.12 built for no `args`;
+    * a project's own `TrainingArguments` subclass all of whose fields the config has (one that only changes
+      defaults, `class TrainArgs(TrainingArguments): num_train_epochs: float = 3.0`): a `config` with its values and
+      the keywords, as TRL 1.x's SFTTrainer rebuilds any such object (`SFTConfig(**args.to_dict())`);
     * anything else (a TrainingArguments subclass of the project's own with fields the config lacks): `TypeError`
-      naming the class, rather than a config that silently loses those fields.
+      naming the class and those fields, rather than a config that silently loses them.
 
     The object passed in is not changed (0.x set the attributes on it in place): code that reads the keyword's value
     back from it after building the trainer reads the trainer's `args` instead.
@@ -389,9 +393,15 @@ def _trainer_config(config: type, args: Any, **fields: Any) -> Any:
     elif type(args) in (TrainingArguments, Seq2SeqTrainingArguments):
         cls = config
     else:
-        raise TypeError(f"trainer_config: args is a {type(args).__module__}.{type(args).__qualname__}, neither a "
-                        f"{config.__name__} nor a transformers TrainingArguments: base that class on "
-                        f"trl.{config.__name__} and set {', '.join(fields) or 'the fields'} on it")
+        known = {f.name for f in dataclasses.fields(config)}
+        lost = [f.name for f in dataclasses.fields(args) if f.name not in known] \
+            if isinstance(args, TrainingArguments) else []
+        if not isinstance(args, TrainingArguments) or lost:
+            which = f" with fields {config.__name__} lacks ({', '.join(lost)})" if lost else ""
+            raise TypeError(f"trainer_config: args is a {type(args).__module__}.{type(args).__qualname__}{which}, "
+                            f"neither a {config.__name__} nor a transformers TrainingArguments: base that class on "
+                            f"trl.{config.__name__} and set {', '.join(fields) or 'the fields'} on it")
+        cls = config
     values = args.to_dict()
     values.update({k: getattr(args, k) for k in values if k.endswith("_token")})  # to_dict redacts them
     values.update(fields)

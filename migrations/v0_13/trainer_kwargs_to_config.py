@@ -483,7 +483,11 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return
         parsed = self._parsed_class(assigned, target, value.value)
         if parsed is None:
-            plan.hint = self._local_arguments_hint(plan, self._parsed_class(assigned, target, value.value, loose=True))
+            loose = self._parsed_class(assigned, target, value.value, loose=True)
+            if loose is not None and self._plain_arguments(loose, _CONFIG[plan.trainer]):
+                plan.unseen = True  # `args=trainer_config(SFTConfig, training_args, ...)`
+                return
+            plan.hint = self._local_arguments_hint(plan, loose)
             return
         if self.qnames(parsed) & _TRAINING_ARGS:
             if self._option_clash(parsed, _CONFIG[plan.trainer]):
@@ -495,6 +499,9 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             plan.parser_class = parsed
         elif self._config_kind(parsed) == _CONFIG[plan.trainer]:
             plan.parsed = True
+        elif self._plain_arguments(parsed, _CONFIG[plan.trainer]):
+            plan.unseen = True  # `args=trainer_config(SFTConfig, training_args, ...)`
+            return
         else:
             plan.hint = self._local_arguments_hint(plan, parsed)
             return
@@ -595,10 +602,38 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             for s in self._module.body)
 
     def _args_class(self, annotation: cst.BaseExpression, config: str) -> bool:
-        """`annotation` names transformers' `TrainingArguments` or the trainer's own TRL config `config`: the two
-        kinds of object `compat.trl.trainer_config` takes."""
+        """`annotation` names transformers' `TrainingArguments`, the trainer's own TRL config `config`, or a project
+        class that only changes TrainingArguments defaults (`_plain_arguments`): the kinds of object
+        `compat.trl.trainer_config` takes."""
         q = self.qnames(annotation)
-        return bool(q & _TRAINING_ARGS) or any(_CONFIG_PATHS.get(n) == config for n in q)
+        return bool(q & _TRAINING_ARGS) or any(_CONFIG_PATHS.get(n) == config for n in q) \
+            or self._plain_arguments(annotation, config)
+
+    def _plain_arguments(self, node: cst.CSTNode, config: str) -> bool:
+        """`node` names a project dataclass (the run's index) deriving from `TrainingArguments` and not from a TRL
+        config, whose local classes define no method and declare only fields the TRL config `config` has on every
+        release from the target on (cttmayi/AIDemo's `TrainTrainingArguments`, which redeclares `num_train_epochs`,
+        `save_strategy`, ... with its own defaults): TRL 1.x SFTTrainer rebuilds such an object as `SFTConfig(**args.
+        to_dict())` losing nothing, and `compat.trl.trainer_config` builds the config from it the same way, with
+        the moved keywords (it raises on a field the config lacks)."""
+        if self.local is None:
+            return False
+        for n in sorted(self.qnames(node)):
+            cls = self.local.find_in(self.path, n)
+            if cls is None or self.local.base_in(cls.qname, _TRAINING_ARGS) is None \
+                    or self.local.base_in(cls.qname, _CONFIG_PATHS) is not None:
+                continue
+            classes, outside = self.local.lineage(cls.qname)
+            if any(c.methods or c.opaque or not c.dataclass for c in classes) or not set(outside) <= _TRAINING_ARGS:
+                return False
+            own = {f for c in classes for f in c.fields}
+            atlas = Atlas.load("trl")
+            floor = max(self.target or Version("1.13.0"), Version("1.13.0"))
+            for release in (r for r in atlas.releases() if Version(r) >= floor):
+                if not own <= set(atlas.config_fields(release, f"trl.{config}") or {}):
+                    return False
+            return True
+        return False
 
     def _annotated_factory(self, assigned: cst.BaseExpression, config: str) -> bool:
         """`assigned` calls a function or method of this module (`make_args()`, `self._training_args()`) each of
@@ -841,10 +876,11 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
     def _parsed_class(self, assigned: cst.BaseExpression, target: cst.CSTNode, name: str, loose: bool = False
                       ) -> cst.CSTNode | None:
         """The class element of `HfArgumentParser((..., TrainingArguments))` (or `TrlParser`, or a repository
-        subclass of either, `_local_parser`) whose parse bound `name`. `loose`: any method
-        of any parser built from a class tuple (for a marker's text, never for a rewrite)."""
+        subclass of either, `_local_parser`) whose parse bound `name`: the parser a name bound once, or built in the
+        same expression (`HfArgumentParser([...]).parse_args_into_dataclasses()`, HeegyuKim/tuna). `loose`: any
+        method of any parser built from a class tuple (for a marker's text, never for a rewrite)."""
         if not (isinstance(assigned, cst.Call) and isinstance(assigned.func, cst.Attribute)
-                and isinstance(assigned.func.value, cst.Name)):
+                and isinstance(assigned.func.value, (cst.Name, cst.Call))):
             return None
         if not isinstance(target, (cst.Tuple, cst.List)):
             return None
@@ -852,16 +888,23 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         if name not in names:
             return None
         index = names.index(name)
-        parser = self._single_assignment(assigned.func.value)
-        if parser is None or not isinstance(parser[1], cst.Call):
+        receiver = assigned.func.value
+        if isinstance(receiver, cst.Call):
+            built: cst.BaseExpression = receiver
+        else:
+            parser = self._single_assignment(receiver)
+            if parser is None:
+                return None
+            built = parser[1]
+        if not isinstance(built, cst.Call):
             return None
         method = assigned.func.attr.value
-        if not (loose or (method in _PARSE_METHODS and self.qnames(parser[1].func) & _PARSER)
-                or self._local_parser(parser[1].func, method)):
+        if not (loose or (method in _PARSE_METHODS and self.qnames(built.func) & _PARSER)
+                or self._local_parser(built.func, method)):
             return None
-        if not parser[1].args:
+        if not built.args:
             return None
-        classes = parser[1].args[0].value
+        classes = built.args[0].value
         if not isinstance(classes, (cst.Tuple, cst.List)) or len(classes.elements) != len(names):
             return None
         return classes.elements[index].value

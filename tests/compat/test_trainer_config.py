@@ -50,8 +50,28 @@ def test_none_and_foreign_classes():
     class Mine(transformers.TrainingArguments):
         seq_len: int = 8
 
-    with pytest.raises(TypeError, match="Mine, neither a SFTConfig nor a transformers TrainingArguments"):
+    with pytest.raises(TypeError, match=r"Mine with fields SFTConfig lacks \(seq_len\), neither a SFTConfig nor"):
         trainer_config(trl.SFTConfig, Mine(output_dir="o", use_cpu=True), max_length=8)
+    with pytest.raises(TypeError, match="neither a SFTConfig nor a transformers TrainingArguments"):
+        trainer_config(trl.SFTConfig, {"output_dir": "o"}, max_length=8)
+
+
+def test_a_subclass_that_only_changes_defaults_becomes_the_config(tmp_path):
+    """cttmayi/AIDemo's `TrainTrainingArguments(TrainingArguments)` only redeclares TrainingArguments fields with
+    other defaults: TRL 1.16's SFTTrainer itself rebuilds such an object as `SFTConfig(**args.to_dict())`; so does
+    trainer_config, with the keywords. The subclass's values (not SFTConfig's defaults) are kept."""
+
+    @dataclass
+    class TrainArgs(transformers.TrainingArguments):
+        num_train_epochs: float = 7.0
+        save_strategy: str = "no"
+        learning_rate: float = 3e-4
+
+    mine = TrainArgs(output_dir=str(tmp_path), use_cpu=True, report_to=[], hub_token="secret")
+    cfg = trainer_config(trl.SFTConfig, mine, packing=True, max_length=48)
+    assert type(cfg) is trl.SFTConfig
+    assert (cfg.num_train_epochs, cfg.save_strategy, cfg.learning_rate) == (7.0, "no", 3e-4)
+    assert (cfg.packing, cfg.max_length, cfg.hub_token, cfg.output_dir) == (True, 48, "secret", str(tmp_path))
 
 
 @pytest.mark.slow

@@ -805,6 +805,8 @@ def test_tables_match_the_installed_trl(trainer):
 # --- the repository's own config and parser classes of other modules (the run's `Options.local_classes`) ---
 
 _LOCAL_CONFIGS = """\
+from dataclasses import dataclass
+
 import trl
 import transformers
 from transformers import HfArgumentParser
@@ -836,6 +838,24 @@ class WithInit(trl.SFTConfig):
 
 class Old(transformers.TrainingArguments):
     max_seq_length: int = 512
+
+
+@dataclass
+class Plain(transformers.TrainingArguments):
+    num_train_epochs: float = 7.0
+
+
+@dataclass
+class PlainWithMethod(transformers.TrainingArguments):
+    num_train_epochs: float = 7.0
+
+    def steps(self):
+        return 1
+
+
+@dataclass
+class PlainExtra(transformers.TrainingArguments):
+    seq_len: int = 8
 """
 
 
@@ -911,6 +931,30 @@ def test_local_training_arguments_subclass_gets_the_exact_fix():
     assert "# TODO(trl-compat): base pkg.configs.Old on trl.SFTConfig" in out
     (message,) = [f.message for f in findings if not f.changed]
     assert "SFTConfig(**args.to_dict())" in message and "then set model_init_kwargs= on it" in message
+
+
+def test_a_training_arguments_subclass_that_only_changes_defaults_gets_trainer_config():
+    """cttmayi/AIDemo fine-tune/ftstep: `main(..., training_args: TrainTrainingArguments)`, a project dataclass of
+    another module that only redeclares TrainingArguments fields with other defaults, parsed by HfArgumentParser
+    beside a data class holding packing / dataset_text_field / max_seq_length. Rebasing it on SFTConfig would clash
+    with those options in the parser; `trainer_config(SFTConfig, training_args, ...)` builds what TRL 1.x itself
+    builds from such an object, plus the keywords. A class with a method or a field SFTConfig lacks stays marked."""
+    moved = "packing=data_args.packing, max_seq_length=data_args.max_seq_length"
+    for prologue in ("def main(data_args, training_args: Plain):\n",
+                     "def main(data_args):\n    parser = HfArgumentParser((Args, Plain))\n"
+                     "    script_args, training_args = parser.parse_args_into_dataclasses()\n"):
+        out, findings = _run_local("from pkg.configs import Plain\nfrom transformers import HfArgumentParser\n"
+                                   "from trl import SFTTrainer\n\n" + prologue +
+                                   f"    return SFTTrainer(model=m, args=training_args, {moved})\n")
+        assert "TODO(trl-compat)" not in out, out
+        assert "trainer_config(\n            SFTConfig,\n            training_args,\n" \
+               "            packing=data_args.packing,\n            max_length=data_args.max_seq_length,\n" in out, out
+        assert "from compat.trl import trainer_config" in out
+    for cls in ("PlainWithMethod", "PlainExtra"):
+        out, _ = _run_local(f"from pkg.configs import {cls}\nfrom trl import SFTTrainer\n\n"
+                            f"def main(data_args, training_args: {cls}):\n"
+                            f"    return SFTTrainer(model=m, args=training_args, {moved})\n")
+        assert "# TODO(trl-compat): move packing=" in out and "trainer_config" not in out, out
 
 
 def test_without_the_index_nothing_is_known_beyond_the_file():
@@ -1142,3 +1186,35 @@ def test_a_factory_that_returns_the_name_it_binds_to_the_config_call():
         """
         out, _ = run(RULE, src)
         assert "TrainingArguments(output_dir='o')" in out and "SFTConfig(output_dir" not in out, out
+
+
+def test_a_parser_built_in_the_unpacking_expression():
+    """HeegyuKim/tuna train_unsloth.py: `a, b, trainer_args = HfArgumentParser([A, task_cls.ARG_CLASS,
+    TrainingArguments]).parse_args_into_dataclasses()`, no parser name. The class whose fields are unknown may declare
+    an option SFTConfig adds (`max_length`): the parsed object stays, the trainer gets `trainer_config(...)`. With
+    only classes whose fields are known and free of those options, the parser's class becomes the config."""
+    out, findings = run(RULE, """\
+        from transformers import HfArgumentParser, TrainingArguments
+        from trl import SFTTrainer
+
+        def main():
+            a, task_args, trainer_args = HfArgumentParser([A, task_cls.ARG_CLASS, TrainingArguments]).parse_args_into_dataclasses()
+            return SFTTrainer(model=m, max_seq_length=task_args.max_length, dataset_num_proc=1, args=trainer_args)
+        """)
+    assert "args=trainer_config(\n            SFTConfig,\n            trainer_args,\n" \
+           "            max_length=task_args.max_length,\n            dataset_num_proc=1,\n        ),\n" in out, out
+    assert "TODO(trl-compat)" not in out
+    out, findings = run(RULE, """\
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser, TrainingArguments
+        from trl import SFTTrainer
+
+        @dataclass
+        class A:
+            seq: int = 8
+
+        def main():
+            a, trainer_args = HfArgumentParser((A, TrainingArguments)).parse_args_into_dataclasses()
+            return SFTTrainer(model=m, max_seq_length=a.seq, args=trainer_args)
+        """)
+    assert "HfArgumentParser((A, SFTConfig))" in out and "trainer_args.max_length = a.seq" in out, out
