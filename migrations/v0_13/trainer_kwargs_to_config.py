@@ -426,6 +426,10 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
 
     def _locate_args(self, plan: _Plan, args: list[cst.Arg]) -> None:
         value = next((a.value for a in args if a.keyword is not None and a.keyword.value == "args"), None)
+        if value is None and any(a.star for a in args):
+            # `DPOTrainer(**base_kwargs, beta=...)`: the splat may hold `args` (rlhf-compact-llm's does); a new
+            # `args=` beside it would be passed twice (a TypeError), so the keywords stay, marked
+            return
         if value is None:
             positional = [a for a in args if a.keyword is None]
             if len(positional) > _ARGS_POS[plan.trainer]:

@@ -1218,3 +1218,18 @@ def test_a_parser_built_in_the_unpacking_expression():
             return SFTTrainer(model=m, max_seq_length=a.seq, args=trainer_args)
         """)
     assert "HfArgumentParser((A, SFTConfig))" in out and "trainer_args.max_length = a.seq" in out, out
+
+
+def test_a_trainer_call_with_a_splat_gets_no_new_args():
+    """jujuliaa12/rlhf-compact-llm src/dpo_train.py (its TRL 0.9 branch): `DPOTrainer(**base_kwargs, beta=...,
+    max_length=...)` where `base_kwargs = dict(model=..., args=args, ...)`. A new `args=DPOConfig(...)` beside the splat
+    was passed twice (TypeError: got multiple values for keyword argument 'args'); the keywords now stay, marked."""
+    out, findings = run(RULE, """\
+        from trl import DPOTrainer
+
+        def build(policy, args, ds):
+            base_kwargs = dict(model=policy, ref_model=None, args=args, train_dataset=ds)
+            return DPOTrainer(**base_kwargs, beta=0.2, max_length=512)
+        """)
+    assert "args=DPOConfig" not in out and "beta=0.2, max_length=512" in out, out
+    assert any("move beta=, max_length= to args" in f.message for f in findings if not f.changed)
