@@ -487,11 +487,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             return
         parsed = self._parsed_class(assigned, target, value.value)
         if parsed is None:
-            loose = self._parsed_class(assigned, target, value.value, loose=True)
-            if loose is not None and self._plain_arguments(loose, _CONFIG[plan.trainer]):
-                plan.unseen = True  # `args=trainer_config(SFTConfig, training_args, ...)`
-                return
-            plan.hint = self._local_arguments_hint(plan, loose)
+            plan.hint = self._local_arguments_hint(plan, self._parsed_class(assigned, target, value.value, loose=True))
             return
         if self.qnames(parsed) & _TRAINING_ARGS:
             if self._option_clash(parsed, _CONFIG[plan.trainer]):
