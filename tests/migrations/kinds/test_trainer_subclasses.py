@@ -34,3 +34,46 @@ def test_imported_from_project_files(tmp_path):
     tree = ast.parse("from pkg.trainers import RM as R\nfrom transformers import Trainer\nfrom missing import X\n")
     assert imported_subclasses(tree, str(me), BASES, "tokenizer") == {"R": "transformers.Trainer"}
     assert imported_subclasses(tree, None, BASES, "tokenizer") == {}
+
+
+def test_import_cycle_through_the_package_each_file_parsed_once(tmp_path, monkeypatch):
+    # Tongjilibo/bert4torch's shape: the package `__init__` imports every submodule and each submodule imports from
+    # the package; following every import again from each file parsed 16,000 files for one PPO trainer file
+    from migrations.kinds import grammar, trainer_subclasses
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    count = 12
+    (pkg / "__init__.py").write_text(
+        "".join(f"from pkg.m{i} import *\n" for i in range(count)) + "from pkg.trainers import Own\n", encoding="utf-8")
+    for i in range(count):
+        (pkg / f"m{i}.py").write_text(
+            "".join(f"from pkg.m{j} import f{j}\n" for j in range(count) if j != i) + f"def f{i}():\n    pass\n",
+            encoding="utf-8")
+    (pkg / "trainers.py").write_text(
+        "from pkg import m0\nfrom transformers import Trainer\n\nclass Own(Trainer):\n    pass\n", encoding="utf-8")
+    parsed: list[str] = []
+    real = grammar.parse
+
+    def counting(source, *args, **kwargs):
+        parsed.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(grammar, "parse", counting)
+    monkeypatch.setattr(trainer_subclasses, "_FILE_SUBCLASSES", {})
+    monkeypatch.setattr(trainer_subclasses, "_TREES", {})
+    tree = ast.parse("from pkg.trainers import Own\n")
+    assert imported_subclasses(tree, str(tmp_path / "train.py"), BASES, "tokenizer") == {"Own": "transformers.Trainer"}
+    assert len(parsed) == count + 2  # every module file once: __init__, m0..m11, trainers
+
+
+def test_a_class_whose_base_comes_back_through_an_import_cycle(tmp_path):
+    # a.py defines the Trainer subclass Base and imports Mid from b.py, which derives Mid from a.py's Base: reading
+    # a.py first used to cut the cycle at b.py's import of a.py, so Mid (and Top on it) went unseen
+    (tmp_path / "a.py").write_text(
+        "from transformers import Trainer\nfrom b import Mid\n\nclass Base(Trainer):\n    pass\n\n"
+        "class Top(Mid):\n    pass\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("from a import Base\n\nclass Mid(Base):\n    pass\n", encoding="utf-8")
+    tree = ast.parse("from a import Top, Base\nfrom b import Mid\n")
+    assert imported_subclasses(tree, str(tmp_path / "train.py"), BASES, "tokenizer") == {
+        "Top": "transformers.Trainer", "Base": "transformers.Trainer", "Mid": "transformers.Trainer"}
