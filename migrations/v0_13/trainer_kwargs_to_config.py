@@ -61,9 +61,8 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-from packaging.version import Version
 
 import libcst as cst
 from libcst.metadata import (
@@ -73,7 +72,9 @@ from libcst.metadata import (
     QualifiedNameSource,
     ScopeProvider,
 )
+from packaging.version import Version
 
+from migrations.atlas import Atlas, Field
 from migrations.base import (
     LazyMetadata,
     MigrationTransformer,
@@ -94,7 +95,6 @@ from migrations.kinds.cst import (
     side_effect_free,
 )
 from migrations.kinds.imports import code_words, ensure_imports, top_level_imports
-from migrations.atlas import Atlas
 from migrations.kinds.local_classes import LocalClasses
 from migrations.kinds.options import ARGUMENT_PARSERS as _PARSER
 from migrations.kinds.options import PARSE_METHODS as _PARSE_METHODS
@@ -243,6 +243,16 @@ def _fields_of(local: LocalClasses, qname: str, release: str) -> set[str] | None
     return None if fields is None else set(fields)
 
 
+def _target_config_fields(target: Version | None, config: str) -> Iterator[tuple[str, dict[str, Field]]]:
+    """(release, fields) of TRL's `config` class (the atlas: field name -> field) on every release from the target
+    on (never below 1.13, the line this rule moves code to)."""
+    atlas = Atlas.load("trl")
+    floor = max(target or Version("1.13.0"), Version("1.13.0"))
+    for release in atlas.releases():
+        if Version(release) >= floor:
+            yield release, atlas.config_fields(release, f"trl.{config}") or {}
+
+
 def config_base(local: LocalClasses | None, qname: str, target: Version | None = None) -> ConfigBase | None:
     """The TRL config the repository's class `qname` should derive from instead of `transformers.TrainingArguments`,
     or None. Only for a class of the run's index that derives from TrainingArguments directly and is a `@dataclass`
@@ -275,12 +285,9 @@ def config_base(local: LocalClasses | None, qname: str, target: Version | None =
     if len(trainers) != 1:
         return None
     config = _CONFIG[trainers.pop()]
-    atlas = Atlas.load("trl")
-    releases = [r for r in atlas.releases() if Version(r) >= max(target or Version("1.13.0"), Version("1.13.0"))]
     hidden: dict[str, tuple[str, str, str]] = {}
-    for release in releases:
-        added = {n: f for n, f in (atlas.config_fields(release, f"trl.{config}") or {}).items()
-                 if not f.origin.startswith("transformers.")}
+    for release, fields in _target_config_fields(target, config):
+        added = {n: f for n, f in fields.items() if not f.origin.startswith("transformers.")}
         for other in local.parsed_with(cls.qname):
             theirs = _fields_of(local, other, release) if other else None
             if theirs is None:
@@ -518,13 +525,9 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
         sequence = self.get_metadata(ParentNodeProvider, element, None) if element is not None else None
         if not isinstance(sequence, (cst.Tuple, cst.List)):
             return True
-        atlas = Atlas.load("trl")
         target = max(self.target or Version("1.13.0"), Version("1.13.0"))
-        added: set[str] = set()
-        for release in atlas.releases():
-            if Version(release) >= target:
-                added |= {n for n, f in (atlas.config_fields(release, f"trl.{config}") or {}).items()
-                          if not f.origin.startswith("transformers.")}
+        added = {n for _, fields in _target_config_fields(target, config)
+                 for n, f in fields.items() if not f.origin.startswith("transformers.")}
         for other in sequence.elements:
             if other.value is parsed:
                 continue
@@ -627,12 +630,7 @@ class _Planner(LazyMetadata, cst.CSTVisitor):
             if any(c.methods or c.opaque or not c.dataclass for c in classes) or not set(outside) <= _TRAINING_ARGS:
                 return False
             own = {f for c in classes for f in c.fields}
-            atlas = Atlas.load("trl")
-            floor = max(self.target or Version("1.13.0"), Version("1.13.0"))
-            for release in (r for r in atlas.releases() if Version(r) >= floor):
-                if not own <= set(atlas.config_fields(release, f"trl.{config}") or {}):
-                    return False
-            return True
+            return all(own <= set(fields) for _, fields in _target_config_fields(self.target, config))
         return False
 
     def _annotated_factory(self, assigned: cst.BaseExpression, config: str) -> bool:
