@@ -133,14 +133,16 @@ class AutoModelForCausalLMWithValueHead(nn.Module):
             if kbit and "device_map" not in kwargs:
                 kwargs["device_map"] = {"": _current_device()}
             folder = os.fspath(pretrained_model_name_or_path)
-            if os.path.exists(os.path.join(folder, "adapter_config.json")):
-                # a trained adapter: its base model plus that adapter; TRL ignored `peft_config` here (and did not
-                # prepare a k-bit base for training)
+            adapter_folder = folder if os.path.exists(os.path.join(folder, "adapter_config.json")) \
+                else _hub_adapter_folder(folder, kwargs.get("token"))
+            if adapter_folder is not None:
+                # a trained adapter (a folder, or a Hub repo): its base model plus that adapter; TRL ignored
+                # `peft_config` here (and did not prepare a k-bit base for training)
                 from peft import PeftConfig, PeftModel
 
                 if peft_config is not None:
                     logger.warning("`peft_config` argument ignored since a peft config file was found in %s", folder)
-                base_name = PeftConfig.from_pretrained(folder).base_model_name_or_path
+                base_name = PeftConfig.from_pretrained(adapter_folder).base_model_name_or_path
                 base = AutoModelForCausalLM.from_pretrained(base_name, *model_args, **_quantization_keywords(kwargs))
                 model = PeftModel.from_pretrained(base, folder, is_trainable=is_trainable)
                 peft_config = None
@@ -218,6 +220,24 @@ KBIT_PREPARE_ARGS = ("use_gradient_checkpointing", "gradient_checkpointing_kwarg
 BNB_KEYWORDS = ("llm_int8_threshold", "llm_int8_skip_modules", "llm_int8_enable_fp32_cpu_offload",
                 "llm_int8_has_fp16_weight", "bnb_4bit_compute_dtype", "bnb_4bit_quant_type", "bnb_4bit_use_double_quant",
                 "bnb_4bit_quant_storage")
+
+
+def _hub_adapter_folder(repo_id: str, token: Any) -> str | None:
+    """The local folder of the Hub repo `repo_id`'s `adapter_config.json` (downloaded, or found in the cache when
+    offline), as TRL's wrapper looked it up (0.4 - 1.12: `hf_hub_download`); None when the repo has no such file, does
+    not exist, is not a valid id, or cannot be reached."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+    )
+
+    try:
+        return os.path.dirname(hf_hub_download(repo_id, "adapter_config.json", token=token))
+    except (EntryNotFoundError, LocalEntryNotFoundError, HFValidationError, RepositoryNotFoundError):
+        return None
 
 
 def _current_device() -> Any:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import libcst as cst
 
@@ -374,8 +375,38 @@ class _Transformer(SymbolTransformer):
             if inner is call:
                 inner = drop_kwarg(call, "peft_config")
                 prepare = self._kbit_prepared(original, inner)
+                if first is not None and not (isinstance(peft.value, cst.Name) and peft.value.value == "None") \
+                        and self._may_be_adapter(first):
+                    self._trained_adapter(original, first)
             return self._wrap_peft(inner, peft.value, prepare)
         return inner
+
+    def _may_be_adapter(self, source: cst.BaseExpression) -> bool:
+        """Whether `source` (what the wrapper loaded) may name a trained PEFT adapter: anything computed (an option,
+        a config field: the output folder of a SFT run is the usual input of a PPO run); a string literal only when
+        it names a folder beside the file holding `adapter_config.json`, or says adapter / LoRA / PEFT in its text
+        (a Hub id such as "gpt2" or "lvwerra/gpt2-imdb" is taken for the model it names)."""
+        value = source.evaluated_value if isinstance(source, cst.SimpleString) else None
+        if not isinstance(value, str):
+            return True
+        if re.search(r"adapter|lora|peft", value, re.IGNORECASE):
+            return True
+        folder = Path(self.ctx.path).parent / value if self.ctx.path else Path(value)
+        try:
+            return (folder / "adapter_config.json").is_file()
+        except (OSError, ValueError):
+            return False
+
+    def _trained_adapter(self, original: cst.Call, source: cst.BaseExpression) -> None:
+        """TRL's wrapper (0.4 on) looked for `adapter_config.json` in the folder or Hub repo it loaded: there, it
+        loaded the base model named in that file plus the trained adapter (`PeftModel.from_pretrained(base, path,
+        is_trainable=)`) and ignored `peft_config` with a warning; `get_peft_model` always starts a new adapter.
+        Which one `source` names is known only at run time (a SFT adapter folder is the usual input of a PPO run)."""
+        self.todo(original, f"if {code(source)} holds a trained PEFT adapter (adapter_config.json, a folder or a Hub "
+                  "repo), TRL's wrapper loaded its base model plus that adapter and ignored peft_config; this line "
+                  "now starts a new adapter from peft_config: for an adapter, load it with "
+                  "PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(<its base>), <path>, "
+                  "is_trainable=True)", ANCHOR)
 
     def _kbit_prepared(self, original: cst.Call, model: cst.Call) -> bool:
         """TRL 0.x's wrapper, given `peft_config` and a model id with a true `load_in_8bit` / `load_in_4bit`, ran

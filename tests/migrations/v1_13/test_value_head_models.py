@@ -498,6 +498,7 @@ def test_a_kbit_model_with_peft_config_is_prepared_as_trl_did():
         from transformers import AutoModelForCausalLM
 
         lora_config = LoraConfig(r=8)
+        # TODO(trl-compat): if name holds a trained PEFT adapter [value-head-models]
         model = get_peft_model(prepare_model_for_kbit_training(AutoModelForCausalLM.from_pretrained(
             name, load_in_8bit=True, device_map={"": 0})), lora_config)
         """, stack={"transformers": "4.57.6"})
@@ -662,3 +663,64 @@ def test_kept_wrapper_loads_a_trained_adapter_folder_as_trl_did(tmp_path, caplog
     assert any(p.requires_grad for n, p in trainable.pretrained_model.named_parameters() if "lora_" in n)
     with pytest.raises(NotImplementedError, match="reward_adapter"):
         AutoModelForCausalLMWithValueHead.from_pretrained(str(adapter_dir), reward_adapter="rm")
+
+
+def test_from_pretrained_with_peft_config_of_what_may_be_a_trained_adapter_is_marked(tmp_path):
+    """TRL 0.4 - 1.12's wrapper loaded a folder or Hub repo holding `adapter_config.json` as its base model plus that
+    trained adapter and ignored `peft_config` (read in the 0.4.7 and 0.8.6 sources); `get_peft_model` always starts
+    a new adapter. A path computed at run time (the SFT run's output folder) or a literal that names an adapter is
+    marked; a Hub id such as "gpt2" is not, and neither is a model object or `peft_config=None`."""
+    (tmp_path / "sft_out").mkdir()
+    (tmp_path / "sft_out" / "adapter_config.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "merged").mkdir()
+    out, findings = run(RULE, """\
+        from transformers import AutoModelForCausalLM
+        from trl import AutoModelForCausalLMWithValueHead
+
+        a = AutoModelForCausalLMWithValueHead.from_pretrained(script_args.model_name, peft_config=lora_config)
+        b = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", peft_config=lora_config)
+        c = AutoModelForCausalLMWithValueHead.from_pretrained("sft_out", peft_config=lora_config)
+        d = AutoModelForCausalLMWithValueHead.from_pretrained("merged", peft_config=lora_config)
+        e = AutoModelForCausalLMWithValueHead.from_pretrained("me/opt-350m-lora", peft_config=lora_config)
+        f = AutoModelForCausalLMWithValueHead.from_pretrained(script_args.model_name, peft_config=None)
+        base_model = AutoModelForCausalLM.from_pretrained("gpt2")
+        g = AutoModelForCausalLMWithValueHead.from_pretrained(base_model, peft_config=lora_config)
+        """, path=str(tmp_path / "ppo.py"))
+    marked = sorted(f.line for f in findings if "holds a trained PEFT adapter" in f.message)
+    assert marked == [4, 6, 8], (marked, out)
+    assert out.count("get_peft_model(") == 6
+
+
+def test_kept_wrapper_loads_a_trained_adapter_from_a_hub_repo_as_trl_did(tmp_path, monkeypatch):
+    """TRL 0.4 - 1.12 also looked the adapter up on the Hub (`hf_hub_download(name, "adapter_config.json")`): a Hub
+    repo holding a trained adapter loaded like a folder. No network here: the repo is laid out in a Hub cache of the
+    test's own (refs/main -> snapshots/<commit>/) and the Hub is offline, as in TRL's own offline runs. A model id whose
+    repo is not in that cache (offline: `LocalEntryNotFoundError`) is a plain model, as in TRL."""
+    import torch
+    from huggingface_hub import constants
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    from compat.tiny import tiny_model
+    from compat.value_head import AutoModelForCausalLMWithValueHead
+
+    base_dir = tmp_path / "base"
+    tiny_model(seed=5).save_pretrained(base_dir)
+    trained = get_peft_model(tiny_model(seed=5), LoraConfig(r=4, target_modules=["q_proj"], init_lora_weights=False))
+    trained.peft_config["default"].base_model_name_or_path = str(base_dir)
+    cache = tmp_path / "hub"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = cache / "models--me--sft-adapter"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit, encoding="utf-8")
+    trained.save_pretrained(repo / "snapshots" / commit)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+
+    model = AutoModelForCausalLMWithValueHead.from_pretrained("me/sft-adapter", peft_config=LoraConfig(r=2))
+    inner = model.pretrained_model
+    assert isinstance(inner, PeftModel) and inner.peft_config["default"].r == 4
+    expected = {k: v for k, v in trained.state_dict().items() if "lora_" in k}
+    loaded = {k: v for k, v in inner.state_dict().items() if "lora_" in k}
+    assert expected.keys() == loaded.keys() and all(torch.equal(expected[k], loaded[k]) for k in expected)
+    plain = AutoModelForCausalLMWithValueHead.from_pretrained(str(base_dir), peft_config=LoraConfig(r=2))
+    assert plain.pretrained_model.peft_config["default"].r == 2  # a folder without adapter_config.json: a new one
